@@ -1,0 +1,438 @@
+"""The incremental workspace hasher: manifest `path -> entry`, git's index rule, racy-git rule.
+
+An entry is `[kind, size, mtime_ns, hash, mode]`; kind is `f` (file), `l` (symlink: the hash is
+of its target text), `d` (directory) or `s` (FIFO, socket, device: recorded, never read).
+
+A file whose size, mtime_ns and mode match the index reuses its hash. Racy-git rule: an entry
+whose mtime is not older than the filesystem clock at the start of the scan that recorded it is
+re-hashed, since a same-size rewrite within that timestamp tick would otherwise be missed.
+
+Ignore rules (.gitignore at every level, .vacantignore at the root) are only matched for paths
+the index does not already hold, unless an ignore file changed: that keeps incremental scans free
+of pattern matching. `pathspec` is imported lazily, only when a path must really be matched.
+Stdlib + xxhash on the hot path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from vacant.objects import ObjectStore, hash_bytes, hash_file
+from vacant.workspace import SKIP_NAMES
+
+Entry = list  # [kind, size, mtime_ns, hash | None, mode]
+IGNORE_FILES = (".gitignore", ".vacantignore")
+INDEX_VERSION = 2
+
+
+class Index:
+    """The stat cache: a main file rewritten by full scans, plus a small overlay for scoped ones.
+
+    A Write/Edit hook must not pay for the whole workspace: a scoped scan looks its paths up in
+    the main file's raw bytes (no parse) and saves only the overlay. Both files are written to a
+    temp file and renamed into place. Each entry remembers the filesystem clock of the scan that
+    recorded it, for the racy-git rule.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.overlay_path = self.path.with_name(self.path.name + ".overlay")
+        self.rebuilt: str | None = None  # why the index was discarded, when it was
+        self.clock_ns = 0
+        self.ignore_stamp: dict[str, list[int]] = {}
+        self._raw: bytes | None = None
+        self._entries: dict[str, Entry] | None = None
+        self.overlay: dict[str, list] = self._load_overlay()  # rel -> [entry | None, clock_ns]
+
+    @classmethod
+    def load(cls, path: Path) -> "Index":
+        return cls(path)
+
+    def _discard(self, why: str) -> None:
+        print(f"vacant: index {self.path} is unreadable ({why}); rebuilding it", file=sys.stderr)
+        self.rebuilt = why
+
+    def _load_overlay(self) -> dict[str, list]:
+        try:
+            data = json.loads(self.overlay_path.read_bytes())
+            if not isinstance(data, dict):
+                raise ValueError("overlay is not an object")
+            return data
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as error:
+            self._discard(str(error))
+            return {}
+
+    def _load_raw(self) -> bytes:
+        if self._raw is None:
+            try:
+                self._raw = self.path.read_bytes()
+                header_end = self._raw.index(b"\n")
+                header = json.loads(self._raw[:header_end])
+                if header.get("version") != INDEX_VERSION:
+                    raise ValueError("index version changed")
+                self.clock_ns = int(header["clock_ns"])
+                self.ignore_stamp = header.get("ignore_stamp", {})
+            except FileNotFoundError:
+                self._raw = b""
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                self._discard(str(error))
+                self._raw = b""
+        return self._raw
+
+    def get(self, rel: str) -> tuple[Entry | None, int]:
+        """One path's entry and the clock of the scan that recorded it, without a full parse."""
+        if rel in self.overlay:
+            entry, clock = self.overlay[rel]
+            return entry, clock
+        if self._entries is not None:
+            return self._entries.get(rel), self.clock_ns
+        raw = self._load_raw()
+        needle = json.dumps(rel).encode() + b":"
+        at = raw.find(needle, raw.find(b"\n") + 1)
+        if at < 0:
+            return None, self.clock_ns
+        start = at + len(needle)
+        return json.loads(raw[start : raw.index(b"]", start) + 1]), self.clock_ns
+
+    def entries(self) -> dict[str, Entry]:
+        """Every entry (main file merged with the overlay)."""
+        if self._entries is None:
+            raw = self._load_raw()
+            try:
+                self._entries = json.loads(raw[raw.index(b"\n") + 1 :]) if raw else {}
+            except ValueError as error:
+                self._discard(str(error))
+                self._entries = {}
+        merged = dict(self._entries)
+        for rel, (entry, _clock) in self.overlay.items():
+            if entry is None:
+                merged.pop(rel, None)
+            else:
+                merged[rel] = entry
+        return merged
+
+    def clock_of(self, rel: str) -> int:
+        return self.overlay[rel][1] if rel in self.overlay else self.clock_ns
+
+    def replace_all(self, entries: dict[str, Entry], clock_ns: int, ignore_stamp: dict) -> None:
+        """After a full scan: a new main file, and no overlay."""
+        header = {"version": INDEX_VERSION, "clock_ns": clock_ns, "ignore_stamp": ignore_stamp}
+        body = json.dumps(header).encode() + b"\n" + json.dumps(entries, separators=(",", ":")).encode()
+        _atomic_write(self.path, body)
+        self._raw, self._entries, self.clock_ns, self.ignore_stamp = body, entries, clock_ns, ignore_stamp
+        self.overlay = {}
+        try:
+            self.overlay_path.unlink()
+        except FileNotFoundError:
+            pass
+
+    def update(self, changes: dict[str, Entry | None], clock_ns: int) -> None:
+        """After a scoped scan: record the scanned paths in the overlay."""
+        for rel, entry in changes.items():
+            self.overlay[rel] = [entry, clock_ns]
+        _atomic_write(self.overlay_path, json.dumps(self.overlay, separators=(",", ":")).encode())
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_bytes(data)
+    os.replace(temp, path)
+
+
+@dataclass
+class ScanResult:
+    added: dict[str, Entry] = field(default_factory=dict)
+    changed: dict[str, Entry] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
+    files: int = 0
+    hashed: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+    unrestorable: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+    def delta(self) -> dict[str, object]:
+        return {"added": self.added, "changed": self.changed, "removed": self.removed}
+
+
+def filesystem_clock(state: Path) -> int:
+    """The filesystem's own notion of now (its timestamps may lag time.time_ns())."""
+    probe = state / "clock"
+    try:
+        os.utime(probe)
+    except FileNotFoundError:
+        probe.touch()
+    return probe.stat().st_mtime_ns
+
+
+class _Ignores:
+    """Per-directory gitignore specs, built lazily; matching is skipped for indexed paths."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.specs: dict[str, object] = {}
+        self.seen_stamp: dict[str, list[int]] = {}
+
+    def note_ignore_file(self, rel: str, st: os.stat_result) -> None:
+        self.seen_stamp[rel] = [st.st_size, st.st_mtime_ns]
+
+    def spec(self, reldir: str):
+        if reldir not in self.specs:
+            self.specs[reldir] = self._build(reldir)
+        return self.specs[reldir]
+
+    def _build(self, reldir: str):
+        lines: list[str] = []
+        names = IGNORE_FILES if reldir == "" else IGNORE_FILES[:1]
+        for name in names:
+            try:
+                lines += (self.root / reldir / name).read_text(errors="replace").splitlines()
+            except OSError:
+                continue
+        if not lines:
+            return None
+        import pathspec  # lazy: only when a path really has to be matched
+
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        verdict = None
+        parts = rel.split("/")
+        for depth in range(len(parts)):
+            reldir = "/".join(parts[:depth])
+            spec = self.spec(reldir)
+            if spec is None:
+                continue
+            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            include = spec.check_file(sub).include
+            if include is not None:
+                verdict = include
+        return verdict is True
+
+
+class _NoIgnores(_Ignores):
+    """For scanning a scratch reconstruction: every path counts, whatever its ignore files say."""
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        return False
+
+
+class Scanner:
+    def __init__(
+        self, root: Path, index: Index, store: ObjectStore | None, state: Path, use_ignores: bool = True
+    ) -> None:
+        self.root = Path(root)
+        self.index = index
+        self.store = store
+        self.state = state
+        self.use_ignores = use_ignores
+
+    def scan(self, paths: Iterable[str] | None = None) -> ScanResult:
+        """Scan the whole workspace (paths=None) or only the given workspace-relative paths."""
+        started = time.perf_counter()
+        clock = filesystem_clock(self.state)
+        if paths is None:
+            result = self._full_scan(clock)
+        else:
+            result = self._scoped_scan(sorted(set(_clean(p) for p in paths) - {None}), clock)
+        result.seconds = time.perf_counter() - started
+        return result
+
+    def _ignores(self) -> _Ignores:
+        return _Ignores(self.root) if self.use_ignores else _NoIgnores(self.root)
+
+    def _full_scan(self, clock: int) -> ScanResult:
+        old = self.index.entries()
+        ignores, seen, result = self._ignores(), {}, ScanResult()
+        self._walk("", ignores, seen, result, old, trust_index=True)
+        if ignores.seen_stamp != self.index.ignore_stamp and old:
+            ignores, seen, result = self._ignores(), {}, ScanResult()  # an ignore file changed:
+            self._walk("", ignores, seen, result, old, trust_index=False)  # match every path again
+        _diff(old, seen, result, in_scope=lambda rel: True)
+        self.index.replace_all(seen, clock, ignores.seen_stamp)
+        return result
+
+    def _scoped_scan(self, rels: list[str], clock: int) -> ScanResult:
+        ignores, seen, result = self._ignores(), {}, ScanResult()
+        old: dict[str, Entry] = {}
+        for rel in rels:
+            entry, _ = self.index.get(rel)
+            is_dir = os.path.isdir(os.path.join(self.root, rel)) and not os.path.islink(os.path.join(self.root, rel))
+            if is_dir or (entry is not None and entry[0] == "d"):
+                everything = self.index.entries()  # a directory: its whole subtree is in scope
+                old.update((k, v) for k, v in everything.items() if _scope_test([rel])(k))
+            elif entry is not None:
+                old[rel] = entry
+            self._scan_path(rel, ignores, seen, result, old)
+        for ancestor in set(seen) - set(old):
+            entry, _ = self.index.get(ancestor)
+            if entry is not None:
+                old[ancestor] = entry
+        _diff(old, seen, result, in_scope=_scope_test(rels))
+        changes: dict[str, Entry | None] = {rel: seen[rel] for rel in seen}
+        changes.update((rel, None) for rel in result.removed)
+        self.index.update(changes, clock)
+        return result
+
+    # -- walking ---------------------------------------------------------------------------
+
+    def _walk(
+        self, top: str, ignores: _Ignores, seen: dict, result: ScanResult, old: dict, trust_index: bool
+    ) -> None:
+        stack = [top]
+        while stack:
+            current = stack.pop()
+            absdir = os.path.join(self.root, current) if current else str(self.root)
+            try:
+                listing = list(os.scandir(absdir))
+            except OSError as error:
+                result.errors.append(f"{current or '.'}: {error.strerror}")
+                continue
+            for dirent in listing:
+                name = dirent.name
+                if name in SKIP_NAMES and (name == ".git" or current == ""):
+                    continue
+                rel = f"{current}/{name}" if current else name
+                try:
+                    st = dirent.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # vanished between listing and stat
+                if name in IGNORE_FILES and stat.S_ISREG(st.st_mode):
+                    ignores.note_ignore_file(rel, st)
+                is_dir = stat.S_ISDIR(st.st_mode)
+                if not (trust_index and rel in old) and ignores.ignored(rel, is_dir):
+                    continue
+                if is_dir:
+                    seen[rel] = ["d", 0, 0, None, stat.S_IMODE(st.st_mode)]
+                    stack.append(rel)
+                else:
+                    self._record(rel, dirent.path, st, seen, result, old.get(rel))
+
+    def _scan_path(self, rel: str, ignores: _Ignores, seen: dict, result: ScanResult, old: dict) -> None:
+        parts = rel.split("/")
+        if parts[0] in SKIP_NAMES or ".git" in parts:
+            return
+        for depth in range(1, len(parts)):  # ancestors a Write may have created
+            ancestor = "/".join(parts[:depth])
+            try:
+                st = os.lstat(self.root / ancestor)
+            except OSError:
+                return
+            if not stat.S_ISDIR(st.st_mode) or ignores.ignored(ancestor, True):
+                return
+            seen[ancestor] = ["d", 0, 0, None, stat.S_IMODE(st.st_mode)]
+        absolute = os.path.join(self.root, rel)
+        try:
+            st = os.lstat(absolute)
+        except OSError:
+            return
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if rel not in old and ignores.ignored(rel, is_dir):
+            return
+        if is_dir:
+            seen[rel] = ["d", 0, 0, None, stat.S_IMODE(st.st_mode)]
+            self._walk(rel, ignores, seen, result, old, trust_index=True)
+        else:
+            self._record(rel, absolute, st, seen, result, old.get(rel))
+
+    def _record(
+        self, rel: str, absolute: str, st: os.stat_result, seen: dict, result: ScanResult, old: Entry | None
+    ) -> None:
+        mode = stat.S_IMODE(st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.readlink(absolute)
+            except OSError:
+                return
+            data = os.fsencode(target)
+            key = hash_bytes(data)
+            if self.store is not None:
+                self.store.put_if_small(key, data)
+            seen[rel] = ["l", len(data), st.st_mtime_ns, key, mode]
+            return
+        if not stat.S_ISREG(st.st_mode):
+            seen[rel] = ["s", 0, st.st_mtime_ns, None, mode]
+            return
+        result.files += 1
+        if (
+            old is not None
+            and old[0] == "f"
+            and old[1] == st.st_size
+            and old[2] == st.st_mtime_ns
+            and old[4] == mode
+            and st.st_mtime_ns < self.index.clock_of(rel)  # racy-git: not older than that scan
+        ):
+            seen[rel] = old
+            result.reused += 1
+            return
+        try:
+            key, data = hash_file(absolute, st.st_size)
+        except OSError as error:  # vanished or unreadable mid-scan: recorded as an error only
+            result.errors.append(f"{rel}: {error.strerror}")
+            return
+        result.hashed += 1
+        if self.store is not None and not self._keep(key, data, absolute, st.st_size):
+            result.unrestorable.append(rel)
+        seen[rel] = ["f", st.st_size, st.st_mtime_ns, key, mode]
+
+    def _keep(self, key: str, data: bytes | None, absolute: str, size: int) -> bool:
+        if size > self.store.cap:
+            return False
+        if data is None:
+            with open(absolute, "rb") as handle:
+                data = handle.read()
+            if hash_bytes(data) != key:
+                return False  # changed while we read it: the next scan will see it
+        return self.store.put_if_small(key, data)
+
+
+def _diff(old: dict, seen: dict, result: ScanResult, in_scope) -> None:
+    for rel, entry in seen.items():
+        before = old.get(rel)
+        if before is None:
+            result.added[rel] = entry
+        elif _differs(before, entry):
+            result.changed[rel] = entry
+    result.removed = sorted(rel for rel in old if rel not in seen and in_scope(rel))
+
+
+def _differs(old: Entry, new: Entry) -> bool:
+    if old[0] != new[0]:
+        return True
+    if new[0] == "d":
+        return old[4] != new[4]
+    return old[1] != new[1] or old[3] != new[3] or old[4] != new[4]
+
+
+def _scope_test(scope: list[str]):
+    prefixes = tuple(prefix + "/" for prefix in scope)
+    exact = set(scope)
+    return lambda rel: rel in exact or rel.startswith(prefixes)
+
+
+def _clean(path: str) -> str | None:
+    """A workspace-relative POSIX path, or None when it points outside the workspace."""
+    norm = os.path.normpath(path).replace(os.sep, "/")
+    if norm in ("", ".") or norm.startswith("../") or norm == ".." or os.path.isabs(norm):
+        return None
+    return norm
+
+
+def relative_to_root(root: Path, path: str) -> str | None:
+    """Map a tool's (usually absolute) path into the workspace, or None if it lies outside."""
+    absolute = os.path.normpath(os.path.join(root, path))
+    rel = os.path.relpath(absolute, root)
+    return _clean(rel)
