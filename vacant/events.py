@@ -131,7 +131,7 @@ def render_doc() -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_or_write_doc(argv: list[str], doc: Path, render) -> int:
+def check_or_write_doc(argv: list[str], doc: Path, render, module: str) -> int:
     """Shared `--write` / drift-check entry for every generated vocabulary doc."""
     text = render()
     if argv[:1] == ["--write"]:
@@ -139,10 +139,10 @@ def check_or_write_doc(argv: list[str], doc: Path, render) -> int:
         doc.write_text(text)
         return 0
     if not doc.exists() or doc.read_text() != text:
-        print(f"{doc} is out of date: run `python -m {render.__module__} --write`", file=sys.stderr)
+        print(f"{doc} is out of date: run `python -m {module} --write`", file=sys.stderr)
         return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(check_or_write_doc(sys.argv[1:], DOC_PATH, render_doc))
+    sys.exit(check_or_write_doc(sys.argv[1:], DOC_PATH, render_doc, "vacant.events"))

@@ -1,0 +1,58 @@
+"""The `vacant` command line (typer). Each command group lives in `vacant/commands/`."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from vacant import __version__
+from vacant.commands import install, runs, scan, demo
+from vacant.exitcodes import Exit
+from vacant.platforms.base import UnknownPlatform
+from vacant.platforms.settings_file import InstallError
+from vacant.states import ReconstructionError
+from vacant.steplog import LockTimeout
+from vacant.workspace import WorkspaceError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Know who did what in an agent run.")
+
+# Errors a user can fix: one sentence, exit 3, no traceback.
+USER_ERRORS = (WorkspaceError, InstallError, UnknownPlatform, ReconstructionError, LockTimeout)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"vacant {__version__}")
+        raise typer.Exit(int(Exit.OK))
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """vacant records agent runs through the platforms' own hooks."""
+
+
+for module in (install, runs, scan, demo):
+    module.register(app)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except USER_ERRORS as error:
+        print(f"vacant: {error}", file=sys.stderr)
+        sys.exit(int(Exit.USER_ERROR))
+    except (typer.BadParameter, typer.Abort) as error:
+        print(f"vacant: {error}", file=sys.stderr)
+        sys.exit(int(Exit.USAGE))
+    except Exception as error:  # click's usage errors
+        import click
+
+        if isinstance(error, click.ClickException):
+            error.show()
+            sys.exit(int(Exit.USAGE))
+        raise

@@ -1,0 +1,110 @@
+"""`vacant runs`, `vacant log`, `vacant verify`: reading recorded runs."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any, Optional
+
+import typer
+
+from vacant import events
+from vacant.commands.common import print_json, workspace
+from vacant.exitcodes import Exit
+from vacant.steplog import StepLog, verify
+from vacant.workspace import list_runs, resolve_run
+
+
+def _summary(run_dir) -> dict[str, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        records = events.load(run_dir / "events.jsonl")
+    counts = events.tally(records)
+    start = next((r for r in records if r.get("type") == "run_start"), {})
+    steps = sum(1 for r in records if r.get("type") == "step_start")
+    return {
+        "run": run_dir.name,
+        "platform": start.get("platform"),
+        "started": start.get("ts"),
+        "records": len(records),
+        "steps": steps,
+        "ended": counts["run_end"] > 0,
+    }
+
+
+def describe(record: dict[str, Any]) -> str:
+    """One human line per event."""
+    kind = record.get("type")
+    if kind in ("step_start", "step_end", "change", "read") and record.get("step") is not None:
+        head = f"step {record['step']:>3}"
+    else:
+        head = "        "
+    if kind == "step_start":
+        actor = record.get("actor") or {}
+        who = f"{actor.get('agent_definition')}/{actor.get('model') or '?'}" if actor else "out-of-band"
+        body = f"{record.get('tool')} {_short(record.get('input'))} [{who}]"
+    elif kind == "step_end":
+        body = f"{record.get('outcome')}" + (f" exit {record['exit_code']}" if "exit_code" in record else "")
+    elif kind == "change":
+        parts = [f"+{p}" for p in record.get("added", {})] + [f"~{p}" for p in record.get("changed", {})]
+        parts += [f"-{p}" for p in record.get("removed", [])]
+        body = " ".join(parts[:8]) + (f" (+{len(parts) - 8} more)" if len(parts) > 8 else "")
+        if len(record.get("open_steps") or []) > 1 or record.get("step") is None:
+            body += f"  (open: {record.get('open_steps')})"
+    elif kind == "read":
+        body = f"{record.get('origin')} {_short(record.get('ref'))} ({record.get('size', '?')} B)"
+    else:
+        fields = {k: v for k, v in record.items() if k not in events.ENVELOPE}
+        body = _short(fields, 100)
+    return f"{record.get('seq', '?'):>5} {head} {kind:<10} {body}"
+
+
+def _short(value: Any, width: int = 70) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("runs")
+    def runs_command(as_json: bool = typer.Option(False, "--json", help="One JSON object per run.")) -> None:
+        """List the recorded runs of this workspace, oldest first."""
+        rows = [_summary(run_dir) for run_dir in list_runs(workspace())]
+        if as_json:
+            print_json(rows)
+            return
+        if not rows:
+            typer.echo("no runs recorded yet")
+        for row in rows:
+            status = "ended" if row["ended"] else "open"
+            typer.echo(f"{row['run']}  {row['platform'] or '?':<12} {row['steps']:>4} steps  {row['records']:>5} records  {status}")
+
+    @app.command("log")
+    def log_command(
+        run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
+        as_json: bool = typer.Option(False, "--json", help="One JSON object per event, in order."),
+    ) -> None:
+        """Print a run's step log."""
+        log = StepLog(resolve_run(workspace(), run))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            records = log.records()
+        for record in records:
+            typer.echo(json.dumps(record) if as_json else describe(record))
+        for warning in caught:
+            typer.echo(f"vacant: warning: {warning.message}", err=True)
+
+    @app.command("verify")
+    def verify_command(run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest).")) -> None:
+        """Check a run's hash chain: edits, deletions, insertions, reordering, torn lines."""
+        log = StepLog(resolve_run(workspace(), run))
+        problems = verify(log)
+        for problem in problems:
+            label = "warning" if not problem.fatal else "TAMPERED"
+            typer.echo(f"{label}: line {problem.line}: {problem.kind}: {problem.detail}")
+        fatal = [p for p in problems if p.fatal]
+        count = len(log.records())
+        if fatal:
+            typer.echo(f"{log.run_id}: chain broken ({len(fatal)} problem(s) in {count} records)")
+            raise typer.Exit(int(Exit.FAILED))
+        typer.echo(f"{log.run_id}: chain intact ({count} records)")

@@ -1,0 +1,85 @@
+"""`vacant-hook PLATFORM`: the entry every platform hook calls, payload on stdin.
+
+The hot path: it imports the standard library and xxhash only (a test inspects sys.modules).
+Recorder hooks fail open: any internal error goes to `.vacant/errors.log`, the hook prints
+nothing and exits 0, and the agent carries on. The hook bounds its own work with an alarm.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from vacant.platforms.base import HookCall, Response, load
+from vacant.recorder import Recorder
+from vacant.workspace import state_dir
+
+BUDGET_ENV = "VACANT_HOOK_BUDGET_S"
+DEFAULT_BUDGET_S = 50  # below the 60 s timeout `vacant init` writes for tool hooks
+
+
+class HookTimeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise HookTimeout(f"hook exceeded its {os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_S)} s budget")
+
+
+def log_error(root: Path | None, message: str) -> None:
+    """Append to `.vacant/errors.log` (one write, O_APPEND); never raises."""
+    try:
+        directory = state_dir(root or Path.cwd())
+        directory.mkdir(parents=True, exist_ok=True)
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()} {message}".replace("\n", "\n  ") + "\n"
+        fd = os.open(directory / "errors.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001 - the error log itself failing must not crash the agent
+        pass
+
+
+def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
+    platform = load(platform_name)
+    payload = json.loads(raw or b"{}")
+    if not isinstance(payload, dict):
+        raise ValueError("hook payload is not a JSON object")
+    call: HookCall = platform.parse(payload, env)
+    recorder = Recorder(call.workspace, call.session_id, platform)
+    response: Response = recorder.handle(call)
+    return platform.render(call, response)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    root = Path(os.environ["CLAUDE_PROJECT_DIR"]) if os.environ.get("CLAUDE_PROJECT_DIR") else None
+    if len(argv) != 1:
+        log_error(root, f"usage: vacant-hook PLATFORM (got {argv!r})")
+        return 0
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.alarm(int(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_S)))
+    try:
+        raw = sys.stdin.buffer.read()
+        stdout, code = run(argv[0], raw, dict(os.environ))
+    except BaseException as error:  # noqa: BLE001 - fail open: log, exit 0, print nothing
+        if isinstance(error, KeyboardInterrupt):
+            return 0
+        log_error(root, f"vacant-hook {argv[0]}: {type(error).__name__}: {error}\n{traceback.format_exc()}")
+        return 0
+    finally:
+        signal.alarm(0)
+    if stdout:
+        sys.stdout.write(stdout)
+        sys.stdout.flush()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

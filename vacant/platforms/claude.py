@@ -1,0 +1,326 @@
+"""Claude Code (2.1.x): hook payloads in, decisions out, hooks installed in settings JSON.
+
+Facts this module relies on (measured on the real CLI, see shared/platforms/claude-code.md):
+paths come from $CLAUDE_PROJECT_DIR (the payload's cwd follows `cd`); failing Bash gets
+PostToolUseFailure with "Exit code N" in `error`; denied or invalid calls get no Post and show up
+only in PostToolBatch; the model id is in no payload, only in the transcript and in the Agent
+tool's `resolvedModel`. Stdlib only (hot path).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from vacant.platforms import settings_file
+from vacant.platforms.base import BatchCall, HookCall, Read, Response
+
+# Tools that write nothing in the workspace (no scan around them).
+READ_ONLY_TOOLS = frozenset(
+    {
+        "Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite", "TodoRead",
+        "Agent", "Task", "TaskCreate", "TaskUpdate", "TaskGet", "TaskList", "TaskOutput",
+        "BashOutput", "ExitPlanMode", "AskUserQuestion", "ToolSearch", "ListMcpResourcesTool",
+        "ReadMcpResourceTool",
+    }
+)
+FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+
+EVENT_KINDS = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "prompt",
+    "PreToolUse": "tool_pre",
+    "PostToolUse": "tool_post",
+    "PostToolUseFailure": "tool_post",
+    "PostToolBatch": "tool_batch",
+    "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
+    "Stop": "stop",
+    "SessionEnd": "session_end",
+}
+TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch")
+# Seconds. SessionEnd keeps Claude's own 1.5 s budget: the recorder must fit inside it.
+TIMEOUTS = {"Stop": 600, "SubagentStop": 600, "SessionStart": 120, "UserPromptSubmit": 30}
+DEFAULT_TIMEOUT = 60
+HOOK_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")
+TRANSCRIPT_TAIL = 256 * 1024
+
+
+def _scope(tool: str, tool_input: Any) -> list[str] | None:
+    if tool in FILE_TOOLS:
+        path = (tool_input or {}).get(FILE_TOOLS[tool])
+        return [path] if isinstance(path, str) else None
+    if tool in READ_ONLY_TOOLS:
+        return []
+    return None  # Bash and unknown tools may touch anything
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for name in ("result", "content", "output", "text"):
+            if isinstance(value.get(name), str):
+                return value[name]
+    return json.dumps(value, sort_keys=True)
+
+
+def _reads(tool: str, tool_input: dict, response: Any) -> list[Read]:
+    tool_input = tool_input or {}
+    if tool == "Read" and isinstance(response, dict):
+        file = response.get("file") or {}
+        content = file.get("content")
+        if not isinstance(content, str):
+            content = json.dumps(response, sort_keys=True)
+        return [Read("file", str(tool_input.get("file_path", "")), content)]
+    if tool in ("Grep", "Glob"):
+        return [Read("search", str(tool_input.get("pattern", "")), _text(response))]
+    if tool == "Bash" and isinstance(response, dict):
+        output = str(response.get("stdout", "")) + str(response.get("stderr", ""))
+        return [Read("command", str(tool_input.get("command", "")), output)]
+    if tool == "WebFetch":
+        return [Read("url", str(tool_input.get("url", "")), _text(response))]
+    if tool == "WebSearch":
+        return [Read("url", "search:" + str(tool_input.get("query", "")), _text(response))]
+    if tool in ("Agent", "Task") and isinstance(response, dict):
+        blocks = response.get("content") or []
+        reply = "\n".join(b.get("text", "") for b in blocks if isinstance(b, dict))
+        return [Read("subagent", str(response.get("agentId") or tool_input.get("subagent_type", "")), reply)]
+    return []
+
+
+def transcript_model(path: str | None) -> str | None:
+    """The model of the last assistant line of a transcript (it lags the hooks: may be None)."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - TRANSCRIPT_TAIL))
+            tail = handle.read()
+    except OSError:
+        return None
+    for raw in reversed(tail.split(b"\n")):
+        if b'"assistant"' not in raw:
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        model = (line.get("message") or {}).get("model") if line.get("type") == "assistant" else None
+        if model and not model.startswith("<"):
+            return model
+    return None
+
+
+def subagent_transcript(transcript_path: str | None, agent_id: str) -> str | None:
+    if not transcript_path or not transcript_path.endswith(".jsonl"):
+        return None
+    return f"{transcript_path[:-6]}/subagents/agent-{agent_id}.jsonl"
+
+
+class Claude:
+    name = "claude"
+    cell_platform = "claude-code"
+
+    # -- payloads ----------------------------------------------------------------------------
+
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
+        event = payload.get("hook_event_name", "")
+        root = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or "."
+        call = HookCall(
+            kind=EVENT_KINDS.get(event, "ignore"),
+            session_id=str(payload.get("session_id") or env.get("CLAUDE_CODE_SESSION_ID") or "unknown"),
+            workspace=Path(root),
+            agent_id=payload.get("agent_id"),
+            agent_type=payload.get("agent_type"),
+            transcript_path=payload.get("transcript_path"),
+            source=payload.get("source"),
+            stop_hook_active=bool(payload.get("stop_hook_active")),
+            reason=payload.get("reason"),
+        )
+        getattr(self, "_parse_" + call.kind)(call, payload)
+        return call
+
+    def _parse_ignore(self, call: HookCall, payload: dict) -> None:
+        pass
+
+    _parse_session_start = _parse_session_end = _parse_subagent_start = _parse_ignore
+
+    def _parse_prompt(self, call: HookCall, payload: dict) -> None:
+        call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
+
+    def _parse_tool_pre(self, call: HookCall, payload: dict) -> None:
+        call.tool = str(payload.get("tool_name", ""))
+        call.tool_input = payload.get("tool_input")
+        call.key = str(payload.get("tool_use_id", ""))
+        call.scope = _scope(call.tool, call.tool_input)
+        self._resolve_model(call)
+
+    def _parse_tool_post(self, call: HookCall, payload: dict) -> None:
+        self._parse_tool_pre(call, payload)
+        response = payload.get("tool_response")
+        if payload.get("hook_event_name") == "PostToolUseFailure":
+            error = str(payload.get("error", ""))
+            call.outcome = "failed"
+            match = re.match(r"Exit code (\d+)", error)
+            call.exit_code = int(match.group(1)) if match else None
+            if call.tool == "Bash":
+                call.reads = [Read("command", str((call.tool_input or {}).get("command", "")), error)]
+            return
+        call.outcome = "ok"
+        call.exit_code = 0 if call.tool == "Bash" else None
+        call.reads = _reads(call.tool, call.tool_input, response)
+        if call.tool in ("Agent", "Task") and isinstance(response, dict):
+            if response.get("agentId") and response.get("resolvedModel"):
+                call.models[str(response["agentId"])] = str(response["resolvedModel"])
+
+    def _parse_tool_batch(self, call: HookCall, payload: dict) -> None:
+        for item in payload.get("tool_calls") or []:
+            call.batch.append(
+                BatchCall(
+                    key=str(item.get("tool_use_id", "")),
+                    tool=str(item.get("tool_name", "")),
+                    tool_input=item.get("tool_input"),
+                    response_text=_text(item.get("tool_response", "")),
+                )
+            )
+
+    def _parse_subagent_stop(self, call: HookCall, payload: dict) -> None:
+        message = payload.get("last_assistant_message")
+        if isinstance(message, str):
+            call.reads = [Read("subagent", str(call.agent_id), message)]
+        call.model = transcript_model(payload.get("agent_transcript_path"))
+
+    def _parse_stop(self, call: HookCall, payload: dict) -> None:
+        self._resolve_model(call)
+
+    def _resolve_model(self, call: HookCall) -> None:
+        if call.agent_id:
+            call.model = transcript_model(subagent_transcript(call.transcript_path, call.agent_id))
+        else:
+            call.model = transcript_model(call.transcript_path)
+
+    # -- responses ---------------------------------------------------------------------------
+
+    def render(self, call: HookCall, response: Response) -> tuple[str, int]:
+        out: dict[str, Any] = {}
+        if response.action == "deny" and call.kind == "tool_pre":
+            out["hookSpecificOutput"] = {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": response.reason,
+            }
+        elif response.action == "block" and call.kind in ("stop", "subagent_stop"):
+            out = {"decision": "block", "reason": response.reason}
+        if response.system_message:
+            out["systemMessage"] = response.system_message
+        return (json.dumps(out) if out else ""), 0
+
+    # -- installation ------------------------------------------------------------------------
+
+    def settings_path(self, root: Path, scope: str) -> Path:
+        if scope == "user":
+            return Path.home() / ".claude" / "settings.json"
+        if scope == "project":
+            return root / ".claude" / "settings.json"
+        if scope == "local":
+            return root / ".claude" / "settings.local.json"
+        raise ValueError(f"unknown scope {scope!r}: use local, project or user")
+
+    def hooks_block(self, hook_command: str) -> dict[str, list]:
+        block: dict[str, list] = {}
+        for event in EVENT_KINDS:
+            handler = {"type": "command", "command": hook_command}
+            if event != "SessionEnd":
+                handler["timeout"] = TIMEOUTS.get(event, DEFAULT_TIMEOUT)
+            group: dict[str, Any] = {"hooks": [handler]}
+            if event in TOOL_EVENTS:
+                group["matcher"] = "*"
+            block[event] = [group]
+        return block
+
+    def install(self, root: Path, scope: str, hook_command: str) -> Path:
+        path = self.settings_path(root, scope)
+        settings_file.install(path, self.hooks_block(hook_command), validate_settings)
+        return path
+
+    def uninstall(self, root: Path, scope: str) -> Path | None:
+        path = self.settings_path(root, scope)
+        return path if settings_file.uninstall(path) else None
+
+    def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
+        return settings_doctor(self, root, hook_command)
+
+
+def validate_settings(settings: dict[str, Any]) -> list[str]:
+    """Every way the settings break Claude's hook schema (one bad entry disables the file)."""
+    problems: list[str] = []
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict):
+        return ["`hooks` must be an object of event name -> list of matcher groups"]
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            problems.append(f"hooks.{event} must be a list of matcher groups")
+            continue
+        for g, group in enumerate(groups):
+            where = f"hooks.{event}[{g}]"
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                problems.append(f"{where} must be an object with a `hooks` list")
+                continue
+            if "matcher" in group and not isinstance(group["matcher"], str):
+                problems.append(f"{where}.matcher must be a string")
+            for h, handler in enumerate(group["hooks"]):
+                problems += _handler_problems(f"{where}.hooks[{h}]", handler)
+    return problems
+
+
+def _handler_problems(where: str, handler: Any) -> list[str]:
+    if not isinstance(handler, dict):
+        return [f"{where} must be an object"]
+    problems = []
+    if handler.get("type") not in HOOK_TYPES:
+        problems.append(f"{where}.type is {handler.get('type')!r}; allowed: {', '.join(HOOK_TYPES)}")
+    if handler.get("type") == "command" and not isinstance(handler.get("command"), str) and not handler.get("args"):
+        problems.append(f"{where}.command must be a string")
+    timeout = handler.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        problems.append(f"{where}.timeout must be a positive number of seconds")
+    return problems
+
+
+def settings_doctor(platform: Claude, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
+    report: list[tuple[str, bool, str]] = []
+    installed_anywhere = False
+    for scope in ("local", "project", "user"):
+        path = platform.settings_path(root, scope)
+        if not path.exists():
+            continue
+        try:
+            settings = json.loads(path.read_text())
+        except ValueError as error:
+            report.append((f"{path}", False, f"not valid JSON ({error}): Claude ignores every hook in it"))
+            continue
+        problems = validate_settings(settings)
+        report.append((f"{path}", not problems, "; ".join(problems) or "valid hook schema"))
+        if settings.get("disableAllHooks"):
+            report.append((f"{path} disableAllHooks", False, "disableAllHooks is true: no hook runs at all"))
+        ours = settings_file.count_ours(settings)
+        installed_anywhere |= ours > 0
+        mode = (settings.get("permissions") or {}).get("defaultMode")
+        if ours and mode in (None, "default"):
+            report.append(
+                ("permission mode", False,
+                 f"{path.name}: default mode in `claude -p` denies Write/Edit/Bash and PostToolUse never fires; "
+                 "run with --permission-mode acceptEdits --allowedTools Bash")
+            )
+    report.append(("hooks installed", installed_anywhere,
+                   "vacant's hooks are installed" if installed_anywhere else "run `vacant init --platform claude`"))
+    report.append(("--bare", True, "never run claude with --bare or --safe-mode: both skip every hook"))
+    return report
+
+
+PLATFORM = Claude()

@@ -1,0 +1,141 @@
+"""Merge vacant's hooks into a platform's JSON settings file, and take exactly them out again.
+
+Shared by every platform whose hook config is Claude-shaped JSON (`{"hooks": {Event: [groups]}}`).
+Our entries are recognised by the `vacant-hook` in their command. The first install keeps the
+file's original bytes in the user data dir, so that an uninstall which leaves nothing else changed
+restores the file byte for byte (or removes it when vacant created it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from vacant.paths import user_data_dir
+
+MARK = "vacant-hook"
+
+
+class InstallError(RuntimeError):
+    pass
+
+
+def _is_ours(handler: Any) -> bool:
+    return isinstance(handler, dict) and MARK in str(handler.get("command", ""))
+
+
+def strip(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings without any of vacant's hook handlers (empty groups and events dropped)."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return settings
+    kept: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            kept[event] = groups
+            continue
+        new_groups = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                handlers = [h for h in group["hooks"] if not _is_ours(h)]
+                if not handlers and group["hooks"]:
+                    continue
+                group = {**group, "hooks": handlers}
+            new_groups.append(group)
+        if new_groups or not groups:
+            kept[event] = new_groups
+    result = dict(settings)
+    result["hooks"] = kept
+    return result
+
+
+def count_ours(settings: dict[str, Any]) -> int:
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    return sum(
+        1
+        for groups in hooks.values() if isinstance(groups, list)
+        for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for handler in group["hooks"] if _is_ours(handler)
+    )
+
+
+def _normal(settings: dict[str, Any]) -> dict[str, Any]:
+    result = dict(settings)
+    if result.get("hooks") == {}:
+        del result["hooks"]
+    return result
+
+
+def _backup_path(path: Path) -> Path:
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    return user_data_dir() / "installs" / f"{digest}.json"
+
+
+def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, {}
+    try:
+        settings = json.loads(raw) if raw.strip() else {}
+    except ValueError as error:
+        raise InstallError(f"{path} is not valid JSON ({error}); fix it by hand first") from None
+    if not isinstance(settings, dict):
+        raise InstallError(f"{path} must hold a JSON object; fix it by hand first")
+    return raw, settings
+
+
+def _write(path: Path, settings: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.vacant.tmp")
+    temp.write_text(json.dumps(settings, indent=2) + "\n")
+    os.replace(temp, path)
+
+
+def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[str]]) -> bool:
+    """Merge `block` (event -> groups) into the file; False when it was already there."""
+    raw, settings = _read(path)
+    merged = strip(settings)
+    hooks = merged.setdefault("hooks", {})
+    for event, groups in block.items():
+        hooks.setdefault(event, [])
+        hooks[event] = list(hooks[event]) + groups
+    problems = validate(merged)
+    if problems:
+        raise InstallError(f"{path}: refusing to write hooks Claude would silently drop: " + "; ".join(problems))
+    if merged == settings:
+        return False
+    backup = _backup_path(path)
+    if not backup.exists():
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        original = None if raw is None else raw.decode("utf-8", "surrogateescape")
+        backup.write_text(json.dumps({"path": str(path), "existed": raw is not None, "original": original}))
+    _write(path, merged)
+    return True
+
+
+def uninstall(path: Path) -> bool:
+    """Remove exactly vacant's handlers; restore the original bytes when nothing else changed."""
+    raw, settings = _read(path)
+    if raw is None or not count_ours(settings):
+        return False
+    stripped = strip(settings)
+    backup = _backup_path(path)
+    saved = json.loads(backup.read_text()) if backup.exists() else None
+    original = (saved or {}).get("original")
+    original_settings = json.loads(original) if original and original.strip() else {}
+    if saved is not None and _normal(stripped) == _normal(original_settings):
+        if saved["existed"]:
+            path.write_bytes(original.encode("utf-8", "surrogateescape"))
+        else:
+            path.unlink()
+    else:  # the person changed something else since: keep it, take only our entries out
+        _write(path, stripped if "hooks" in original_settings else _normal(stripped))
+    if backup.exists():
+        backup.unlink()
+    return True

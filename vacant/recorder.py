@@ -1,0 +1,271 @@
+"""Turns normalised hook calls into step-log events, with the scans around each step.
+
+One hook process handles one call under the workspace lock (scans share the index, and step
+numbers must follow start order). The small run state (`run.json`: next step number, open steps,
+agents) is read and written under the same lock. Stdlib + xxhash only (hot path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from vacant.hasher import ScanResult, relative_to_root
+from vacant.platforms.base import HookCall, Platform, Read, Response
+from vacant.states import open_scanner, save_manifest
+from vacant.steplog import StepLog, file_lock
+from vacant.workspace import ensure_state_dir, run_dir
+
+WORKSPACE_LOCK_TIMEOUT_S = 60.0
+MAIN = "main"
+
+
+def task_family(root: Path) -> str:
+    """The contract's task family, read without a TOML parser (the hot path stays stdlib-lean)."""
+    try:
+        text = (root / "vacant.toml").read_text(errors="replace")
+    except OSError:
+        return "general"
+    match = re.search(r'^\s*task_family\s*=\s*["\']([^"\']+)["\']', text, re.MULTILINE)
+    return match.group(1) if match else "general"
+
+
+class Recorder:
+    def __init__(self, root: Path, run_id: str, platform: Platform) -> None:
+        self.root = Path(root)
+        self.state_dir = ensure_state_dir(self.root)
+        self.log = StepLog(run_dir(self.root, run_id))
+        self.run_id = run_id
+        self.platform = platform
+        self.state_path = self.log.run_dir / "run.json"
+        self.run: dict[str, Any] = {}
+        self._scanner = None
+
+    # -- entry -------------------------------------------------------------------------------
+
+    def handle(self, call: HookCall) -> Response:
+        if call.kind == "ignore":
+            return Response()
+        with file_lock(self.state_dir / "lock", WORKSPACE_LOCK_TIMEOUT_S):
+            self.log.run_dir.mkdir(parents=True, exist_ok=True)
+            self.run = self._load_run()
+            if not self.run["started"] and call.kind != "session_start":
+                self._start(call, "implicit")
+            self._note_agent(call)
+            handler = getattr(self, f"_on_{call.kind}")
+            response = handler(call) or Response()
+            self._save_run()
+        return response
+
+    # -- run state ---------------------------------------------------------------------------
+
+    def _load_run(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.state_path.read_bytes())
+        except (OSError, ValueError):
+            return {"started": False, "next_step": 1, "open": {}, "closed": {}, "agents": {}, "oob": 0}
+
+    def _save_run(self) -> None:
+        temp = self.state_path.with_name(f".run.{os.getpid()}.tmp")
+        temp.write_text(json.dumps(self.run))
+        os.replace(temp, self.state_path)
+
+    @property
+    def scanner(self):
+        if self._scanner is None:
+            self._scanner = open_scanner(self.root)
+        return self._scanner
+
+    def _emit(self, event_type: str, **fields: Any) -> dict[str, Any]:
+        return self.log.emit(event_type, **fields)
+
+    # -- actors ------------------------------------------------------------------------------
+
+    def _note_agent(self, call: HookCall) -> None:
+        """Remember each agent's definition and, once known, its model (emitting `actor`)."""
+        agents = self.run["agents"]
+        agent = call.agent_id or MAIN
+        known = agents.setdefault(agent, {"definition": call.agent_type or MAIN, "model": None})
+        if call.agent_type and known["definition"] == MAIN and agent != MAIN:
+            known["definition"] = call.agent_type
+        models = dict(call.models)
+        if call.model:
+            models[agent] = call.model
+        for agent_id, model in models.items():
+            entry = agents.setdefault(agent_id, {"definition": MAIN, "model": None})
+            if model and entry["model"] != model:
+                entry["model"] = model
+                self._emit("actor", agent_id=agent_id, agent_definition=entry["definition"], model=model)
+
+    def _actor(self, agent_id: str | None) -> dict[str, Any]:
+        entry = self.run["agents"].get(agent_id or MAIN, {"definition": MAIN, "model": None})
+        return {
+            "platform": self.platform.cell_platform,
+            "agent_definition": entry["definition"],
+            "model": entry["model"],
+            "task_family": task_family(self.root),
+        }
+
+    # -- scans and steps ---------------------------------------------------------------------
+
+    def _scope(self, paths: list[str] | None) -> list[str] | None:
+        if paths is None:
+            return None
+        rels = [relative_to_root(self.root, path) for path in paths]
+        return [rel for rel in rels if rel is not None]
+
+    def _scan(self, scope: list[str] | None) -> ScanResult | None:
+        if scope == []:
+            return None
+        return self.scanner.scan(scope)
+
+    def _open_steps(self) -> list[int]:
+        return sorted(info["step"] for info in self.run["open"].values())
+
+    def _record_unexplained(self, result: ScanResult | None, scope: list[str] | None) -> None:
+        """A change seen before a step started: the open group's, or an out-of-band change set."""
+        if result is None or result.empty:
+            return
+        open_steps = self._open_steps()
+        if open_steps:
+            self._emit("change", step=None, scope=scope, open_steps=open_steps, **result.delta())
+            return
+        self.run["oob"] += 1
+        step = self._next_step()
+        key = f"oob-{self.run['oob']}"
+        self._emit("step_start", step=step, key=key, tool="oob", input=None, actor=None, open_steps=[], scope=scope)
+        self._emit("change", step=step, scope=scope, open_steps=[step], **result.delta())
+        self._emit("step_end", step=step, key=key, outcome="ok")
+
+    def _next_step(self) -> int:
+        step = self.run["next_step"]
+        self.run["next_step"] = step + 1
+        return step
+
+    def _start_step(self, call: HookCall, key: str, scope: list[str] | None) -> int:
+        self._record_unexplained(self._scan(scope), scope)
+        step = self._next_step()
+        self._emit(
+            "step_start",
+            step=step,
+            key=key,
+            tool=call.tool,
+            input=call.tool_input,
+            actor=self._actor(call.agent_id),
+            open_steps=self._open_steps(),
+            scope=scope,
+            agent_id=call.agent_id,
+        )
+        self.run["open"][key] = {"step": step, "scope": scope, "agent_id": call.agent_id}
+        return step
+
+    def _end_step(self, key: str, outcome: str, exit_code: int | None, reads: list[Read], detail: str | None = None) -> None:
+        info = self.run["open"][key]
+        step, scope = info["step"], info["scope"]
+        result = self._scan(scope)
+        if result is not None and not result.empty:
+            self._emit("change", step=step, scope=scope, open_steps=self._open_steps(), **result.delta())
+        for read in reads:
+            self._record_read(read, step)
+        fields: dict[str, Any] = {"exit_code": exit_code} if exit_code is not None else {}
+        if detail:
+            fields["detail"] = detail
+        self._emit("step_end", step=step, key=key, outcome=outcome, **fields)
+        del self.run["open"][key]
+        self.run["closed"][key] = step
+
+    def _record_read(self, read: Read, step: int | None) -> None:
+        content = read.content if isinstance(read.content, bytes) else read.content.encode("utf-8", "surrogateescape")
+        key = self.scanner.store.put_bytes(content)
+        self._emit("read", origin=read.origin, ref=read.ref, object=key, step=step, size=len(content))
+
+    @staticmethod
+    def _key(call: HookCall, tool_use_id: str | None = None) -> str:
+        return f"{call.agent_id or MAIN}/{tool_use_id or call.key}"
+
+    # -- handlers, one per HookCall kind -----------------------------------------------------
+
+    def _start(self, call: HookCall, source: str) -> None:
+        self.scanner.scan()  # bring the index up to date, then keep the full manifest as state_0
+        baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
+        self._emit(
+            "run_start",
+            run=self.run_id,
+            platform=self.platform.cell_platform,
+            workspace=str(self.root),
+            source=source,
+            baseline=baseline,
+            session=call.session_id,
+        )
+        self.run["started"] = True
+
+    def _on_session_start(self, call: HookCall) -> None:
+        if not self.run["started"]:
+            self._start(call, call.source or "startup")
+            return
+        # resume / compact: whatever changed while nobody was recording is out-of-band
+        self._record_unexplained(self._scan(None), None)
+        baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
+        self._emit(
+            "run_start",
+            run=self.run_id,
+            platform=self.platform.cell_platform,
+            workspace=str(self.root),
+            source=call.source or "resume",
+            baseline=baseline,
+            session=call.session_id,
+        )
+
+    def _on_prompt(self, call: HookCall) -> None:
+        for read in call.reads:
+            self._record_read(read, None)
+
+    def _on_tool_pre(self, call: HookCall) -> None:
+        key = self._key(call)
+        if key not in self.run["open"] and key not in self.run["closed"]:
+            self._start_step(call, key, self._scope(call.scope))
+
+    def _on_tool_post(self, call: HookCall) -> None:
+        key = self._key(call)
+        if key in self.run["closed"]:
+            return
+        if key not in self.run["open"]:  # a Post with no Pre (hooks installed mid-call)
+            self._start_step(call, key, self._scope(call.scope))
+        self._end_step(key, call.outcome or "ok", call.exit_code, call.reads)
+
+    def _on_tool_batch(self, call: HookCall) -> None:
+        """Close calls that got no Post: denied, invalid input (those skip Pre as well)."""
+        for item in call.batch:
+            key = self._key(call, item.key)
+            if key in self.run["closed"]:
+                continue
+            if key not in self.run["open"]:
+                pseudo = HookCall(
+                    kind="tool_pre", session_id=call.session_id, workspace=call.workspace,
+                    agent_id=call.agent_id, tool=item.tool, tool_input=item.tool_input, key=item.key, scope=[],
+                )
+                self._start_step(pseudo, key, [])
+            self._end_step(key, "not-run", None, [], detail=item.response_text[:2000])
+
+    def _on_subagent_start(self, call: HookCall) -> None:
+        self._emit("subagent", agent_id=call.agent_id, agent_type=call.agent_type, phase="start")
+
+    def _on_subagent_stop(self, call: HookCall) -> None:
+        for read in call.reads:
+            self._record_read(read, None)
+        self._emit("subagent", agent_id=call.agent_id, agent_type=call.agent_type, phase="stop")
+        self._emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
+
+    def _on_stop(self, call: HookCall) -> None:
+        self._record_unexplained(self._scan(None), None)
+        self._emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
+
+    def _on_session_end(self, call: HookCall) -> None:
+        for key in list(self.run["open"]):  # killed or never reported: closed by the final scan
+            self.run["open"][key]["scope"] = None
+            self._end_step(key, "unknown", None, [])
+        self._record_unexplained(self._scan(None), None)
+        self._emit("run_end", reason=call.reason or "other")
