@@ -180,7 +180,8 @@ class Recorder:
     def _record_read(self, read: Read, step: int | None) -> None:
         content = read.content if isinstance(read.content, bytes) else read.content.encode("utf-8", "surrogateescape")
         key = self.scanner.store.put_bytes(content)
-        self._emit("read", origin=read.origin, ref=read.ref, object=key, step=step, size=len(content))
+        ref = (relative_to_root(self.root, read.ref) or read.ref) if read.origin == "file" else read.ref
+        self._emit("read", origin=read.origin, ref=ref, object=key, step=step, size=len(content))
 
     @staticmethod
     def _key(call: HookCall, tool_use_id: str | None = None) -> str:

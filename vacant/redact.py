@@ -36,7 +36,7 @@ RULES: tuple[Rule, ...] = (
     _rule("bearer-token", r"(\b[Bb]earer\s+)[A-Za-z0-9._~+/\-]{16,}=*", keeps_prefix=True),
     _rule(
         "password-pair",
-        r"(\b(?:password|passwd|pwd|secret|api[_-]?key|token)\s*[=:]\s*[\"']?)(?![\"'\s]|\*\*\*)[^\s\"'&;,]{4,}",
+        r"(\b(?:password|passwd|pwd|secret|api[_-]?key|token)\s*[=:]\s*[\"']?)(?![\"'\s]|\*\*\*|\[REDACTED:)[^\s\"'&;,]{4,}",
         keeps_prefix=True,
         flags=re.IGNORECASE,
     ),

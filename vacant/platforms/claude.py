@@ -91,6 +91,11 @@ def _reads(tool: str, tool_input: dict, response: Any) -> list[Read]:
     return []
 
 
+def model_id(name: str) -> str:
+    """The API model id: Claude decorates some names with a context-size tag (`…[1m]`)."""
+    return re.sub(r"\[[^\]]*\]$", "", name)
+
+
 def transcript_model(path: str | None) -> str | None:
     """The model of the last assistant line of a transcript (it lags the hooks: may be None)."""
     if not path:
@@ -112,7 +117,7 @@ def transcript_model(path: str | None) -> str | None:
             continue
         model = (line.get("message") or {}).get("model") if line.get("type") == "assistant" else None
         if model and not model.startswith("<"):
-            return model
+            return model_id(model)
     return None
 
 
@@ -176,7 +181,7 @@ class Claude:
         call.reads = _reads(call.tool, call.tool_input, response)
         if call.tool in ("Agent", "Task") and isinstance(response, dict):
             if response.get("agentId") and response.get("resolvedModel"):
-                call.models[str(response["agentId"])] = str(response["resolvedModel"])
+                call.models[str(response["agentId"])] = model_id(str(response["resolvedModel"]))
 
     def _parse_tool_batch(self, call: HookCall, payload: dict) -> None:
         for item in payload.get("tool_calls") or []:

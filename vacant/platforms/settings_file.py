@@ -31,7 +31,7 @@ def strip(settings: dict[str, Any]) -> dict[str, Any]:
     """The settings without any of vacant's hook handlers (empty groups and events dropped)."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
-        return settings
+        return dict(settings)
     kept: dict[str, Any] = {}
     for event, groups in hooks.items():
         if not isinstance(groups, list):

@@ -1,0 +1,67 @@
+"""Shared setup for e2e tests: a workspace with vacant's hooks really installed, a real agent
+run against a scripted upstream, and the recorded run read back through `vacant log --json`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from claude_harness import FakeUpstream, isolated_home, run_claude_p
+
+BIN = Path(sys.executable).parent
+
+
+def vacant(args: list[str], cwd: Path, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [str(BIN / "vacant"), *args], cwd=cwd, env=env or os.environ.copy(), capture_output=True, text=True, timeout=300
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"vacant {args} failed ({proc.returncode}): {proc.stderr}\n{proc.stdout}")
+    return proc
+
+
+@dataclass
+class ClaudeRun:
+    workspace: Path
+    home: Path
+    upstream: FakeUpstream
+    process: subprocess.CompletedProcess
+
+    def log(self) -> list[dict]:
+        out = vacant(["log", "--json"], self.workspace).stdout
+        return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+    def steps(self):
+        from vacant.runview import RunView
+
+        return RunView.build(self.log()).ordered()
+
+    def errors(self) -> str:
+        path = self.workspace / ".vacant" / "errors.log"
+        return path.read_text() if path.exists() else ""
+
+
+def make_workspace(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[Path, Path]:
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    workspace.mkdir()
+    home.mkdir()
+    for rel, text in (files or {}).items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text)
+    isolated_home(home, workspace)
+    env = dict(os.environ, HOME=str(home), VACANT_HOME=str(home / "vacant-data"))
+    vacant(["init", "--platform", "claude"], workspace, env=env)
+    return workspace, home
+
+
+def run_scripted(tmp_path: Path, turns: list[dict], files: dict[str, str] | None = None, prompt: str = "do the task",
+                 extra_args: tuple[str, ...] = ()) -> ClaudeRun:
+    workspace, home = make_workspace(tmp_path, files)
+    upstream = FakeUpstream({"turns": turns}, tmp_path / "upstream")
+    with upstream:
+        process = run_claude_p(workspace, home, upstream, prompt, extra_args=extra_args)
+    return ClaudeRun(workspace, home, upstream, process)
