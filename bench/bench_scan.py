@@ -169,6 +169,12 @@ class Bench:
             path.write_bytes(f"# bench edit {self.edit_count}\n".encode() + data)
         return chosen
 
+    def settle(self, state: Path) -> None:
+        """Put rewritten files back and let vacant and git absorb it, untimed: each repetition
+        of (c) then starts from a clean tree and sees exactly its own 10 changes."""
+        self.restore()
+        self.in_process(state, store=True)
+
     def restore(self) -> None:
         for rel, data in self.originals.items():
             (self.tree / rel).write_bytes(data)
@@ -238,15 +244,18 @@ class Bench:
             series.add(seconds)
             series.notes.append(f"changed={len(result.changed)} hashed={result.hashed}"
                                 + ("" if set(result.changed) == changed else " MISMATCH"))
+            seconds, lines = self.git_status()  # the same 10 changes, nothing else
+            series = self.s("git_changed", "git status --porcelain, 10 changed", "process")
+            series.add(seconds)
+            series.notes.append(f"lines={lines}")
+            self.settle(state)
             if proc:
-                changed = set(self.rewrite(10))
+                self.rewrite(10)
                 seconds, info = self.whole_process(state, store=True)
                 series = self.s("changed10_proc", "(c) incremental, 10 changed", "process")
                 series.add(seconds)
                 series.notes.append(f"changed={info['changed']} hashed={info['hashed']}")
-            self.rewrite(10)
-            seconds, lines = self.git_status()
-            self.s("git_changed", "git status --porcelain, 10 more changed", "process").add(seconds)
+                self.settle(state)
 
         self.progress("(d) scoped scan of one file")
         for rep in range(reps):
@@ -264,6 +273,7 @@ class Bench:
                 self.s("scoped_proc_inner", "(d) ... of which the scan itself", "process (inner)").add(info["scan"])
 
     def progress(self, what: str) -> None:
+        sys.stdout.flush()
         print(f"... {what}", file=sys.stderr, flush=True)
 
     def report(self) -> dict:

@@ -79,9 +79,6 @@ class Recorder:
             self._scanner = open_scanner(self.root)
         return self._scanner
 
-    def _emit(self, event_type: str, **fields: Any) -> dict[str, Any]:
-        return self.log.emit(event_type, **fields)
-
     # -- actors ------------------------------------------------------------------------------
 
     def _note_agent(self, call: HookCall) -> None:
@@ -98,7 +95,7 @@ class Recorder:
             entry = agents.setdefault(agent_id, {"definition": MAIN, "model": None})
             if model and entry["model"] != model:
                 entry["model"] = model
-                self._emit("actor", agent_id=agent_id, agent_definition=entry["definition"], model=model)
+                self.log.emit("actor", agent_id=agent_id, agent_definition=entry["definition"], model=model)
 
     def _actor(self, agent_id: str | None) -> dict[str, Any]:
         entry = self.run["agents"].get(agent_id or MAIN, {"definition": MAIN, "model": None})
@@ -131,14 +128,14 @@ class Recorder:
             return
         open_steps = self._open_steps()
         if open_steps:
-            self._emit("change", step=None, scope=scope, open_steps=open_steps, **result.delta())
+            self.log.emit("change", step=None, scope=scope, open_steps=open_steps, **result.delta())
             return
         self.run["oob"] += 1
         step = self._next_step()
         key = f"oob-{self.run['oob']}"
-        self._emit("step_start", step=step, key=key, tool="oob", input=None, actor=None, open_steps=[], scope=scope)
-        self._emit("change", step=step, scope=scope, open_steps=[step], **result.delta())
-        self._emit("step_end", step=step, key=key, outcome="ok")
+        self.log.emit("step_start", step=step, key=key, tool="oob", input=None, actor=None, open_steps=[], scope=scope)
+        self.log.emit("change", step=step, scope=scope, open_steps=[step], **result.delta())
+        self.log.emit("step_end", step=step, key=key, outcome="ok")
 
     def _next_step(self) -> int:
         step = self.run["next_step"]
@@ -148,7 +145,7 @@ class Recorder:
     def _start_step(self, call: HookCall, key: str, scope: list[str] | None) -> int:
         self._record_unexplained(self._scan(scope), scope)
         step = self._next_step()
-        self._emit(
+        self.log.emit(
             "step_start",
             step=step,
             key=key,
@@ -167,13 +164,13 @@ class Recorder:
         step, scope = info["step"], info["scope"]
         result = self._scan(scope)
         if result is not None and not result.empty:
-            self._emit("change", step=step, scope=scope, open_steps=self._open_steps(), **result.delta())
+            self.log.emit("change", step=step, scope=scope, open_steps=self._open_steps(), **result.delta())
         for read in reads:
             self._record_read(read, step)
         fields: dict[str, Any] = {"exit_code": exit_code} if exit_code is not None else {}
         if detail:
             fields["detail"] = detail
-        self._emit("step_end", step=step, key=key, outcome=outcome, **fields)
+        self.log.emit("step_end", step=step, key=key, outcome=outcome, **fields)
         del self.run["open"][key]
         self.run["closed"][key] = step
 
@@ -181,7 +178,7 @@ class Recorder:
         content = read.content if isinstance(read.content, bytes) else read.content.encode("utf-8", "surrogateescape")
         key = self.scanner.store.put_bytes(content)
         ref = (relative_to_root(self.root, read.ref) or read.ref) if read.origin == "file" else read.ref
-        self._emit("read", origin=read.origin, ref=ref, object=key, step=step, size=len(content))
+        self.log.emit("read", origin=read.origin, ref=ref, object=key, step=step, size=len(content))
 
     @staticmethod
     def _key(call: HookCall, tool_use_id: str | None = None) -> str:
@@ -192,7 +189,7 @@ class Recorder:
     def _start(self, call: HookCall, source: str) -> None:
         self.scanner.scan()  # bring the index up to date, then keep the full manifest as state_0
         baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
-        self._emit(
+        self.log.emit(
             "run_start",
             run=self.run_id,
             platform=self.platform.cell_platform,
@@ -210,7 +207,7 @@ class Recorder:
         # resume / compact: whatever changed while nobody was recording is out-of-band
         self._record_unexplained(self._scan(None), None)
         baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
-        self._emit(
+        self.log.emit(
             "run_start",
             run=self.run_id,
             platform=self.platform.cell_platform,
@@ -252,21 +249,21 @@ class Recorder:
             self._end_step(key, "not-run", None, [], detail=item.response_text[:2000])
 
     def _on_subagent_start(self, call: HookCall) -> None:
-        self._emit("subagent", agent_id=call.agent_id, agent_type=call.agent_type, phase="start")
+        self.log.emit("subagent", agent_id=call.agent_id, agent_type=call.agent_type, phase="start")
 
     def _on_subagent_stop(self, call: HookCall) -> None:
         for read in call.reads:
             self._record_read(read, None)
-        self._emit("subagent", agent_id=call.agent_id, agent_type=call.agent_type, phase="stop")
-        self._emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
+        self.log.emit("subagent", agent_id=call.agent_id, agent_type=call.agent_type, phase="stop")
+        self.log.emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
 
     def _on_stop(self, call: HookCall) -> None:
         self._record_unexplained(self._scan(None), None)
-        self._emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
+        self.log.emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
 
     def _on_session_end(self, call: HookCall) -> None:
         for key in list(self.run["open"]):  # killed or never reported: closed by the final scan
             self.run["open"][key]["scope"] = None
             self._end_step(key, "unknown", None, [])
         self._record_unexplained(self._scan(None), None)
-        self._emit("run_end", reason=call.reason or "other")
+        self.log.emit("run_end", reason=call.reason or "other")

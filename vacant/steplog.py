@@ -9,6 +9,7 @@ cut off the end. Stdlib only (hot path).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import fcntl
 import hashlib
@@ -171,7 +172,10 @@ def verify(log: StepLog) -> list[Problem]:
     """Every break in the hash chain, plus torn lines (reported, never fatal)."""
     problems: list[Problem] = []
     expected_prev, expected_seq, last_line = GENESIS, 1, 0
-    for number, _raw, record in events.iter_lines(log.path):
+    lines = list(events.iter_lines(log.path))
+    present = sorted({r["seq"] for _n, _raw, r in lines if r is not None and isinstance(r.get("seq"), int)})
+    seen: set[int] = set()
+    for number, _raw, record in lines:
         last_line = number
         if record is None:
             problems.append(Problem(number, "torn", "torn or unreadable line skipped"))
@@ -183,19 +187,23 @@ def verify(log: StepLog) -> list[Problem]:
             problems.append(Problem(number, "edited", "record has no sequence number"))
             continue
         if record.get("prev") != expected_prev or seq != expected_seq:
-            problems.append(Problem(number, *_classify_break(seq, expected_seq)))
+            problems.append(Problem(number, *_classify_break(seq, expected_seq, seen, present)))
+        seen.add(seq)
         expected_prev, expected_seq = record.get("hash"), seq + 1
-    head = log.read_head()
-    if head is not None and head.seq >= expected_seq:
-        problems.append(
-            Problem(last_line, "truncated", f"records {expected_seq}..{head.seq} are missing at the end")
-        )
+    head, top = log.read_head(), max(seen, default=0)
+    if head is not None and head.seq > top:
+        problems.append(Problem(last_line, "truncated", f"records {top + 1}..{head.seq} are missing at the end"))
     return problems
 
 
-def _classify_break(seq: int, expected: int) -> tuple[str, str]:
+def _classify_break(seq: int, expected: int, seen: set[int], present: list[int]) -> tuple[str, str]:
+    """Name a chain break by the whole file (`present`: its sorted seqs), not only the neighbour."""
+    if seq in seen:
+        return "inserted", f"seq {seq} appears a second time"
     if seq > expected:
-        return "deleted", f"record(s) {expected}..{seq - 1} are missing before seq {seq}"
+        if bisect.bisect_left(present, seq) - bisect.bisect_left(present, expected) < seq - expected:
+            return "deleted", f"record(s) {expected}..{seq - 1} are missing before seq {seq}"
+        return "reordered", f"seq {seq} appears before seq(s) {expected}..{seq - 1}"
     if seq < expected:
         return "reordered", f"seq {seq} appears after seq {expected - 1}"
-    return "inserted", f"seq {seq} does not chain to the record before it"
+    return "edited", f"seq {seq} does not chain to the record before it (one of them was altered)"

@@ -101,11 +101,12 @@ def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[
     """Merge `block` (event -> groups) into the file; False when it was already there."""
     raw, settings = _read(path)
     merged = strip(settings)
-    hooks = merged.setdefault("hooks", {})
-    for event, groups in block.items():
-        hooks.setdefault(event, [])
-        hooks[event] = list(hooks[event]) + groups
     problems = validate(merged)
+    if not problems:
+        hooks = merged.setdefault("hooks", {})
+        for event, groups in block.items():
+            hooks[event] = list(hooks.get(event, [])) + groups
+        problems = validate(merged)
     if problems:
         raise InstallError(f"{path}: refusing to write hooks Claude would silently drop: " + "; ".join(problems))
     if merged == settings:

@@ -1,0 +1,82 @@
+"""The hook entry: lean imports, fail-open behaviour."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FORBIDDEN = ("pydantic", "typer", "rich", "click", "pathspec", "watchdog")
+
+PROBE = """
+import sys, json
+before = set(sys.modules)
+import vacant.hook
+from vacant.hook import run
+run("claude", sys.stdin.buffer.read(), {"CLAUDE_PROJECT_DIR": sys.argv[1]})
+stdlib = set(sys.stdlib_module_names)
+extra = sorted({m.split(".")[0] for m in set(sys.modules) - before} - stdlib - {"vacant", "xxhash", "_xxhash"})
+print(json.dumps(extra))
+"""
+
+
+@pytest.mark.parametrize("event", [
+    {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_use_id": "t1",
+     "tool_input": {"file_path": "x.txt", "content": "x"}},
+    {"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_use_id": "t2",
+     "tool_input": {"file_path": "x.txt"}, "tool_response": {"type": "text", "file": {"content": "x"}}},
+    {"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "t3",
+     "tool_input": {"file_path": "x.txt", "old_string": "x", "new_string": "y"}},
+])
+def test_hot_path_imports_only_stdlib_and_xxhash(tmp_path, event):
+    payload = json.dumps({"session_id": "s1", "cwd": str(tmp_path), **event})
+    proc = subprocess.run([sys.executable, "-I", "-c", PROBE, str(tmp_path)], input=payload.encode(),
+                          capture_output=True, check=True)
+    extra = json.loads(proc.stdout)
+    assert extra == [], f"the hook entry imported non-stdlib modules: {extra}"
+    assert not (tmp_path / ".vacant" / "errors.log").exists()
+
+
+def test_import_alone_loads_nothing_heavy():
+    code = "import sys, vacant.hook; print([m for m in sys.modules if m.split('.')[0] in %r])" % (FORBIDDEN,)
+    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
+
+
+def hook(tmp_path: Path, stdin: bytes, args=("claude",)) -> subprocess.CompletedProcess:
+    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(tmp_path))
+    return subprocess.run([sys.executable, "-m", "vacant.hook", *args], input=stdin, env=env,
+                          capture_output=True, cwd=tmp_path, timeout=30)
+
+
+@pytest.mark.parametrize("stdin, args", [
+    (b"{not json", ("claude",)),
+    (b"[1, 2]", ("claude",)),
+    (b'{"hook_event_name": "PreToolUse"}', ("no-such-platform",)),
+    (b"", ()),
+])
+def test_bad_input_fails_open_and_is_logged(tmp_path, stdin, args):
+    proc = hook(tmp_path, stdin, args)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert (tmp_path / ".vacant" / "errors.log").read_text().strip()
+
+
+def test_hook_bounds_its_own_work(tmp_path):
+    """A lock held by someone else forever: the hook gives up within its budget, exit 0."""
+    import fcntl
+
+    state = tmp_path / ".vacant"
+    state.mkdir()
+    holder = open(state / "lock", "w")
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(tmp_path), VACANT_HOOK_BUDGET_S="2")
+    payload = json.dumps({"session_id": "s", "hook_event_name": "Stop", "cwd": str(tmp_path)}).encode()
+    proc = subprocess.run([sys.executable, "-m", "vacant.hook", "claude"], input=payload, env=env,
+                          capture_output=True, timeout=20)
+    holder.close()
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert "HookTimeout" in (state / "errors.log").read_text()
