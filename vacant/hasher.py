@@ -97,11 +97,18 @@ class Index:
             return self._entries.get(rel), self.clock_ns
         raw = self._load_raw()
         needle = json.dumps(rel).encode() + b":"
-        at = raw.find(needle, raw.find(b"\n") + 1)
-        if at < 0:
-            return None, self.clock_ns
+        at = raw.find(b"\n")
+        while True:  # a key starts right after `{` or `,`; elsewhere the needle is inside a key
+            at = raw.find(needle, at + 1)
+            if at < 0:
+                return None, self.clock_ns
+            if raw[at - 1 : at] in (b"{", b","):
+                break
         start = at + len(needle)
-        return json.loads(raw[start : raw.index(b"]", start) + 1]), self.clock_ns
+        try:
+            return json.loads(raw[start : raw.index(b"]", start) + 1]), self.clock_ns
+        except ValueError:  # a damaged main file: the full parse discards it with a warning
+            return self.entries().get(rel), self.clock_ns
 
     def entries(self) -> dict[str, Entry]:
         """Every entry (main file merged with the overlay)."""

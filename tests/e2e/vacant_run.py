@@ -47,8 +47,8 @@ class ClaudeRun:
 
 def make_workspace(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[Path, Path]:
     workspace, home = tmp_path / "ws", tmp_path / "home"
-    workspace.mkdir()
-    home.mkdir()
+    workspace.mkdir(parents=True)
+    home.mkdir(parents=True)
     for rel, text in (files or {}).items():
         (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
         (workspace / rel).write_text(text)

@@ -207,6 +207,42 @@ def test_torn_tail_on_an_empty_log_then_append(tmp_path):
     assert [problem.kind for problem in verify(log)] == ["torn"]
 
 
+KILLED_INSIDE_WRITE = """
+    import os, signal, sys
+    from pathlib import Path
+    from vacant import steplog
+    real_write = os.write
+    def write_half_then_die(fd, data):
+        real_write(fd, data[: len(data) // 2])  # the kernel took part of the record...
+        os.kill(os.getpid(), signal.SIGKILL)    # ...when the writer was killed
+    steplog.os.write = write_half_then_die
+    steplog.StepLog(Path(sys.argv[1])).emit("run_end", reason="never finished " + "y" * 5000)
+"""
+
+
+def test_writer_killed_inside_the_append_write(tmp_path):
+    """The real append path, cut in the middle of its one `os.write`."""
+    log = StepLog(tmp_path / "run")
+    before = fill(log, 3)
+    head_before = log.read_head()
+    child = spawn(KILLED_INSIDE_WRITE, str(log.run_dir))
+    child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL, child.stderr.read().decode()
+    assert log.path.stat().st_size > head_before.size + 2000  # half a record did land
+    assert log.read_head() == head_before  # the writer died before updating the head
+
+    records, caught = read_quietly(log.records)
+    assert records == before and len(caught) == 1
+    assert [(problem.line, problem.kind, problem.fatal) for problem in verify(log)] == [(4, "torn", False)]
+
+    again = fill(log, 2, start=3)
+    assert again[0]["seq"] == 4 and again[0]["prev"] == before[-1]["hash"]
+    records, caught = read_quietly(log.records)
+    assert records == before + again and len(caught) == 1
+    assert_chain(records)
+    assert [(problem.line, problem.kind) for problem in verify(log)] == [(4, "torn")]
+
+
 LOOPING_WRITER = """
     import sys
     from pathlib import Path
