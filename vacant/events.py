@@ -55,6 +55,34 @@ TYPES: dict[str, EventType] = {
         ("agent_id", "stop_hook_active"),
         "The agent (or a sub-agent) asked to stop; the Stop pipeline runs here.",
     ),
+    "check": EventType(
+        ("name", "passed", "exit_code", "seconds", "state"),
+        "A contract check ran at Stop on a reconstructed state (state index in the run's timeline).",
+    ),
+    "finding": EventType(
+        ("id", "source", "name", "path", "line"),
+        "A failing thing on the final state: a check failure or a standing human flag (stable id).",
+    ),
+    "flip": EventType(
+        ("finding", "step", "state", "method"),
+        "Replay found where a finding appeared: absent on the state before, present after.",
+    ),
+    "attribution": EventType(
+        ("finding", "level", "step", "lineage_source"),
+        "How sure the attribution of a finding is (a level from docs/LEVELS.md) and to which step.",
+    ),
+    "feedback": EventType(
+        ("text", "round", "rounds"),
+        "What the agent was told to fix at Stop (never who it is), and the round it used.",
+    ),
+    "review": EventType(
+        ("cell", "score", "weight", "finding"),
+        "A reputation review recorded for an agent cell (0: introduced a finding, 1: a green Stop).",
+    ),
+    "gap": EventType(
+        ("finding", "platform"),
+        "A finding came from an out-of-band change: counted under integration coverage, nobody blamed.",
+    ),
     "run_end": EventType(
         ("reason",),
         "The run ended (session end); open steps were closed by a final scan.",

@@ -1,0 +1,150 @@
+"""Lineage: the wrong value a step introduced, and where (if anywhere) the run had seen it.
+
+"The wrong value" is the set of salient tokens in the lines step k introduced at the finding's
+location: numbers and quoted strings when there are any, else identifiers of three characters or
+more that are not keywords. A source holds the value when its tokens include every one of them
+(exact, whole-token matching: 0.0725 does not match 0.07255).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import keyword
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from vacant.objects import ObjectStore
+from vacant.replay import Timeline
+from vacant.runview import RunView
+
+TOKEN = re.compile(
+    r"""(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+    r"""|(?P<number>(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?%?(?![\w]))"""
+    r"""|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)"""
+)
+COMMON_WORDS = frozenset({"true", "false", "null", "none", "self", "this", "def", "function", "const", "let", "var"})
+EXTERNAL_ORIGINS = ("prompt", "url", "search")
+
+
+def tokens(text: str) -> tuple[set[str], set[str]]:
+    """(numbers and quoted strings, identifiers) found in a text."""
+    literal, identifiers = set(), set()
+    for match in TOKEN.finditer(text):
+        if match.group("string") is not None:
+            inner = match.group("string")[1:-1]
+            if inner.strip():
+                literal.add(inner)
+        elif match.group("number") is not None:
+            literal.add(match.group("number").lstrip("+"))
+        else:
+            word = match.group("ident")
+            if len(word) >= 3 and not keyword.iskeyword(word) and word.lower() not in COMMON_WORDS:
+                identifiers.add(word)
+    return literal, identifiers
+
+
+def salient(text: str, before: str = "") -> set[str]:
+    """The salient tokens of `text` that `before` did not already have."""
+    literal, identifiers = tokens(text)
+    old_literal, old_identifiers = tokens(before)
+    new_literal = literal - old_literal
+    return new_literal if new_literal else identifiers - old_identifiers
+
+
+def contains(content: str, value: set[str]) -> bool:
+    if not value:
+        return False
+    literal, identifiers = tokens(content)
+    have = literal | identifiers
+    # quoted strings in the deliverable may appear unquoted in a source: look for them as text too
+    return all(token in have or (" " in token and token in content) for token in value)
+
+
+def _decode(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", "replace")
+
+
+def introduced_value(timeline: Timeline, store: ObjectStore, index: int, path: str | None, line: int | None) -> set[str]:
+    """Tokens that change `index` introduced at the finding's location (or, when the finding's
+    line did not change there, anywhere in the text files that change touched)."""
+    change = timeline.change(index)
+    touched = [*change["added"], *change["changed"]]
+    if path in touched and line:
+        old = _decode(timeline.content(store, index - 1, path)).splitlines()
+        new = _decode(timeline.content(store, index, path)).splitlines()
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+            if tag != "equal" and j1 < line <= max(j2, j1 + 1):
+                return salient("\n".join(new[j1:j2]), "\n".join(old[i1:i2]))
+    value: set[str] = set()
+    for rel in touched:
+        before, after = timeline.content(store, index - 1, rel), timeline.content(store, index, rel)
+        if after is not None and b"\0" not in after[:8192]:
+            value |= salient(_decode(after), _decode(before))
+    return value
+
+
+@dataclass
+class Source:
+    kind: str  # external | internal
+    origin: str  # file | url | prompt | search | command | subagent | pinned
+    ref: str
+    read_seq: int | None
+    producer_step: int | None  # the run's step that produced it (internal sources)
+    producer_agent: str | None = None
+
+    def describe(self) -> str:
+        return f"{self.origin}:{self.ref}"
+
+
+def find_source(view: RunView, timeline: Timeline, store: ObjectStore, value: set[str], before_seq: int,
+                pinned: list[str]) -> Source | None:
+    """The latest read before `before_seq` that holds the value, else a pinned input that does."""
+    if not value:
+        return None
+    reads = [r for r in view.of_type("read") if r["seq"] < before_seq]
+    for read in reversed(reads):
+        if store.has(read["object"]) and contains(_decode(store.get(read["object"])), value):
+            return classify(view, read)
+    for path, entry in sorted(timeline.states[0].items()):
+        if entry[0] == "f" and any(fnmatch.fnmatch(path, glob) for glob in pinned) and store.has(entry[3]):
+            if contains(_decode(store.get(entry[3])), value):
+                return Source("external", "pinned", path, None, None)
+    return None
+
+
+def classify(view: RunView, read: dict[str, Any]) -> Source:
+    """Is this read's origin outside the run, or something the run itself produced?"""
+    origin, ref = read["origin"], read["ref"]
+    if origin in EXTERNAL_ORIGINS:
+        return Source("external", origin, ref, read["seq"], None)
+    if origin == "subagent":
+        producer = _agent_step(view, ref, read)
+        return Source("internal", origin, ref, read["seq"], producer, ref)
+    if origin == "command":
+        return Source("internal", origin, ref, read["seq"], read["step"])
+    writer = _last_writer(view, ref, read["seq"])
+    if writer is None:
+        return Source("external", origin, ref, read["seq"], None)
+    if view.steps[writer].out_of_band:
+        return Source("external", "out-of-band", ref, read["seq"], None)
+    return Source("internal", origin, ref, read["seq"], writer)
+
+
+def _last_writer(view: RunView, path: str, before_seq: int) -> int | None:
+    writer = None
+    for change in view.of_type("change"):
+        if change["seq"] >= before_seq:
+            break
+        if change["step"] is not None and path in (*change["added"], *change["changed"]):
+            writer = change["step"]
+    return writer
+
+
+def _agent_step(view: RunView, agent_id: str, read: dict[str, Any]) -> int | None:
+    """The step that carried a sub-agent's reply: the Agent call, or the sub-agent's last step."""
+    if read.get("step") is not None:
+        return read["step"]
+    own = [s.number for s in view.ordered() if s.agent_id == agent_id]
+    return own[-1] if own else None

@@ -1,0 +1,132 @@
+"""Replay: reconstruct recorded states in a scratch directory and find where a finding flipped.
+
+States are numbered by change records: state 0 is the run's baseline, state i the workspace after
+the i-th recorded change delta. A finding can only flip where the workspace changed, so the search
+runs over change records; the owner of change i is the step it belongs to (or an open group).
+
+The scratch directory is materialized once, then moved between states by applying deltas. Check
+results are cached per (check, state); `runs` counts real check executions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from vacant.objects import ObjectStore
+from vacant.runview import RunView
+from vacant.states import Manifest, fold, load_manifest, materialize
+
+
+@dataclass
+class Timeline:
+    states: list[Manifest]
+    changes: list[dict[str, Any]]  # change i (1-based state index) is changes[i - 1]
+
+    @classmethod
+    def of(cls, view: RunView, store: ObjectStore) -> "Timeline":
+        start = next(record for record in view.records if record["type"] == "run_start")
+        changes = view.of_type("change")
+        return cls(fold(load_manifest(store, start["baseline"]), changes), changes)
+
+    @property
+    def last(self) -> int:
+        return len(self.states) - 1
+
+    def change(self, index: int) -> dict[str, Any]:
+        return self.changes[index - 1]
+
+    def content(self, store: ObjectStore, index: int, path: str) -> bytes | None:
+        entry = self.states[index].get(path)
+        if not entry or entry[0] != "f" or not store.has(entry[3]):
+            return None
+        return store.get(entry[3])
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+@dataclass
+class Scratch:
+    """One scratch directory that moves between states; never the live workspace."""
+
+    timeline: Timeline
+    store: ObjectStore
+    directory: Path
+    live: Path
+    index: int | None = None
+    unrestorable: dict[int, list[str]] = field(default_factory=dict)
+
+    def at(self, index: int) -> Path:
+        if self.index != index:
+            current = None if self.index is None else self.timeline.states[self.index]
+            missing = materialize(self.timeline.states[index], self.directory, self.store, current, live=self.live)
+            self.unrestorable[index] = missing
+            self.index = index
+        return self.directory
+
+
+@dataclass
+class Presence:
+    """`present(i)` for one finding, cached; `fresh(i)` re-runs (to catch a flaky check)."""
+
+    evaluate: Callable[[int, bool], bool]  # (state index, use cache) -> finding present?
+    seen: dict[int, bool] = field(default_factory=dict)
+
+    def __call__(self, index: int) -> bool:
+        if index not in self.seen:
+            self.seen[index] = self.evaluate(index, True)
+        return self.seen[index]
+
+    def fresh(self, index: int) -> bool:
+        return self.evaluate(index, False)
+
+
+@dataclass
+class Flip:
+    index: int | None  # state index where the finding appeared; None when present at baseline
+    present_at_baseline: bool
+    flaky: bool
+    method: str  # bisection | linear | baseline
+    evaluated: dict[int, bool]
+
+
+def find_flip(present: Presence, last: int, deadline: float) -> Flip:
+    """Bisect for the state where the finding appears, verify both sides, else scan linearly."""
+    if present(0):
+        return Flip(None, True, False, "baseline", present.seen)
+    low, high = 0, last  # invariant: absent at low, present at high
+    while high - low > 1:
+        _check_budget(deadline)
+        middle = (low + high) // 2
+        if present(middle):
+            high = middle
+        else:
+            low = middle
+    _check_budget(deadline)
+    flaky = present.fresh(high) is not True or present.fresh(high - 1) is not False
+    if not flaky and _persists(present, high, last):
+        return Flip(high, False, False, "bisection", present.seen)
+    return _linear(present, last, deadline, flaky)
+
+
+def _persists(present: Presence, index: int, last: int) -> bool:
+    """Bisection's answer holds if every state it evaluated after the flip also had the finding."""
+    return all(value for state, value in present.seen.items() if state >= index and state <= last)
+
+
+def _linear(present: Presence, last: int, deadline: float, flaky: bool) -> Flip:
+    """The last absent->present transition (the one the final state still carries)."""
+    for index in range(last, 0, -1):
+        _check_budget(deadline)
+        if not present(index - 1):
+            return Flip(index, False, flaky, "linear", present.seen)
+    return Flip(None, True, flaky, "linear", present.seen)
+
+
+def _check_budget(deadline: float) -> None:
+    if time.monotonic() > deadline:
+        raise BudgetExceeded()
