@@ -8,6 +8,10 @@ import typer
 
 from vacant import __version__
 from vacant.commands import install, runs, scan, demo
+from vacant.commands import contract as contract_cmd, check as check_cmd, flag as flag_cmd, hints as hints_cmd
+from vacant.contract import ContractError
+from vacant.flags import FlagError
+from vacant.keys import KeyFileError
 from vacant.exitcodes import Exit
 from vacant.platforms.base import UnknownPlatform
 from vacant.platforms.settings_file import InstallError
@@ -18,7 +22,8 @@ from vacant.workspace import WorkspaceError
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Know who did what in an agent run.")
 
 # Errors a user can fix: one sentence, exit 3, no traceback.
-USER_ERRORS = (WorkspaceError, InstallError, UnknownPlatform, ReconstructionError, LockTimeout)
+USER_ERRORS = (WorkspaceError, InstallError, UnknownPlatform, ReconstructionError, LockTimeout,
+               ContractError, FlagError, KeyFileError)
 
 
 def _version(value: bool) -> None:
@@ -34,13 +39,14 @@ def root(
     """vacant records agent runs through the platforms' own hooks."""
 
 
-for module in (install, runs, scan, demo):
+for module in (install, runs, scan, demo, contract_cmd, check_cmd, flag_cmd, hints_cmd):
     module.register(app)
 
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # click returns a raised Exit's code here
+        sys.exit(code if isinstance(code, int) else 0)
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except USER_ERRORS as error:

@@ -1,0 +1,519 @@
+"""The contract: `vacant.toml` at the workspace root, validated, and red-first where a check is born.
+
+    task_family = "report"
+    pinned = ["data/*.csv"]           # given inputs (globs, `**` recursive)
+    deliverables = ["report.md"]      # what the work produces (globs)
+
+    [[precondition]]                  # must hold now and stay true
+    name = "data-present"
+    command = "test -s data/sales.csv"
+
+    [[check]]                         # false now, true when the work is done
+    name = "totals"
+    command = "python -m pytest -q tests/test_report.py"
+    timeout = 60
+
+    [stop]                            # the Stop pipeline's limits
+    rounds = 3
+    budget_s = 300
+
+A bad file gets one message naming the key and what is allowed (`ContractError`).
+`add_check` runs the command before accepting it: an acceptance check that already passes is
+refused (it cannot measure the work), a precondition that does not hold is refused, and a check
+red only because its tool is missing is accepted but flagged `env/NAME`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+
+from vacant.checks import own_words, missing_tool, run_command
+from vacant.workspace import SKIP_NAMES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CONTRACT_FILE = "vacant.toml"
+NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+PROBE_CAP_S = 30.0
+DEFAULT_TIMEOUT_S = 300.0
+MAX_TIMEOUT_S = 86400.0
+MAX_ROUNDS = 8  # Claude Code's own cap on Stop-hook continuations
+MAX_BUDGET_S = 3600.0
+
+MULTILINE = "make it one line: join with ';', or move the logic into a test file and run that"
+GREEN_FIRST = (
+    "a check green before the work cannot measure the work. A statement about the current state "
+    "is a precondition (add it with --precondition); an acceptance check is what is false now and "
+    "true when the work is done"
+)
+
+ALLOWED: dict[str, str] = {
+    "task_family": 'a non-empty one-line string, e.g. "general"',
+    "pinned": 'a list of glob strings inside the workspace, e.g. ["data/*.csv", "spec/**/*.md"]',
+    "deliverables": 'a list of glob strings inside the workspace, e.g. ["report.md", "src/**/*.py"]',
+    "check": "an array of tables: [[check]] with name, command and optional timeout",
+    "precondition": "an array of tables: [[precondition]] with name, command and optional timeout",
+    "name": "lowercase letters, digits and '-', starting with a letter or digit (^[a-z0-9][a-z0-9-]*$)",
+    "command": "exactly one line of shell (run as `bash -c`)",
+    "timeout": f"a number of seconds greater than 0 and at most {MAX_TIMEOUT_S:g} (default {DEFAULT_TIMEOUT_S:g})",
+    "probe": "a table {exit_code, seconds, at} written by `vacant contract add`",
+    "exit_code": "an integer, or absent when the probe timed out",
+    "seconds": "a number of seconds",
+    "at": "an ISO 8601 time string",
+    "timed_out": "true or false",
+    "env": "the name of a missing tool",
+    "stop": "a table [stop] with rounds and budget_s",
+    "rounds": f"an integer from 0 (never block, report only) to {MAX_ROUNDS} (default 3)",
+    "budget_s": f"a number of seconds greater than 0 and at most {MAX_BUDGET_S:g} (default 300)",
+    "gate": "a table [gate]",
+}
+
+
+class ContractError(ValueError):
+    """vacant.toml is invalid, or a check was refused (one message saying what is allowed)."""
+
+
+class CheckRefused(ContractError):
+    """`vacant contract add` refused a check (green-first acceptance, red precondition, ...)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Probe(_Strict):
+    exit_code: int | None = None
+    seconds: float
+    at: str
+    timed_out: bool = False
+    env: str | None = None
+
+
+def _one_line(value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ValueError("is empty: give one line of shell")
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"is more than one line: {MULTILINE}")
+    return value
+
+
+class Check(_Strict):
+    name: str
+    command: str
+    timeout: float = DEFAULT_TIMEOUT_S
+    probe: Probe | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not re.match(NAME_PATTERN, value):
+            raise ValueError(f"{value!r} is not allowed: use {ALLOWED['name']}")
+        return value
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: str) -> str:
+        return _one_line(value)
+
+    @field_validator("timeout")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        if not 0 < value <= MAX_TIMEOUT_S:
+            raise ValueError(f"{value:g} is out of range: use {ALLOWED['timeout']}")
+        return value
+
+
+class StopSettings(_Strict):
+    rounds: int = 3
+    budget_s: float = 300.0
+
+    @field_validator("rounds")
+    @classmethod
+    def _rounds(cls, value: int) -> int:
+        if not 0 <= value <= MAX_ROUNDS:
+            raise ValueError(f"{value} is out of range: use {ALLOWED['rounds']}")
+        return value
+
+    @field_validator("budget_s")
+    @classmethod
+    def _budget(cls, value: float) -> float:
+        if not 0 < value <= MAX_BUDGET_S:
+            raise ValueError(f"{value:g} is out of range: use {ALLOWED['budget_s']}")
+        return value
+
+
+def _check_glob(value: str) -> str:
+    if not value.strip():
+        raise ValueError("holds an empty glob")
+    if os.path.isabs(value) or ".." in Path(value).parts:
+        raise ValueError(f"glob {value!r} leaves the workspace: use paths relative to the workspace root, without '..'")
+    return value
+
+
+class Contract(_Strict):
+    task_family: str = "general"
+    pinned: list[str] = []
+    deliverables: list[str] = []
+    check: list[Check] = []
+    precondition: list[Check] = []
+    stop: StopSettings = StopSettings()
+    gate: dict[str, Any] = {}
+
+    @field_validator("task_family")
+    @classmethod
+    def _family(cls, value: str) -> str:
+        return _one_line(value)
+
+    @field_validator("pinned", "deliverables")
+    @classmethod
+    def _globs(cls, value: list[str]) -> list[str]:
+        return [_check_glob(item) for item in value]
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "Contract":
+        seen: dict[str, str] = {}
+        for table in ("precondition", "check"):
+            for item in getattr(self, table):
+                if item.name in seen:
+                    raise ValueError(
+                        f"the name {item.name!r} is used twice ([[{seen[item.name]}]] and [[{table}]]): "
+                        "every check and precondition needs its own name"
+                    )
+                seen[item.name] = table
+        return self
+
+    def all_checks(self) -> list[tuple[Check, bool]]:
+        """(check, is_precondition), preconditions first."""
+        return [(item, True) for item in self.precondition] + [(item, False) for item in self.check]
+
+    def names(self) -> set[str]:
+        return {item.name for item, _ in self.all_checks()}
+
+
+# -- loading, with one clear message --------------------------------------------------------------
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    text = text if len(text) <= 60 else text[:59] + "…"
+    return f"{text} ({type(value).__name__})"
+
+
+def _describe(error: dict[str, Any], raw: dict[str, Any]) -> str:
+    """One sentence for one pydantic error: where, which key, what was given, what is allowed."""
+    loc = list(error["loc"])
+    kind = error["type"]
+    where, rest = "", loc
+    if len(loc) >= 2 and loc[0] in ("check", "precondition") and isinstance(loc[1], int):
+        entries = raw.get(loc[0])
+        entry = entries[loc[1]] if isinstance(entries, list) and loc[1] < len(entries) else None
+        named = entry.get("name") if isinstance(entry, dict) else None
+        where = f"[[{loc[0]}]] #{loc[1] + 1}" + (f" ({named!r})" if isinstance(named, str) else "")
+        rest = loc[2:]
+    elif len(loc) >= 2 and loc[0] == "stop":
+        where, rest = "[stop]", loc[1:]
+    names = [str(part) for part in rest if not isinstance(part, int)]
+    items = [part for part in rest if isinstance(part, int)]
+    key = ".".join(names) if names else (str(loc[0]) if loc else "")
+    last = names[-1] if names else key
+    label = f"key {key!r}" + (f" item #{items[-1] + 1}" if items and names else "")
+    prefix = f"{where}: " if where else ""
+    if kind == "extra_forbidden":
+        return f"{prefix}unknown key {key!r}: allowed keys are {', '.join(_keys_of(loc[:-1]))}"
+    if kind == "missing":
+        return f"{prefix}{label} is missing: it must be {ALLOWED.get(last, 'given')}"
+    if kind == "value_error":
+        message = str(error.get("msg", "")).removeprefix("Value error, ")
+        return f"{prefix}{label}: {message}" if loc else message
+    return f"{prefix}{label} = {_show(error.get('input'))} is not allowed: it must be {ALLOWED.get(last, 'valid')}"
+
+
+def _keys_of(loc: list[Any]) -> list[str]:
+    model: type[BaseModel] = Contract
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if part in ("check", "precondition"):
+            model = Check
+        elif part == "stop":
+            model = StopSettings
+        elif part == "probe":
+            model = Probe
+    return list(model.model_fields)
+
+
+def parse_contract(text: str, source: str = CONTRACT_FILE) -> Contract:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ContractError(f"{source} is not valid TOML: {error}") from None
+    try:
+        return Contract.model_validate(raw)
+    except ValidationError as error:
+        problems = error.errors(include_url=False)
+        more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
+        raise ContractError(f"{source}: {_describe(problems[0], raw)}{more}") from None
+
+
+def contract_path(root: Path) -> Path:
+    return Path(root) / CONTRACT_FILE
+
+
+def load_contract(root: Path) -> Contract | None:
+    """The workspace's contract, None when it has no vacant.toml; ContractError when it is invalid."""
+    path = contract_path(root)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ContractError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ContractError(f"{path} is not UTF-8 text: save it as UTF-8") from None
+    return parse_contract(text, str(path))
+
+
+# -- globs ----------------------------------------------------------------------------------------
+
+_MAGIC = re.compile(r"[*?\[]")
+
+
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    out: list[str] = []
+    index = 0
+    while index < len(glob):
+        if glob.startswith("**/", index):
+            out.append("(?:[^/]+/)*")
+            index += 3
+        elif glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif glob[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif glob[index] == "?":
+            out.append("[^/]")
+            index += 1
+        elif glob[index] == "[" and "]" in glob[index + 2 :]:
+            close = glob.index("]", index + 2)
+            body = glob[index + 1 : close]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            index = close + 1
+        else:
+            out.append(re.escape(glob[index]))
+            index += 1
+    return re.compile("".join(out) + r"(?:/.*)?\Z")  # a matched directory includes what is under it
+
+
+def _normal_glob(glob: str) -> str:
+    glob = glob.strip().replace("\\", "/")
+    while glob.startswith("./"):
+        glob = glob[2:]
+    return glob.rstrip("/") or "**"
+
+
+def matches(root: Path, globs: Iterable[str]) -> list[str]:
+    """Workspace-relative files matching any of the globs (`**` recursive; a directory = its files).
+
+    Globs are anchored at the workspace root, like Python's glob: `*.md` is top-level only,
+    `**/*.md` is anywhere. `.git/` and `.vacant/` are never matched.
+    """
+    root = Path(root)
+    found: set[str] = set()
+    for glob in globs:
+        glob = _normal_glob(glob)
+        pattern = _glob_regex(glob)
+        static: list[str] = []
+        for part in glob.split("/"):
+            if _MAGIC.search(part):
+                break
+            static.append(part)
+        start = root.joinpath(*static) if static else root
+        if os.path.isfile(start) or os.path.islink(start):
+            rel = "/".join(static)
+            if pattern.match(rel):
+                found.add(rel)
+            continue
+        if not os.path.isdir(start):
+            continue
+        for directory, dirnames, filenames in os.walk(start):
+            dirnames[:] = sorted(name for name in dirnames if name not in SKIP_NAMES)
+            base = Path(directory).relative_to(root).as_posix()
+            for name in filenames:
+                rel = name if base == "." else f"{base}/{name}"
+                if rel.split("/", 1)[0] in SKIP_NAMES:
+                    continue
+                if pattern.match(rel):
+                    found.add(rel)
+    return sorted(found)
+
+
+# -- red-first: adding a check --------------------------------------------------------------------
+
+
+@dataclass
+class Added:
+    check: Check
+    precondition: bool
+    env: str | None = None  # the missing tool, when the probe was red for that reason
+    warnings: list[str] = field(default_factory=list)
+
+
+def _toml_string(value: str) -> str:
+    out = ['"']
+    for char in value:
+        code = ord(char)
+        if char == '"':
+            out.append('\\"')
+        elif char == "\\":
+            out.append("\\\\")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def _toml_number(value: float) -> str:
+    text = repr(float(value))
+    return text if text not in ("inf", "-inf", "nan") else "0.0"
+
+
+def render_check(check: Check, precondition: bool) -> str:
+    table = "precondition" if precondition else "check"
+    lines = [f"[[{table}]]", f"name = {_toml_string(check.name)}", f"command = {_toml_string(check.command)}"]
+    if check.timeout != DEFAULT_TIMEOUT_S:
+        lines.append(f"timeout = {_toml_number(check.timeout)}")
+    if check.probe is not None:
+        probe = check.probe
+        parts = [f"exit_code = {probe.exit_code}"] if probe.exit_code is not None else []
+        parts += [f"seconds = {_toml_number(probe.seconds)}", f"at = {_toml_string(probe.at)}"]
+        if probe.timed_out:
+            parts.append("timed_out = true")
+        if probe.env:
+            parts.append(f"env = {_toml_string(probe.env)}")
+        lines.append("probe = { " + ", ".join(parts) + " }")
+    return "\n".join(lines) + "\n"
+
+
+def _validated_check(name: str, command: str, timeout: float | None) -> Check:
+    fields: dict[str, Any] = {"name": name, "command": command}
+    if timeout is not None:
+        fields["timeout"] = float(timeout)
+    try:
+        return Check.model_validate(fields)
+    except ValidationError as error:
+        raise CheckRefused(_describe(error.errors(include_url=False)[0], {})) from None
+
+
+def add_check(
+    root: Path,
+    name: str,
+    command: str,
+    precondition: bool = False,
+    timeout: float | None = None,
+    probe_cap: float = PROBE_CAP_S,
+) -> Added:
+    """Probe `command` on the workspace as it stands and, if it is the right colour, append it.
+
+    Acceptance checks must be red now (a missing tool counts, flagged `env/NAME`); preconditions
+    must be green now. The probe's evidence (exit code, seconds, time) is stored with the check.
+    """
+    root = Path(root)
+    if "\n" in command.strip() or "\r" in command.strip():
+        raise CheckRefused(f"the command is more than one line: {MULTILINE}")
+    check = _validated_check(name, command, timeout)
+    contract = load_contract(root) or Contract()
+    if check.name in contract.names():
+        raise CheckRefused(f"a check named {check.name!r} already exists in {CONTRACT_FILE}: pick another name or edit the file")
+    cap = min(check.timeout, probe_cap)
+    result = run_command(check.command, root, cap, root)
+    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    tool = missing_tool(result.exit_code, result.output, root)
+    words = own_words(result.output)
+    said = f": {words}" if words else ""
+    added = Added(check, precondition, env=f"env/{tool}" if tool else None)
+    if precondition:
+        if result.timed_out:
+            raise CheckRefused(f"precondition {check.name!r} did not finish within {cap:g} s: a precondition must hold now, quickly")
+        if result.exit_code != 0:
+            why = f" (`{tool}` is missing)" if tool else ""
+            raise CheckRefused(
+                f"precondition {check.name!r} does not hold now (exit {result.exit_code}{said}){why}: a precondition "
+                "is a statement about the current state; what the work should make true is an acceptance check "
+                "(add it without --precondition)"
+            )
+    else:
+        if result.exit_code == 0 and not result.timed_out:
+            raise CheckRefused(f"check {check.name!r} passes now (exit 0 in {result.seconds:.2f} s): {GREEN_FIRST}")
+        if result.timed_out:
+            added.warnings.append(
+                f"the probe of {check.name!r} was stopped at {cap:g} s (process group killed): it did not pass, "
+                "but it was not seen to fail on its own"
+            )
+        if tool:
+            added.warnings.append(
+                f"env/{tool}: `{tool}` is not available to checks, so {check.name!r} is red for a reason editing code "
+                f"cannot fix: install it on PATH or in {root / '.local' / 'bin'}"
+            )
+    check.probe = Probe(
+        exit_code=result.exit_code, seconds=round(result.seconds, 3), at=at, timed_out=result.timed_out, env=tool,
+    )
+    _append(root, check, precondition)
+    return added
+
+
+def _append(root: Path, check: Check, precondition: bool) -> None:
+    """Append the check's table to vacant.toml (keeping the file's comments), validated before it lands."""
+    path = contract_path(root)
+    try:
+        before = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        before = ""
+    current = parse_contract(before, str(path)) if before else Contract()
+    if check.name in current.names():  # added meanwhile, while the probe ran
+        raise CheckRefused(f"a check named {check.name!r} already exists in {CONTRACT_FILE}: pick another name or edit the file")
+    separator = "" if not before else ("\n" if before.endswith("\n") else "\n\n")
+    after = before + separator + render_check(check, precondition)
+    parse_contract(after, str(path))  # never write a file that would not load
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(after, encoding="utf-8")
+    if path.exists():
+        os.chmod(temp, path.stat().st_mode & 0o7777)
+    os.replace(temp, path)
+
+
+def probe_vacuous(root: Path, cap: float = PROBE_CAP_S) -> list[str]:
+    """Acceptance checks that pass right now, before any work: vacuous (the workspace drifted).
+
+    Called when a run starts; a warning to report, never a refusal. Probes run in parallel, each
+    capped at `cap` seconds.
+    """
+    contract = load_contract(root)
+    if contract is None or not contract.check:
+        return []
+
+    def green(check: Check) -> bool:
+        result = run_command(check.command, Path(root), min(check.timeout, cap), Path(root))
+        return result.exit_code == 0 and not result.timed_out
+
+    with ThreadPoolExecutor(max_workers=min(8, len(contract.check))) as pool:
+        verdicts = list(pool.map(green, contract.check))
+    return [check.name for check, verdict in zip(contract.check, verdicts) if verdict]

@@ -1,0 +1,86 @@
+"""The per-user signing key (`~/.config/vacant/key`): flags and human decisions are HMAC-signed.
+
+The key is 32 random bytes, mode 0600, created on first use in the user's config directory and
+never inside a workspace. A signature is HMAC-SHA256 over the canonical JSON of an object (sorted
+keys, no spaces), so any edit of a signed record, by hand or by an agent, fails verification.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import stat
+import warnings
+from pathlib import Path
+from typing import Any
+
+from vacant.paths import user_config_dir
+
+KEY_BYTES = 32
+
+
+class KeyFileError(RuntimeError):
+    """The key file exists but cannot be used (one sentence saying what to do)."""
+
+
+def key_path() -> Path:
+    return user_config_dir() / "key"
+
+
+def user_key() -> bytes:
+    """The user's key, created (atomically, 0600) on first use."""
+    path = key_path()
+    try:
+        return _read(path)
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temp = path.with_name(f".key.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, os.urandom(KEY_BYTES))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(temp, path)  # fails if another process created the key first: theirs wins
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(temp)
+    return _read(path)
+
+
+def _read(path: Path) -> bytes:
+    info = path.stat()
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        warnings.warn(f"{path} was readable by others: its mode is now 0600", stacklevel=3)
+        os.chmod(path, 0o600)
+    data = path.read_bytes()
+    if len(data) != KEY_BYTES:
+        raise KeyFileError(
+            f"{path} is not a vacant key ({len(data)} bytes, expected {KEY_BYTES}): "
+            "move it away to create a new one (flags signed with the old key will then show as tampered)"
+        )
+    return data
+
+
+def canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def sign(obj: Any) -> str:
+    """HMAC-SHA256 (hex) of `obj`'s canonical JSON under the user's key."""
+    return hmac.new(user_key(), canonical(obj), hashlib.sha256).hexdigest()
+
+
+def verify_signature(obj: Any, signature: Any) -> bool:
+    if not isinstance(signature, str):
+        return False
+    try:
+        expected = sign(obj)
+    except (TypeError, ValueError):
+        return False
+    return hmac.compare_digest(expected, signature)
