@@ -1,0 +1,289 @@
+"""Helpers for end-to-end tests that drive the real Codex CLI offline.
+
+The CLI (pinned in ``fixtures/agents/package.json``) talks to a scripted fake OpenAI Responses
+upstream (``fixtures/upstreams/fake_responses.py``) with an isolated HOME and CODEX_HOME, so a run
+needs no network, no account and no user config. Scratch directories live under the repo's
+``.e2e-tmp/``, never under ``/tmp``: Codex refuses to create its helper binaries under a temporary
+directory.
+
+Typical use::
+
+    with CodexScratch("my-test") as scratch:
+        ws = make_codex_workspace(scratch, {"a.txt": "hello\\n"})     # git repo, vacant init --platform codex
+        with FakeResponses({"turns": [...]}, scratch.path / "upstream") as up:
+            proc = run_codex_exec(ws, scratch.codex_home, up, "do the task")
+
+This module holds no tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+AGENTS_DIR = REPO_ROOT / "fixtures" / "agents"
+AGENTS_BIN = AGENTS_DIR / "node_modules" / ".bin"
+FAKE_RESPONSES = REPO_ROOT / "fixtures" / "upstreams" / "fake_responses.py"
+E2E_TMP = REPO_ROOT / ".e2e-tmp"
+BIN = Path(sys.executable).parent
+
+MODEL = "gpt-5.5"  # a slug from Codex's bundled catalog: the freeform apply_patch tool is offered
+FAKE_API_KEY = "sk-fake-codex"
+KEEP_ENV = "VACANT_KEEP_E2E"  # set to keep the scratch directories of passing tests
+
+
+def codex_binary() -> Path:
+    """Path of the pinned ``codex`` CLI; raises (never skips) when it is missing."""
+    path = AGENTS_BIN / "codex"
+    if not path.exists():
+        raise RuntimeError(
+            f"Codex CLI not found at {path}. "
+            "Run the README test command: it runs npm ci "
+            f"(npm ci --prefix {AGENTS_DIR.relative_to(REPO_ROOT)})."
+        )
+    return path
+
+
+class CodexScratch:
+    """A fresh directory under ``.e2e-tmp/`` holding HOME, CODEX_HOME and the workspace.
+
+    Removed on a clean exit of the ``with`` block unless $VACANT_KEEP_E2E is set; kept when the
+    block raised, for a look at what happened."""
+
+    def __init__(self, name: str) -> None:
+        safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:60]
+        self.path = E2E_TMP / f"{safe}-{uuid.uuid4().hex[:8]}"
+        self.home = self.path / "home"
+        self.codex_home = self.home / ".codex"
+        self.vacant_home = self.path / "vacant-data"
+
+    def __enter__(self) -> "CodexScratch":
+        if str(self.path.resolve()).startswith("/tmp/"):
+            raise RuntimeError(f"{self.path} is under /tmp: Codex refuses its helper binaries there")
+        self.codex_home.mkdir(parents=True)
+        self.vacant_home.mkdir(parents=True)
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is None and not os.environ.get(KEEP_ENV):
+            shutil.rmtree(self.path, ignore_errors=True)
+
+
+class FakeResponses:
+    """Runs ``fake_responses.py`` with ``script`` in a subprocess for a ``with`` block.
+
+    Files go to ``workdir``: ``script.json``, ``requests.jsonl`` (one line per ``*/responses``
+    request), ``port`` and ``server.log`` (stderr/access log)."""
+
+    def __init__(self, script: dict, workdir: Path, start_timeout: float = 10.0):
+        self.script = script
+        self.workdir = Path(workdir)
+        self.start_timeout = start_timeout
+        self.script_path = self.workdir / "script.json"
+        self.log_path = self.workdir / "requests.jsonl"
+        self.port_file = self.workdir / "port"
+        self.server_log = self.workdir / "server.log"
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+
+    @property
+    def base_url(self) -> str:
+        """What goes in the provider's ``base_url`` (Codex POSTs ``{base_url}/responses``)."""
+        if self.port is None:
+            raise RuntimeError("FakeResponses is not running")
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> "FakeResponses":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.script_path.write_text(json.dumps(self.script, indent=1), encoding="utf-8")
+        for p in (self.log_path, self.port_file):
+            if p.exists():
+                p.unlink()
+        self.log_path.touch()
+        with open(self.server_log, "ab") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, str(FAKE_RESPONSES), "--script", str(self.script_path),
+                 "--log", str(self.log_path), "--port-file", str(self.port_file)],
+                stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+            )
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.port_file.exists():
+                text = self.port_file.read_text().strip()
+                if text:
+                    self.port = int(text)
+                    return self
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        log = self.server_log.read_text(errors="replace")
+        self.stop()
+        raise RuntimeError(f"fake Responses upstream did not start; its output:\n{log}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self.proc = None
+
+    def __enter__(self) -> "FakeResponses":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def requests(self) -> list[dict]:
+        if not self.log_path.exists():
+            return []
+        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def scripted_requests(self) -> list[dict]:
+        return [r for r in self.requests() if r.get("turn") is not None]
+
+
+def write_config(codex_home: Path, extra: str = "") -> Path:
+    """``config.toml`` with the fake provider. Its ``base_url`` is given per run with ``-c`` (the
+    port changes), so nothing rewrites this file after `vacant init` recorded trust in it."""
+    path = Path(codex_home) / "config.toml"
+    path.write_text(
+        f'model = "{MODEL}"\n'
+        'model_provider = "fake"\n'
+        f"{extra}"
+        "\n[model_providers.fake]\n"
+        'name = "Fake"\n'
+        'base_url = "http://127.0.0.1:9/v1"\n'
+        'env_key = "FAKE_API_KEY"\n'
+        'wire_api = "responses"\n'
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n"
+    )
+    return path
+
+
+def codex_env(home: Path, codex_home: Path, vacant_home: Path | None = None) -> dict:
+    """A copy of os.environ for an offline run: isolated HOME/CODEX_HOME, the fake key, the pinned
+    codex first on PATH. Inherited ``CODEX*`` / ``OPENAI*`` variables are dropped."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("CODEX", "OPENAI"))}
+    env.update({
+        "HOME": str(home),
+        "CODEX_HOME": str(codex_home),
+        "FAKE_API_KEY": FAKE_API_KEY,
+        "PATH": f"{AGENTS_BIN}{os.pathsep}{BIN}{os.pathsep}{env.get('PATH', '')}",
+        "NO_COLOR": "1",
+    })
+    if vacant_home is not None:
+        env["VACANT_HOME"] = str(vacant_home)
+    return env
+
+
+def vacant(args: list[str], cwd: Path, env: dict, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(BIN / "vacant"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"vacant {args} failed ({proc.returncode}): {proc.stderr}\n{proc.stdout}")
+    return proc
+
+
+def git_workspace(workspace: Path, files: dict[str, str] | None = None) -> Path:
+    """A git repository with `files` committed (Codex runs in git repos without extra flags)."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    for rel, text in (files or {}).items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text)
+    git = ["git", "-c", "user.email=e2e@vacant.invalid", "-c", "user.name=e2e", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q"], cwd=workspace, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=workspace, check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "fixture"], cwd=workspace, check=True)
+    return workspace
+
+
+def make_codex_workspace(scratch: CodexScratch, files: dict[str, str] | None = None,
+                         install: bool = True) -> Path:
+    """A git workspace with vacant's hooks installed (and trusted) by the real `vacant init`."""
+    workspace = git_workspace(scratch.path / "ws", files)
+    write_config(scratch.codex_home)
+    if install:
+        env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
+        vacant(["init", "--platform", "codex"], workspace, env=env)
+    return workspace
+
+
+def run_codex_exec(
+    workspace: Path,
+    codex_home: Path,
+    upstream: "FakeResponses | str",
+    prompt: str,
+    extra_args: Iterable[str] = (),
+    sandbox: str = "workspace-write",
+    home: Path | None = None,
+    vacant_home: Path | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess:
+    """Run ``codex exec PROMPT`` once in ``workspace`` and return the finished process.
+
+    ``config.toml`` in ``codex_home`` must name the fake provider (:func:`write_config`); its
+    ``base_url`` is pointed at ``upstream`` with ``-c``. No bypass flag is passed: hooks fire only
+    when really trusted. stdout is the final message; stderr shows each hook run."""
+    codex_home = Path(codex_home)
+    home = Path(home) if home is not None else codex_home.parent
+    url = upstream if isinstance(upstream, str) else upstream.base_url
+    if not (codex_home / "config.toml").exists():
+        write_config(codex_home)
+    cmd = [str(codex_binary()), "exec", "--sandbox", sandbox, "--color", "never",
+           "-c", f"model_providers.fake.base_url={json.dumps(url)}", *extra_args, prompt]
+    return subprocess.run(
+        cmd, cwd=str(workspace), env=codex_env(home, codex_home, vacant_home),
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+@dataclass
+class CodexRun:
+    workspace: Path
+    scratch: CodexScratch
+    upstream: FakeResponses
+    process: subprocess.CompletedProcess
+
+    def log(self) -> list[dict]:
+        out = vacant(["log", "--json"], self.workspace, env=os.environ.copy()).stdout
+        return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+    def steps(self):
+        from vacant.runview import RunView
+
+        return RunView.build(self.log()).ordered()
+
+    def view(self):
+        from vacant.runview import RunView
+
+        return RunView.build(self.log())
+
+    def errors(self) -> str:
+        path = self.workspace / ".vacant" / "errors.log"
+        return path.read_text() if path.exists() else ""
+
+    def hook_runs(self) -> list[str]:
+        """The `hook: X` lines Codex printed on stderr (start and finish of every hook run)."""
+        return [line for line in self.process.stderr.splitlines() if line.startswith("hook: ")]
+
+
+def run_scripted(scratch: CodexScratch, turns: list[dict], files: dict[str, str] | None = None,
+                 prompt: str = "do the task", extra_args: tuple[str, ...] = ()) -> CodexRun:
+    workspace = make_codex_workspace(scratch, files)
+    upstream = FakeResponses({"turns": turns}, scratch.path / "upstream")
+    with upstream:
+        process = run_codex_exec(workspace, scratch.codex_home, upstream, prompt, extra_args=extra_args,
+                                 home=scratch.home, vacant_home=scratch.vacant_home)
+    return CodexRun(workspace, scratch, upstream, process)
