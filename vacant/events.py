@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections import Counter
+from collections import Counter, namedtuple
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple
 
 
-class EventType(NamedTuple):
-    required: tuple[str, ...]
-    meaning: str
+# (required field names, one-line meaning); a namedtuple keeps `typing` off the hot path
+EventType = namedtuple("EventType", "required meaning")
 
 
 # Every record also carries the envelope fields below; they are added by the step log.
@@ -94,7 +93,7 @@ class VocabularyError(ValueError):
     """An event of an unknown type, or missing a required field."""
 
 
-def make(event_type: str, fields: dict[str, Any]) -> dict[str, Any]:
+def make(event_type: str, fields: dict[str, object]) -> dict[str, object]:
     """Validate one event and return its record body (without the envelope's chain fields)."""
     spec = TYPES.get(event_type)
     if spec is None:
@@ -108,7 +107,7 @@ def make(event_type: str, fields: dict[str, Any]) -> dict[str, Any]:
     return {"type": event_type, **fields}
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any] | None]]:
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, object] | None]]:
     """Yield (line number, raw bytes, parsed record or None when the line is torn/unparseable)."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -121,7 +120,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any] | None]]
             yield number, raw, record
 
 
-def load(path: str | Path) -> list[dict[str, Any]]:
+def load(path: str | Path) -> list[dict[str, object]]:
     """Every readable record of a step log, in order; torn lines are skipped with a warning."""
     records = []
     for number, _raw, record in iter_lines(Path(path)):
@@ -132,7 +131,7 @@ def load(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-def tally(records: Iterable[dict[str, Any]]) -> dict[str, int]:
+def tally(records: Iterable[dict[str, object]]) -> dict[str, int]:
     """How many records of each type, in vocabulary order (zero counts included)."""
     counts = Counter(record.get("type") for record in records)
     return {name: counts.get(name, 0) for name in TYPES}

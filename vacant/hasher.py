@@ -5,7 +5,10 @@ of its target text), `d` (directory) or `s` (FIFO, socket, device: recorded, nev
 
 A file whose size, mtime_ns and mode match the index reuses its hash. Racy-git rule: an entry
 whose mtime is not older than the filesystem clock at the start of the scan that recorded it is
-re-hashed, since a same-size rewrite within that timestamp tick would otherwise be missed.
+re-hashed, since a same-size rewrite within that timestamp tick would otherwise be missed. Like
+git (which compares ctime and inode too), an entry whose ctime is not older than that clock is
+re-hashed as well: a same-size file renamed over it, or a rewrite whose mtime a tool restored
+(`cp -p`, `tar`, `rsync -t`), changes nothing but the ctime.
 
 Ignore rules (.gitignore at every level, .vacantignore at the root) are only matched for paths
 the index does not already hold, unless an ignore file changed: that keeps incremental scans free
@@ -265,7 +268,9 @@ class Scanner:
         old = self.index.entries()
         ignores, seen, result = self._ignores(), {}, ScanResult()
         self._walk("", ignores, seen, result, old, trust_index=True)
-        if ignores.seen_stamp != self.index.ignore_stamp and old:
+        # An ignore file changed, or was written in the last scan's own tick (racy-git again).
+        racy = any(mtime >= self.index.clock_ns for _size, mtime in ignores.seen_stamp.values())
+        if (ignores.seen_stamp != self.index.ignore_stamp or racy) and old:
             ignores, seen, result = self._ignores(), {}, ScanResult()  # an ignore file changed:
             self._walk("", ignores, seen, result, old, trust_index=False)  # match every path again
         _diff(old, seen, result, in_scope=lambda rel: True)
@@ -315,8 +320,9 @@ class Scanner:
                 rel = f"{current}/{name}" if current else name
                 try:
                     st = dirent.stat(follow_symlinks=False)
-                except OSError:
-                    continue  # vanished between listing and stat
+                except OSError as error:  # vanished between listing and stat
+                    result.errors.append(f"{rel}: {error.strerror}")
+                    continue
                 if name in IGNORE_FILES and stat.S_ISREG(st.st_mode):
                     ignores.note_ignore_file(rel, st)
                 is_dir = stat.S_ISDIR(st.st_mode)
@@ -381,6 +387,7 @@ class Scanner:
             and old[2] == st.st_mtime_ns
             and old[4] == mode
             and st.st_mtime_ns < self.index.clock_of(rel)  # racy-git: not older than that scan
+            and st.st_ctime_ns < self.index.clock_of(rel)  # nor renamed over, nor mtime restored since
         ):
             seen[rel] = old
             result.reused += 1

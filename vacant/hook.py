@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 import time
-import traceback
 from pathlib import Path
 
 from vacant.platforms.base import HookCall, Response, load
@@ -21,6 +20,7 @@ from vacant.workspace import state_dir
 
 BUDGET_ENV = "VACANT_HOOK_BUDGET_S"
 DEFAULT_BUDGET_S = 50  # below the 60 s timeout `vacant init` writes for tool hooks
+STOP_BUDGET_S = 570  # below the 600 s Stop timeout; the pipeline's own budget is lower still
 
 
 class HookTimeout(Exception):
@@ -52,6 +52,8 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
     if not isinstance(payload, dict):
         raise ValueError("hook payload is not a JSON object")
     call: HookCall = platform.parse(payload, env)
+    if call.kind in ("stop", "subagent_stop"):
+        signal.alarm(STOP_BUDGET_S)  # the Stop pipeline keeps to its own, smaller budget
     recorder = Recorder(call.workspace, call.session_id, platform)
     response: Response = recorder.handle(call)
     return platform.render(call, response)
@@ -71,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as error:  # noqa: BLE001 - fail open: log, exit 0, print nothing
         if isinstance(error, KeyboardInterrupt):
             return 0
+        import traceback  # only on the error path
+
         log_error(root, f"vacant-hook {argv[0]}: {type(error).__name__}: {error}\n{traceback.format_exc()}")
         return 0
     finally:

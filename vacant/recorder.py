@@ -11,10 +11,9 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from vacant.hasher import ScanResult, relative_to_root
-from vacant.platforms.base import HookCall, Platform, Read, Response
+from vacant.platforms.base import HookCall, Read, Response
 from vacant.states import open_scanner, save_manifest
 from vacant.steplog import StepLog, file_lock
 from vacant.workspace import ensure_state_dir, run_dir
@@ -34,14 +33,14 @@ def task_family(root: Path) -> str:
 
 
 class Recorder:
-    def __init__(self, root: Path, run_id: str, platform: Platform) -> None:
+    def __init__(self, root: Path, run_id: str, platform: "Platform") -> None:  # noqa: F821
         self.root = Path(root)
         self.state_dir = ensure_state_dir(self.root)
         self.log = StepLog(run_dir(self.root, run_id))
         self.run_id = run_id
         self.platform = platform
         self.state_path = self.log.run_dir / "run.json"
-        self.run: dict[str, Any] = {}
+        self.run: dict[str, object] = {}
         self._scanner = None
 
     # -- entry -------------------------------------------------------------------------------
@@ -58,11 +57,21 @@ class Recorder:
             handler = getattr(self, f"_on_{call.kind}")
             response = handler(call) or Response()
             self._save_run()
+        if call.kind in ("stop", "subagent_stop"):
+            response = self._stop_pipeline(call)  # outside the lock: replay may take a while
         return response
+
+    def _stop_pipeline(self, call: HookCall) -> Response:
+        from vacant.stop import stop  # the Stop pipeline may import pydantic; the hot path does not
+
+        outcome = stop(self.root, self.log.run_dir, call.agent_id)
+        if outcome.feedback:
+            return Response("block", outcome.feedback)
+        return Response(system_message=outcome.system_message or "")
 
     # -- run state ---------------------------------------------------------------------------
 
-    def _load_run(self) -> dict[str, Any]:
+    def _load_run(self) -> dict[str, object]:
         try:
             return json.loads(self.state_path.read_bytes())
         except (OSError, ValueError):
@@ -97,7 +106,7 @@ class Recorder:
                 entry["model"] = model
                 self.log.emit("actor", agent_id=agent_id, agent_definition=entry["definition"], model=model)
 
-    def _actor(self, agent_id: str | None) -> dict[str, Any]:
+    def _actor(self, agent_id: str | None) -> dict[str, object]:
         entry = self.run["agents"].get(agent_id or MAIN, {"definition": MAIN, "model": None})
         return {
             "platform": self.platform.cell_platform,
@@ -167,7 +176,7 @@ class Recorder:
             self.log.emit("change", step=step, scope=scope, open_steps=self._open_steps(), **result.delta())
         for read in reads:
             self._record_read(read, step)
-        fields: dict[str, Any] = {"exit_code": exit_code} if exit_code is not None else {}
+        fields: dict[str, object] = {"exit_code": exit_code} if exit_code is not None else {}
         if detail:
             fields["detail"] = detail
         self.log.emit("step_end", step=step, key=key, outcome=outcome, **fields)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 
-class Rule(NamedTuple):
-    name: str
-    pattern: re.Pattern[str]
-    # Group 1, when the pattern has one, is a prefix kept in clear (e.g. "password=").
-    keeps_prefix: bool
+# keeps_prefix: group 1 of the pattern is a prefix kept in clear (e.g. "password=").
+Rule = namedtuple("Rule", "name pattern keeps_prefix")
 
 
 def _rule(name: str, regex: str, keeps_prefix: bool = False, flags: int = 0) -> Rule:
@@ -53,7 +50,7 @@ def redact_text(text: str) -> str:
     return text
 
 
-def redact(value: Any) -> Any:
+def redact(value: object) -> object:
     """Redact every string inside a JSON-like value (dict keys are left alone)."""
     if isinstance(value, str):
         return redact_text(value)

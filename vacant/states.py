@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
-from typing import Any, Iterable
+from collections.abc import Iterable
 
 from vacant.hasher import Entry, Index, Scanner
 from vacant.objects import ObjectStore
@@ -41,7 +40,7 @@ def load_manifest(store: ObjectStore, key: str) -> Manifest:
     return json.loads(store.get(key))
 
 
-def apply_delta(manifest: Manifest, delta: dict[str, Any]) -> Manifest:
+def apply_delta(manifest: Manifest, delta: dict[str, object]) -> Manifest:
     result = dict(manifest)
     for rel in delta.get("removed", ()):
         result.pop(rel, None)
@@ -50,7 +49,7 @@ def apply_delta(manifest: Manifest, delta: dict[str, Any]) -> Manifest:
     return result
 
 
-def diff(old: Manifest, new: Manifest) -> dict[str, Any]:
+def diff(old: Manifest, new: Manifest) -> dict[str, object]:
     """The delta that turns `old` into `new` (same shape as a scan's delta)."""
     added = {rel: entry for rel, entry in new.items() if rel not in old}
     changed = {rel: entry for rel, entry in new.items() if rel in old and _content(old[rel]) != _content(entry)}
@@ -117,6 +116,8 @@ def _remove(path: Path) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.is_dir():
+        import shutil  # not on the hook's hot path
+
         shutil.rmtree(path)
     elif os.path.lexists(path):
         os.unlink(path)
@@ -140,10 +141,12 @@ def read_manifest_of(directory: Path) -> Manifest:
         scanner.scan()
         return scanner.index.entries()
     finally:
+        import shutil
+
         shutil.rmtree(scratch_state, ignore_errors=True)
 
 
-def fold(baseline: Manifest, deltas: Iterable[dict[str, Any]]) -> list[Manifest]:
+def fold(baseline: Manifest, deltas: Iterable[dict[str, object]]) -> list[Manifest]:
     """Every state in order: the baseline, then one manifest after each delta."""
     states = [baseline]
     for delta in deltas:

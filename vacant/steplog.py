@@ -17,7 +17,8 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from collections import namedtuple
+from collections.abc import Iterator
 
 from vacant import events
 from vacant.redact import redact
@@ -32,11 +33,11 @@ class LockTimeout(RuntimeError):
     pass
 
 
-def canonical(record: dict[str, Any]) -> bytes:
+def canonical(record: dict[str, object]) -> bytes:
     return json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
 
 
-def chain_hash(record: dict[str, Any]) -> str:
+def chain_hash(record: dict[str, object]) -> str:
     """sha256 over the record without its own `hash` field (its `prev` is included)."""
     body = {key: value for key, value in record.items() if key != "hash"}
     return hashlib.sha256(canonical(body)).hexdigest()
@@ -63,10 +64,7 @@ def file_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         os.close(fd)  # closing releases the flock
 
 
-class Head(NamedTuple):
-    seq: int
-    hash: str
-    size: int
+Head = namedtuple("Head", "seq hash size")  # the chain's tip and the log size it was written at
 
 
 class StepLog:
@@ -84,13 +82,13 @@ class StepLog:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         return file_lock(self.lock_path, timeout)
 
-    def emit(self, event_type: str, **fields: Any) -> dict[str, Any]:
+    def emit(self, event_type: str, **fields: object) -> dict[str, object]:
         """Validate against the vocabulary, redact secrets, chain and append one record."""
         body = events.make(event_type, fields)
         with self.lock():
             return self.append_locked(body)
 
-    def append_locked(self, body: dict[str, Any]) -> dict[str, Any]:
+    def append_locked(self, body: dict[str, object]) -> dict[str, object]:
         """Append while the caller holds `lock()` (so it can order several appends)."""
         head, torn_tail = self._current_head()
         record = {"v": 1, "seq": head.seq + 1, "ts": time.time(), **redact(body), "prev": head.hash}
@@ -154,14 +152,12 @@ class StepLog:
                 return Head(records[-1]["seq"], records[-1]["hash"], size), torn
         return Head(0, GENESIS, size), torn
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[dict[str, object]]:
         return events.load(self.path) if self.path.exists() else []
 
 
-class Problem(NamedTuple):
-    line: int
-    kind: str  # edited | deleted | inserted | reordered | torn | truncated
-    detail: str
+class Problem(namedtuple("Problem", "line kind detail")):
+    """kind: edited | deleted | inserted | reordered | torn | truncated"""
 
     @property
     def fatal(self) -> bool:

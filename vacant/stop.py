@@ -231,12 +231,14 @@ def _last_touch(view: RunView, path: str) -> Step | None:
 
 def _producer_actor(view: RunView, step: Step, hops: list[str]) -> dict[str, Any] | None:
     """A sub-agent's reply belongs to the sub-agent's cell, not to the Agent call's caller."""
-    if hops[-1].startswith("subagent:"):
-        agent_id = hops[-1].split(":", 1)[1]
-        own = [s for s in view.ordered() if s.agent_id == agent_id and s.actor]
-        if own:
-            return own[-1].actor
-    return step.actor
+    if not hops[-1].startswith("subagent:") or not step.actor:
+        return step.actor
+    agent_id = hops[-1].split(":", 1)[1]
+    definition = next((r["agent_type"] for r in view.of_type("subagent") if r["agent_id"] == agent_id), None)
+    model = next((r["model"] for r in reversed(view.of_type("actor")) if r["agent_id"] == agent_id), None)
+    if definition is None:
+        return step.actor
+    return {**step.actor, "agent_definition": definition, "model": model}
 
 
 def read_coverage(view: RunView) -> dict[str, str]:
@@ -342,6 +344,17 @@ def summary_for_person(report: dict[str, Any], why: str) -> str:
     return f"vacant: {len(report['findings'])} finding(s) left ({parts}); {why}. See `vacant report {report['run']}`."
 
 
+def save_report(run_dir: Path, report: dict[str, Any]) -> None:
+    """Each Stop's report is kept (`reports/0001.json`, …); `report.json` is the latest."""
+    history = run_dir / "reports"
+    history.mkdir(exist_ok=True)
+    number = len(list(history.glob("*.json"))) + 1
+    report["stop"] = number
+    text = json.dumps(report, indent=1)
+    (history / f"{number:04d}.json").write_text(text)
+    (run_dir / "report.json").write_text(text)
+
+
 def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float | None = None) -> Outcome:
     """The whole Stop: replay and grade, consequences, report, and whether the agent may stop."""
     contract = load_contract(root)
@@ -370,5 +383,5 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
         log.emit("attribution", finding=item["id"], level=item["level"], step=item["step"],
                  lineage_source=item["lineage_source"])
     _save_stop_state(run_dir, state)
-    (run_dir / "report.json").write_text(json.dumps(report, indent=1))
+    save_report(run_dir, report)
     return Outcome(report, blocking, feedback, system_message)

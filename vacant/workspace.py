@@ -26,6 +26,16 @@ def find_root(start: Path | None = None) -> Path:
     return start
 
 
+def new_root(start: Path | None = None) -> Path:
+    """Where `vacant init` puts a workspace: the git top level, else the directory itself (never
+    an ancestor that happens to hold a `.vacant/`)."""
+    start = Path(start or os.getcwd()).resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
 def state_dir(root: Path) -> Path:
     override = os.environ.get("VACANT_STATE_DIR")
     return Path(override).resolve() if override else Path(root) / STATE_DIR_NAME

@@ -74,7 +74,8 @@ def test_hook_bounds_its_own_work(tmp_path):
     holder = open(state / "lock", "w")
     fcntl.flock(holder, fcntl.LOCK_EX)
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(tmp_path), VACANT_HOOK_BUDGET_S="2")
-    payload = json.dumps({"session_id": "s", "hook_event_name": "Stop", "cwd": str(tmp_path)}).encode()
+    payload = json.dumps({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                          "tool_use_id": "t", "tool_input": {"command": "ls"}, "cwd": str(tmp_path)}).encode()
     proc = subprocess.run([sys.executable, "-m", "vacant.hook", "claude"], input=payload, env=env,
                           capture_output=True, timeout=20)
     holder.close()

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from vacant import redact as redact_module
 from vacant.redact import RULES, redact, redact_text
 from vacant.steplog import StepLog, verify
 
@@ -156,7 +155,6 @@ def test_redact_walks_nested_values():
 
 def test_step_log_writes_nested_secrets_redacted(tmp_path):
     log = StepLog(tmp_path / "run")
-    secrets = [ANT, OPENAI, GHP, GLPAT, AKIA, AWS_SECRET, BEARER, "hunter2hunter2", PEM_BODY.splitlines()[0]]
     log.emit(
         "step_start",
         step=1,
@@ -164,23 +162,23 @@ def test_step_log_writes_nested_secrets_redacted(tmp_path):
         tool="Bash",
         input={
             "command": f"curl -H 'Authorization: Bearer {BEARER}' -u admin --password=hunter2hunter2",
-            "env": [f"ANTHROPIC_API_KEY={ANT}", f"OPENAI_API_KEY={OPENAI}", {"deep": [GHP, GLPAT]}],
-            "aws": {"id": AKIA, "cfg": f"aws_secret_access_key={AWS_SECRET}"},
-            "file": PEM,
+            "env": [f"ANTHROPIC_API_KEY={ANT}", {"deep": [GHP, {"deeper": (GLPAT,)}]}],
+            "cases": {name: [{"text": CASES[name][0]}] for name in RULE_NAMES},  # one per rule
         },
         actor="main",
         open_steps=[],
     )
     raw = log.path.read_bytes()
-    for secret in secrets:
-        assert secret.encode() not in raw, secret
-        assert json.dumps(secret)[1:-1].encode() not in raw, secret  # nor in its JSON-escaped form
     for name in RULE_NAMES:
+        secret = CASES[name][1]
+        assert secret.encode() not in raw, name
+        assert json.dumps(secret)[1:-1].encode() not in raw, name  # nor in its JSON-escaped form
         assert f"[REDACTED:{name}]".encode() in raw, name
+    for secret in (BEARER, ANT, GHP, GLPAT, "hunter2hunter2"):
+        assert secret.encode() not in raw
     assert verify(log) == []  # the chain is computed over what was written
 
 
 def test_rules_compile_and_declare_their_prefix_group():
     for rule in RULES:
         assert rule.pattern.groups >= (1 if rule.keeps_prefix else 0), rule.name
-    assert redact_module.redact_text is redact_text

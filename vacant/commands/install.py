@@ -15,7 +15,7 @@ import typer
 from vacant.commands.common import workspace
 from vacant.exitcodes import Exit
 from vacant.platforms.base import load
-from vacant.workspace import ensure_state_dir
+from vacant.workspace import ensure_state_dir, new_root
 
 SCOPES = ("local", "project", "user")
 
@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         scope: str = typer.Option("local", "--scope", help="local, project or user settings."),
     ) -> None:
         """Create `.vacant/` here; with --platform, install vacant's hooks."""
-        root = workspace()
+        root = new_root()
         state = ensure_state_dir(root)
         typer.echo(f"state directory: {state}")
         if platform:

@@ -8,9 +8,7 @@ serves: it gets a `HookCall` and returns a `Response`. Stdlib only (hot path).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from collections import namedtuple
 
 # What a hook call means to the core (a closed set).
 KINDS = (
@@ -26,71 +24,71 @@ KINDS = (
     "ignore",
 )
 
-# A tool's write scope: None = it may touch anything (full scan); [] = it writes nothing;
-# otherwise the workspace-relative or absolute paths it may write.
-Scope = "list[str] | None"
+# origin: file | command | url | search | subagent | prompt; ref: the path, command, URL, query,
+# agent id, or "user"; content: what was observed (str or bytes).
+Read = namedtuple("Read", "origin ref content")
+BatchCall = namedtuple("BatchCall", "key tool tool_input response_text")
+# What the core wants the platform to do, rendered in the platform's exact output contract.
+# action: allow | deny | block.
+Response = namedtuple("Response", "action reason system_message", defaults=("allow", "", ""))
 
 
-@dataclass
-class Read:
-    origin: str  # file | command | url | search | subagent | prompt
-    ref: str  # the path, command, URL, query, agent id, or "user"
-    content: str | bytes
-
-
-@dataclass
-class BatchCall:
-    key: str
-    tool: str
-    tool_input: Any
-    response_text: str
-
-
-@dataclass
 class HookCall:
-    kind: str
-    session_id: str
-    workspace: Path
-    agent_id: str | None = None
-    agent_type: str | None = None
-    tool: str | None = None
-    tool_input: Any = None
-    key: str | None = None  # tool_use_id
-    scope: list[str] | None = field(default_factory=list)
-    outcome: str | None = None  # ok | failed | not-run
-    exit_code: int | None = None
-    reads: list[Read] = field(default_factory=list)
-    batch: list[BatchCall] = field(default_factory=list)
-    source: str | None = None  # session_start: startup | resume | compact
-    transcript_path: str | None = None
-    model: str | None = None
-    models: dict[str, str] = field(default_factory=dict)  # agent id -> model, when a payload says
-    stop_hook_active: bool = False
-    reason: str | None = None
+    """One hook call, normalised. `scope` is a tool's write scope: None = it may touch anything
+    (full scan); [] = it writes nothing; otherwise the paths it may write."""
+
+    def __init__(self, kind: str, session_id: str, workspace, *, agent_id: str | None = None,
+                 agent_type: str | None = None, tool: str | None = None, tool_input: object = None,
+                 key: str | None = None, scope: list[str] | tuple | None = (), outcome: str | None = None,
+                 exit_code: int | None = None, reads: list | None = None, batch: list | None = None,
+                 source: str | None = None, transcript_path: str | None = None, model: str | None = None,
+                 models: dict[str, str] | None = None, stop_hook_active: bool = False,
+                 reason: str | None = None) -> None:
+        self.kind = kind
+        self.session_id = session_id
+        self.workspace = workspace
+        self.agent_id = agent_id
+        self.agent_type = agent_type
+        self.tool = tool
+        self.tool_input = tool_input
+        self.key = key  # the platform's tool-call id
+        self.scope = list(scope) if isinstance(scope, tuple) else scope
+        self.outcome = outcome  # ok | failed | not-run
+        self.exit_code = exit_code
+        self.reads = reads if reads is not None else []
+        self.batch = batch if batch is not None else []
+        self.source = source  # session_start: startup | resume | compact
+        self.transcript_path = transcript_path
+        self.model = model
+        self.models = models if models is not None else {}  # agent id -> model, when a payload says
+        self.stop_hook_active = stop_hook_active
+        self.reason = reason
 
 
-@dataclass
-class Response:
-    """What the core wants the platform to do; rendered in the platform's exact contract."""
+def _protocol():
+    from typing import Any, Protocol  # built on first use: the hook's hot path never imports typing
 
-    action: str = "allow"  # allow | deny | block
-    reason: str = ""
-    system_message: str = ""
+    class Platform(Protocol):
+        name: str  # what `vacant-hook NAME` and `--platform NAME` say
+        cell_platform: str  # the platform part of an actor cell
+
+        def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
+
+        def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
+
+        def install(self, root, scope: str, hook_command: str): ...
+
+        def uninstall(self, root, scope: str): ...
+
+        def doctor(self, root, hook_command: str) -> list[tuple[str, bool, str]]: ...
+
+    return Platform
 
 
-class Platform(Protocol):
-    name: str  # what `vacant-hook NAME` and `--platform NAME` say
-    cell_platform: str  # the platform part of an actor cell
-
-    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
-
-    def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
-
-    def install(self, root: Path, scope: str, hook_command: str) -> Path: ...
-
-    def uninstall(self, root: Path, scope: str) -> Path | None: ...
-
-    def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]: ...
+def __getattr__(name: str):
+    if name == "Platform":
+        return _protocol()
+    raise AttributeError(name)
 
 
 ALIASES = {"claude-code": "claude"}
@@ -100,7 +98,7 @@ class UnknownPlatform(ValueError):
     pass
 
 
-def load(name: str) -> Platform:
+def load(name: str):
     """The platform module named `name` (a new platform is one new module, no registry edit)."""
     module_name = ALIASES.get(name, name)
     if not module_name.isidentifier() or module_name == "base":

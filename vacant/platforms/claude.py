@@ -12,9 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
-from vacant.platforms import settings_file
 from vacant.platforms.base import BatchCall, HookCall, Read, Response
 
 # Tools that write nothing in the workspace (no scan around them).
@@ -48,7 +46,7 @@ HOOK_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")
 TRANSCRIPT_TAIL = 256 * 1024
 
 
-def _scope(tool: str, tool_input: Any) -> list[str] | None:
+def _scope(tool: str, tool_input: object) -> list[str] | None:
     if tool in FILE_TOOLS:
         path = (tool_input or {}).get(FILE_TOOLS[tool])
         return [path] if isinstance(path, str) else None
@@ -57,7 +55,7 @@ def _scope(tool: str, tool_input: Any) -> list[str] | None:
     return None  # Bash and unknown tools may touch anything
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
@@ -67,7 +65,7 @@ def _text(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _reads(tool: str, tool_input: dict, response: Any) -> list[Read]:
+def _reads(tool: str, tool_input: dict, response: object) -> list[Read]:
     tool_input = tool_input or {}
     if tool == "Read" and isinstance(response, dict):
         file = response.get("file") or {}
@@ -133,7 +131,7 @@ class Claude:
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
+    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
         event = payload.get("hook_event_name", "")
         root = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or "."
         call = HookCall(
@@ -212,7 +210,7 @@ class Claude:
     # -- responses ---------------------------------------------------------------------------
 
     def render(self, call: HookCall, response: Response) -> tuple[str, int]:
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         if response.action == "deny" and call.kind == "tool_pre":
             out["hookSpecificOutput"] = {
                 "hookEventName": "PreToolUse",
@@ -242,18 +240,22 @@ class Claude:
             handler = {"type": "command", "command": hook_command}
             if event != "SessionEnd":
                 handler["timeout"] = TIMEOUTS.get(event, DEFAULT_TIMEOUT)
-            group: dict[str, Any] = {"hooks": [handler]}
+            group: dict[str, object] = {"hooks": [handler]}
             if event in TOOL_EVENTS:
                 group["matcher"] = "*"
             block[event] = [group]
         return block
 
     def install(self, root: Path, scope: str, hook_command: str) -> Path:
+        from vacant.platforms import settings_file  # install-time only: off the hot path
+
         path = self.settings_path(root, scope)
         settings_file.install(path, self.hooks_block(hook_command), validate_settings)
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
+        from vacant.platforms import settings_file
+
         path = self.settings_path(root, scope)
         return path if settings_file.uninstall(path) else None
 
@@ -261,7 +263,7 @@ class Claude:
         return settings_doctor(self, root, hook_command)
 
 
-def validate_settings(settings: dict[str, Any]) -> list[str]:
+def validate_settings(settings: dict[str, object]) -> list[str]:
     """Every way the settings break Claude's hook schema (one bad entry disables the file)."""
     problems: list[str] = []
     hooks = settings.get("hooks", {})
@@ -283,7 +285,7 @@ def validate_settings(settings: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _handler_problems(where: str, handler: Any) -> list[str]:
+def _handler_problems(where: str, handler: object) -> list[str]:
     if not isinstance(handler, dict):
         return [f"{where} must be an object"]
     problems = []
@@ -313,6 +315,8 @@ def settings_doctor(platform: Claude, root: Path, hook_command: str) -> list[tup
         report.append((f"{path}", not problems, "; ".join(problems) or "valid hook schema"))
         if settings.get("disableAllHooks"):
             report.append((f"{path} disableAllHooks", False, "disableAllHooks is true: no hook runs at all"))
+        from vacant.platforms import settings_file
+
         ours = settings_file.count_ours(settings)
         installed_anywhere |= ours > 0
         mode = (settings.get("permissions") or {}).get("defaultMode")

@@ -1,0 +1,114 @@
+"""Hook latency per event type, whole process, against a bare interpreter in the same run.
+
+    python bench/bench_hook.py [--tree DIR] [--reps 30]
+
+Each sample spawns `python vacant-hook claude` with a real-shaped payload on stdin, exactly as
+Claude Code does, and times it to exit. The reference is `python -I -S -c pass` with the same
+interpreter. On a small workspace the goal is p95 <= 10 ms above the reference for Read/Write/Edit;
+on the 40k-file tree (bench/gen_tree.py) a Bash step's full scan should stay p95 <= 450 ms and
+Read/Write/Edit must not grow with the workspace. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PYTHON = sys.executable
+HOOK = [PYTHON, str(Path(PYTHON).parent / "vacant-hook"), "claude"]
+
+
+def timed(cmd: list[str], payload: bytes | None, env: dict, cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(cmd, input=payload, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def stats(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def payload(workspace: Path, event: str, tool: str, key: str, **extra) -> bytes:
+    body = {"session_id": "bench", "transcript_path": "/nonexistent.jsonl", "cwd": str(workspace),
+            "hook_event_name": event, "tool_name": tool, "tool_use_id": key, **extra}
+    return json.dumps(body).encode()
+
+
+def tool_inputs(workspace: Path, n: int) -> dict[str, dict]:
+    target = str(workspace / "bench_target.txt")
+    return {
+        "Read": {"tool_input": {"file_path": target},
+                 "tool_response": {"type": "text", "file": {"filePath": target, "content": "x\n"}}},
+        "Write": {"tool_input": {"file_path": target, "content": f"write {n}\n"}},
+        "Edit": {"tool_input": {"file_path": target, "old_string": "x", "new_string": "y"}},
+        "Bash": {"tool_input": {"command": "true"},
+                 "tool_response": {"stdout": "", "stderr": "", "interrupted": False}},
+    }
+
+
+def measure(workspace: Path, reps: int) -> dict[str, list[float]]:
+    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace))
+    (workspace / "bench_target.txt").write_text("x\n")
+    subprocess.run(HOOK, input=json.dumps({"session_id": "bench", "cwd": str(workspace),
+                                           "hook_event_name": "SessionStart", "source": "startup"}).encode(),
+                   env=env, cwd=workspace, check=True)
+    samples: dict[str, list[float]] = {"reference": []}
+    for n in range(reps):
+        samples["reference"].append(timed([PYTHON, "-I", "-S", "-c", "pass"], None, env, workspace))
+        for tool, fields in tool_inputs(workspace, n).items():
+            key = f"{tool}-{n}"
+            pre = {k: v for k, v in fields.items() if k != "tool_response"}
+            samples.setdefault(f"PreToolUse:{tool}", []).append(
+                timed(HOOK, payload(workspace, "PreToolUse", tool, key, **pre), env, workspace))
+            if tool == "Write":
+                (workspace / "bench_target.txt").write_text(f"write {n}\n")
+            samples.setdefault(f"PostToolUse:{tool}", []).append(
+                timed(HOOK, payload(workspace, "PostToolUse", tool, key, **fields), env, workspace))
+    return samples
+
+
+def report(title: str, samples: dict[str, list[float]]) -> None:
+    ref_median, ref_p95 = stats(samples["reference"])
+    print(f"\n{title}")
+    print(f"{'event':<22}{'median ms':>11}{'p95 ms':>9}{'p95 - ref':>11}")
+    print(f"{'python -I -S -c pass':<22}{ref_median:>11.1f}{ref_p95:>9.1f}{'':>11}")
+    for name, values in samples.items():
+        if name == "reference":
+            continue
+        median, p95 = stats(values)
+        print(f"{name:<22}{median:>11.1f}{p95:>9.1f}{p95 - ref_p95:>+11.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tree", type=Path, help="a large tree (bench/gen_tree.py) to measure on as well")
+    parser.add_argument("--reps", type=int, default=30)
+    args = parser.parse_args()
+    small = Path(tempfile.mkdtemp(prefix="vacant-bench-small-"))
+    try:
+        for i in range(20):
+            (small / f"f{i}.txt").write_text("small file\n" * i)
+        report(f"small workspace ({args.reps} reps)", measure(small, args.reps))
+    finally:
+        shutil.rmtree(small, ignore_errors=True)
+    if args.tree:
+        state = Path(tempfile.mkdtemp(prefix="vacant-bench-state-"))
+        os.environ["VACANT_STATE_DIR"] = str(state)  # keep the tree itself untouched
+        try:
+            report(f"large tree {args.tree} ({max(5, args.reps // 3)} reps)", measure(args.tree, max(5, args.reps // 3)))
+        finally:
+            (args.tree / "bench_target.txt").unlink(missing_ok=True)
+            shutil.rmtree(state, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

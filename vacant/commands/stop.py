@@ -1,0 +1,108 @@
+"""`vacant replay`, `vacant report`, `vacant reputation`, `vacant route`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import typer
+
+from vacant import reputation
+from vacant.commands.common import print_json, workspace
+from vacant.exitcodes import Exit
+from vacant.workspace import WorkspaceError, resolve_run
+
+
+def render_report(report: dict[str, Any]) -> str:
+    coverage = report["read_coverage"]
+    lines = [f"run {report['run']}: {len(report['findings'])} finding(s); "
+             f"{report['check_runs']} check run(s) over {report['states']} state(s) in {report['seconds']} s",
+             f"read_coverage: {coverage['state']} ({coverage['why']})"]
+    for check in report["checks"]:
+        lines.append(f"  check {check['name']}: {'pass' if check['passed'] else 'FAIL'} (exit {check['exit_code']})")
+    for item in report["findings"]:
+        where = f"{item['path']}:{item['line']}" if item["path"] else "(no location)"
+        actor = item["actor"] or {}
+        who = "/".join(str(actor.get(k)) for k in ("platform", "agent_definition", "model")) if actor else "nobody"
+        step = f"step {item['step']} ({item['tool']})" if item["step"] is not None else "no step"
+        lines.append(f"  [{item['id']}] {item['level']:<16} {where}  {step}  actor {who}")
+        lines.append(f"      {item['source']} {item['name']}: {item['message'][:120]}")
+        if item["lineage_source"]:
+            lines.append(f"      value {item['evidence'].get('value')} seen in {item['lineage_source']}")
+        if item["evidence"].get("why"):
+            lines.append(f"      why: {item['evidence']['why']}")
+    if report.get("decision"):
+        lines.append(f"decision: {report['decision']} (round {report.get('round')} of {report.get('rounds')})")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("replay")
+    def replay_command(
+        run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
+        as_json: bool = typer.Option(False, "--json"),
+        budget: Optional[float] = typer.Option(None, "--budget", help="Seconds (default: the contract's)."),
+    ) -> None:
+        """Re-run the Stop pipeline on a recorded run: checks, replay, grades (no feedback sent)."""
+        from vacant.contract import load_contract
+        from vacant.stop import Pipeline
+
+        root = workspace()
+        report = Pipeline(root, resolve_run(root, run), load_contract(root), budget).run()
+        print_json(report) if as_json else typer.echo(render_report(report))
+        if report["findings"]:
+            raise typer.Exit(int(Exit.FAILED))
+
+    @app.command("report")
+    def report_command(
+        run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
+        as_json: bool = typer.Option(False, "--json"),
+        stop_number: Optional[int] = typer.Option(None, "--stop", help="The N-th Stop of the run (default: the last)."),
+    ) -> None:
+        """Print the last Stop's result for a run (or the N-th with --stop)."""
+        run_dir = resolve_run(workspace(), run)
+        path = run_dir / "report.json" if stop_number is None else run_dir / "reports" / f"{stop_number:04d}.json"
+        if not path.exists():
+            which = "no Stop report yet" if stop_number is None else f"no report for Stop {stop_number}"
+            raise WorkspaceError(f"run {run_dir.name} has {which}: `vacant replay {run_dir.name}` makes one")
+        report = json.loads(path.read_text())
+        print_json(report) if as_json else typer.echo(render_report(report))
+
+    @app.command("reputation")
+    def reputation_command(as_json: bool = typer.Option(False, "--json")) -> None:
+        """Per agent cell: n, mean and a Wilson 95% interval; plus source and coverage counts."""
+        cells = [s.to_json() for s in reputation.cell_stats()]
+        sources = [{"source": s, "count": n} for s, n in reputation.counts("source_counts", "source")]
+        gaps = [{"platform": p, "count": n} for p, n in reputation.counts("coverage_gaps", "platform")]
+        if as_json:
+            print_json({"cells": cells, "sources": sources, "integration_coverage": gaps})
+            return
+        if not cells:
+            typer.echo("no reviews yet")
+        for cell in cells:
+            name = "/".join(cell[k] for k in reputation.CELL_FIELDS)
+            low, high = cell["wilson95"]
+            verdict = "" if cell["enough_data"] else "  (not enough data)"
+            typer.echo(f"{name}: n={cell['n']} mean={cell['mean']:.2f} 95% [{low:.2f}, {high:.2f}]{verdict}")
+        for row in sources:
+            typer.echo(f"source {row['source']}: {row['count']} finding(s) traced to it")
+        for row in gaps:
+            typer.echo(f"integration coverage {row['platform']}: {row['count']} out-of-band finding(s)")
+
+    @app.command("route")
+    def route_command(
+        task_family: str = typer.Option(..., "--task-family"),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Cells with at least 5 reviews for a task family, best interval lower bound first."""
+        ranked = [s.to_json() for s in reputation.route(task_family)]
+        if as_json:
+            print_json({"task_family": task_family, "ranked": ranked, "enough_data": bool(ranked)})
+            return
+        if not ranked:
+            typer.echo(f"not enough data: no cell has {reputation.MIN_REVIEWS} reviews for {task_family!r}")
+            return
+        for cell in ranked:
+            low, high = cell["wilson95"]
+            typer.echo(f"{cell['platform']}/{cell['agent_definition']}/{cell['model']}: lower bound {low:.2f} "
+                       f"(n={cell['n']}, mean={cell['mean']:.2f}, 95% [{low:.2f}, {high:.2f}])")
