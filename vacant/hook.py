@@ -16,7 +16,7 @@ from pathlib import Path
 
 from vacant.platforms.base import HookCall, Response, load
 from vacant.recorder import Recorder
-from vacant.workspace import state_dir
+from vacant.workspace import find_root, state_dir
 
 BUDGET_ENV = "VACANT_HOOK_BUDGET_S"
 DEFAULT_BUDGET_S = 50  # below the 60 s timeout `vacant init` writes for tool hooks
@@ -34,7 +34,7 @@ def _on_alarm(signum, frame):
 def log_error(root: Path | None, message: str) -> None:
     """Append to `.vacant/errors.log` (one write, O_APPEND); never raises."""
     try:
-        directory = state_dir(root or Path.cwd())
+        directory = state_dir(root or find_root(Path.cwd()))
         directory.mkdir(parents=True, exist_ok=True)
         line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()} {message}".replace("\n", "\n  ") + "\n"
         fd = os.open(directory / "errors.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -136,7 +136,11 @@ class Recorder:
         if result is None or result.empty:
             return
         open_steps = self._open_steps()
-        if open_steps:
+        writers = [info["step"] for info in self.run["open"].values() if info["scope"] != []]
+        if len(writers) == 1:  # the only open step that could write (e.g. a patch run in a shell)
+            self.log.emit("change", step=writers[0], scope=scope, open_steps=open_steps, **result.delta())
+            return
+        if writers:
             self.log.emit("change", step=None, scope=scope, open_steps=open_steps, **result.delta())
             return
         self.run["oob"] += 1

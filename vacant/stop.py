@@ -21,7 +21,7 @@ from vacant import levels, reputation
 from vacant.checks import run_check
 from vacant.contract import Contract, load_contract
 from vacant.findings import Finding
-from vacant.flags import standing_flags
+from vacant.flags import list_flags, standing_flags
 from vacant.lineage import Source, find_source, introduced_value
 from vacant.objects import ObjectStore
 from vacant.replay import BudgetExceeded, Flip, Presence, Scratch, Timeline, find_flip
@@ -38,7 +38,8 @@ class Attribution:
     level: str
     step: Step | None = None
     actor: dict[str, Any] | None = None
-    source: Source | None = None
+    source: Source | None = None  # where the value came from outside the run, if anywhere
+    first_hop: str | None = None  # lineage_internal: the run's own read the value was copied from
     final_level: str | None = None  # for lineage_internal: the grade at the producing step
     flip_step: int | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
@@ -117,7 +118,8 @@ class Pipeline:
             "states": self.timeline.last + 1,
             "budget_s": self.budget_s,
             "seconds": round(time.monotonic() - started, 3),
-            "nothing_to_verify": not checks and not findings,
+            # a resolved flag still counts as something verified (the person's objection now holds)
+            "nothing_to_verify": not checks and not findings and not list_flags(self.root),
         }
         return report
 
@@ -170,7 +172,8 @@ class Pipeline:
             "tool": step.tool if step else None,
             "agent_id": step.agent_id if step else None,
             "actor": attribution.actor,
-            "lineage_source": attribution.source.describe() if attribution.source else None,
+            "lineage_source": attribution.first_hop or (attribution.source.describe() if attribution.source else None),
+            "origin_source": attribution.source.describe() if attribution.source else None,
             "evidence": attribution.evidence,
             "blocking": attribution.level not in (levels.ENV, levels.GAP),
         }
@@ -213,11 +216,12 @@ def grade(view: RunView, timeline: Timeline, store: ObjectStore, finding: Findin
     if hops:
         evidence["hops"] = hops
         final = levels.LINEAGE_EXACT if source is not None and source.kind == "external" else levels.PROVABLE
-        return Attribution(levels.LINEAGE_INTERNAL, step, _producer_actor(view, step, hops), source, final,
-                           owner.number, evidence)
+        external = source if source is not None and source.kind == "external" else None
+        return Attribution(levels.LINEAGE_INTERNAL, step, _producer_actor(view, step, hops), external, hops[0],
+                           final, owner.number, evidence)
     if source is not None:
-        return Attribution(levels.LINEAGE_EXACT, owner, owner.actor, source, None, owner.number, evidence)
-    return Attribution(levels.PROVABLE, owner, owner.actor, None, None, owner.number, evidence)
+        return Attribution(levels.LINEAGE_EXACT, owner, owner.actor, source, None, None, owner.number, evidence)
+    return Attribution(levels.PROVABLE, owner, owner.actor, None, None, None, owner.number, evidence)
 
 
 def _start_seq(view: RunView, step: Step) -> int:
@@ -276,7 +280,8 @@ def _save_stop_state(run_dir: Path, state: dict[str, Any]) -> None:
     os.replace(temp, run_dir / STOP_STATE)
 
 
-def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], state: dict[str, Any]) -> None:
+def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], state: dict[str, Any],
+                       main_stop: bool = True) -> None:
     """DESIGN §2: each graded finding touches exactly what its level says, once per run."""
     run = report["run"]
     for item in report["findings"]:
@@ -286,8 +291,8 @@ def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], stat
         if level == levels.PROVABLE and item["actor"]:
             reputation.record_review(item["actor"], 0, 1.0, run, item["id"])
             log.emit("review", cell=item["actor"], score=0, weight=1.0, finding=item["id"])
-        elif level == levels.LINEAGE_EXACT and item["lineage_source"]:
-            reputation.count_source(item["lineage_source"], item["lineage_source"].split(":", 1)[0], run, item["id"])
+        elif level == levels.LINEAGE_EXACT and item["origin_source"]:
+            reputation.count_source(item["origin_source"], item["origin_source"].split(":", 1)[0], run, item["id"])
         elif level == levels.GAP:
             platform = next((r["platform"] for r in view.of_type("run_start")), "unknown")
             reputation.count_gap(platform, run, item["id"])
@@ -295,7 +300,7 @@ def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], stat
         else:
             continue
         state["consequences"].append(item["id"])
-    if not report["findings"] and not report["nothing_to_verify"]:
+    if main_stop and not report["findings"] and not report["nothing_to_verify"]:
         for cell in _cells(view):
             reputation.record_review(cell, 1, 1.0, run, None)
             log.emit("review", cell=cell, score=1, weight=1.0, finding=None)
@@ -360,9 +365,11 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
     contract = load_contract(root)
     log = StepLog(run_dir)
     pipeline = Pipeline(root, run_dir, contract, budget_s)
+    if agent_id is not None and not any(s.changes for s in pipeline.view.ordered() if s.agent_id == agent_id):
+        return Outcome({}, [], None, None)  # a sub-agent that changed nothing cannot have introduced a finding
     report = pipeline.run()
     state = _load_stop_state(run_dir)
-    apply_consequences(log, pipeline.view, report, state)
+    apply_consequences(log, pipeline.view, report, state, main_stop=agent_id is None)
     rounds = contract.stop.rounds if contract else 3
     mine = [f for f in report["findings"] if agent_id is None or f["agent_id"] == agent_id]
     blocking = [f for f in mine if f["blocking"]]

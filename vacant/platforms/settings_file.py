@@ -108,7 +108,7 @@ def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[
             hooks[event] = list(hooks.get(event, [])) + groups
         problems = validate(merged)
     if problems:
-        raise InstallError(f"{path}: refusing to write hooks Claude would silently drop: " + "; ".join(problems))
+        raise InstallError(f"{path}: refusing to write hooks the agent would silently drop: " + "; ".join(problems))
     if merged == settings:
         return False
     backup = _backup_path(path)
