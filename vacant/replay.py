@@ -38,6 +38,13 @@ class Timeline:
     def change(self, index: int) -> dict[str, Any]:
         return self.changes[index - 1]
 
+    def touching(self, path: str | None, after: int) -> list[int]:
+        """States just before each later change to `path` (where a fix could have happened)."""
+        if path is None:
+            return []
+        return [i - 1 for i in range(after + 2, self.last + 1)
+                if path in self.change(i)["added"] or path in self.change(i)["changed"] or path in self.change(i)["removed"]]
+
     def content(self, store: ObjectStore, index: int, path: str) -> bytes | None:
         entry = self.states[index].get(path)
         if not entry or entry[0] != "f" or not store.has(entry[3]):
@@ -94,8 +101,13 @@ class Flip:
     evaluated: dict[int, bool]
 
 
-def find_flip(present: Presence, last: int, deadline: float) -> Flip:
-    """Bisect for the state where the finding appears, verify both sides, else scan linearly."""
+def find_flip(present: Presence, last: int, deadline: float, confirm=lambda index: ()) -> Flip:
+    """Bisect for the state where the finding appears, verify both sides, else scan linearly.
+
+    Bisection assumes a finding, once introduced, stays. `confirm(k)` names later states where
+    that could have broken (e.g. each later change to the finding's file): the finding must be
+    present on all of them, or the presence is not monotone and a linear scan decides.
+    """
     if present(0):
         return Flip(None, True, False, "baseline", present.seen)
     low, high = 0, last  # invariant: absent at low, present at high
@@ -108,7 +120,7 @@ def find_flip(present: Presence, last: int, deadline: float) -> Flip:
             low = middle
     _check_budget(deadline)
     flaky = present.fresh(high) is not True or present.fresh(high - 1) is not False
-    if not flaky and _persists(present, high, last):
+    if not flaky and _persists(present, high, last) and all(present(i) for i in confirm(high)):
         return Flip(high, False, False, "bisection", present.seen)
     return _linear(present, last, deadline, flaky)
 

@@ -143,7 +143,8 @@ class Pipeline:
         if finding.env:
             return Attribution(levels.ENV, evidence={"why": "the check's tool is missing; editing code cannot fix it"})
         try:
-            flip = find_flip(self.presence(finding, flag_text), self.timeline.last, self.deadline)
+            flip = find_flip(self.presence(finding, flag_text), self.timeline.last, self.deadline,
+                             lambda k: self.timeline.touching(finding.path, after=k))
         except BudgetExceeded:
             return Attribution(levels.NOT_REPLAYED, evidence={"why": f"time budget of {self.budget_s:.0f} s ran out"})
         attribution = grade(self.view, self.timeline, self.store, finding, flip, self.contract)
@@ -326,7 +327,7 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
     shown = blocking if len(blocking) <= room else blocking[: room - 1]
     for item in shown:
         where = f"{item['path']}:{item['line']}" if item["path"] and item["line"] else (item["path"] or "(no location)")
-        what = f"flag: {item['message']}" if item["source"] == "flag" else f"check {item['name']}: {item['message']}"
+        what = f"flag: {item['message']}" if item["source"] == "flag" else f"check {item['name']} says: {item['message']}"
         if item["level"] == levels.INCOMPLETE:
             origin = "never passed: the work is not done yet"
         elif item["flip_step"] is not None:
@@ -334,7 +335,7 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
                 else f"introduced at step {item['flip_step']}, value from step {item['step']} ({item['tool']})"
         else:
             origin = "origin not reproducible"
-        lines.append(_trim(f"- [{item['id']}] {where} {what} -- {origin}"))
+        lines.append(_trim(f"- [{item['id']}] {where} ({origin}) {what}"))
     if len(shown) < len(blocking):
         lines.append(f"- … and {len(blocking) - len(shown)} more (same checks)")
     lines.append("Fix each at its location, re-run the failing check yourself, then finish; vacant re-checks at stop.")
