@@ -56,10 +56,12 @@ def main() -> None:
     except (typer.BadParameter, typer.Abort) as error:
         print(f"vacant: {error}", file=sys.stderr)
         sys.exit(int(Exit.USAGE))
-    except Exception as error:  # click's usage errors
-        import click
-
-        if isinstance(error, click.ClickException):
+    except Exception as error:
+        if callable(getattr(error, "show", None)) and hasattr(error, "exit_code"):  # click's usage errors
             error.show()
             sys.exit(int(Exit.USAGE))
-        raise
+        import traceback
+
+        traceback.print_exc()
+        print(f"vacant: internal error ({type(error).__name__}); the traceback above says where", file=sys.stderr)
+        sys.exit(int(Exit.INTERNAL))

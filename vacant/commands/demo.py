@@ -1,14 +1,17 @@
-"""`vacant demo`: record a bundled Claude Code session through the real hook entry, print its log.
+"""`vacant demo`: vacant's whole job on a bundled planted error, end to end.
 
-The session is a list of real hook payloads (captured from Claude Code 2.1.197) with the file
-effects their tools had; the demo plays the tools' part, calls `vacant-hook claude` exactly as
-Claude would, then prints the step log.
+With the pinned `claude` binary installed (a checkout after `scripts/test`), the demo runs the
+real binary against the scripted fake upstream on the `later_edit_breaks` scenario. Otherwise
+(or with `--replay`) it plays real Claude Code hook payload shapes through `vacant-hook claude`
+exactly as Claude would call it, doing the tools' file effects in between. Either way: the step
+log, what the agent was told at Stop, the graded report, and the reputation table.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,44 +19,109 @@ from pathlib import Path
 
 import typer
 
+from vacant import reputation
 from vacant.commands.runs import describe
+from vacant.commands.stop import render_report
 from vacant.steplog import StepLog, verify
 from vacant.workspace import list_runs
 
 SESSION = Path(__file__).resolve().parent.parent / "demo" / "session.json"
+REPO = Path(__file__).resolve().parents[2]
+HARNESS = REPO / "tests" / "e2e"
+CLAUDE = REPO / "fixtures" / "agents" / "node_modules" / ".bin" / "claude"
 
 
-def play(session: dict, workspace: Path) -> None:
-    """Feed each payload to the hook entry, applying the tool's file effects in between."""
+def seed(workspace: Path, files: dict[str, str]) -> None:
+    for rel, content in files.items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(content)
+
+
+def play(session: dict, workspace: Path) -> list[str]:
+    """Feed each payload to the hook entry, applying the tool's file effects first; returns what
+    the hook answered at each Stop."""
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace))
+    transcript = workspace.parent / "transcript.jsonl"  # where Claude would note the model id
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in session["transcript"]))
+    answers = []
     for item in session["events"]:
-        for rel, content in (item.get("write") or {}).items():
-            target = workspace / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content)
-        payload = json.dumps(item["payload"]).replace("<ws>", str(workspace))
-        subprocess.run(
-            [sys.executable, "-m", "vacant.hook", "claude"], input=payload.encode(), env=env, cwd=workspace, check=False
-        )
+        seed(workspace, item.get("write") or {})
+        payload = json.dumps(item["payload"]).replace("<ws>", str(workspace)).replace("<transcript>", str(transcript))
+        proc = subprocess.run([sys.executable, "-m", "vacant.hook", "claude"], input=payload.encode(), env=env,
+                              cwd=workspace, capture_output=True, check=False)
+        if item["payload"]["hook_event_name"] == "Stop":
+            answers.append(proc.stdout.decode() or "(empty: the agent may stop)")
+    return answers
+
+
+def run_real_binary(scratch: Path) -> tuple[Path, list[str]]:
+    """The `later_edit_breaks` planted error on the real claude binary, offline."""
+    sys.path.insert(0, str(HARNESS))
+    from claude_harness import FakeUpstream, run_claude_p  # the repo's own offline harness
+    from scenarios import load, seed as seed_scenario
+    from vacant_run import make_workspace
+
+    workspace, home = make_workspace(scratch)
+    scenario = load("later_edit_breaks", workspace, scratch / "memory")
+    seed_scenario(workspace, scenario["files"])
+    with FakeUpstream({"turns": scenario["turns"]}, scratch / "upstream") as upstream:
+        proc = run_claude_p(workspace, home, upstream, scenario["rounds"][0]["prompt"])
+        sent = [json.dumps(r["body"]) for r in upstream.requests() if "Stop hook feedback" in json.dumps(r["body"])]
+    typer.echo(f"claude exited {proc.returncode}; its final answer: {json.loads(proc.stdout or '{}').get('result')!r}")
+    return workspace, [f"(the model's next request carried it: {'yes' if sent else 'no'})"]
 
 
 def register(app: typer.Typer) -> None:
     @app.command("demo")
-    def demo_command(keep: bool = typer.Option(False, "--keep", help="Keep the demo workspace.")) -> None:
-        """Record a bundled agent session in a scratch workspace and print its step log."""
-        session = json.loads(SESSION.read_text())
+    def demo_command(
+        replay: bool = typer.Option(False, "--replay", help="Replay recorded hook payloads even if claude is installed."),
+        keep: bool = typer.Option(False, "--keep", help="Keep the demo workspace."),
+    ) -> None:
+        """Record a bundled agent session with a planted error; show the step, the feedback, the report."""
         scratch = Path(tempfile.mkdtemp(prefix="vacant-demo-"))
-        for rel, content in session.get("files", {}).items():
-            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-            (scratch / rel).write_text(content)
-        play(session, scratch)
-        log = StepLog(list_runs(scratch)[-1])
-        typer.echo(f"demo workspace: {scratch}\n")
-        for record in log.records():
-            typer.echo(describe(record))
-        problems = [p for p in verify(log) if p.fatal]
-        typer.echo(f"\nhash chain: {'BROKEN' if problems else 'intact'} ({len(log.records())} records)")
-        if not keep:
-            import shutil
+        os.environ["VACANT_HOME"] = str(scratch / "vacant-home")  # the demo never touches your reputation table
+        real = CLAUDE.exists() and HARNESS.exists() and not replay
+        try:
+            if real:
+                typer.echo("demo: the real claude binary against a scripted fake model (fixtures/)\n")
+                workspace, answers = run_real_binary(scratch)
+            else:
+                typer.echo("demo: real Claude Code hook payloads replayed through `vacant-hook claude`\n")
+                workspace = scratch / "ws"
+                workspace.mkdir()
+                session = json.loads(SESSION.read_text())
+                seed(workspace, session["files"])
+                answers = play(session, workspace)
+            show(workspace, answers)
+        finally:
+            if keep:
+                typer.echo(f"\ndemo workspace kept: {workspace}")
+            else:
+                shutil.rmtree(scratch, ignore_errors=True)
 
-            shutil.rmtree(scratch, ignore_errors=True)
+
+def show(workspace: Path, answers: list[str]) -> None:
+    run_dir = list_runs(workspace)[-1]
+    log = StepLog(run_dir)
+    typer.echo("== step log (vacant log)")
+    for record in log.records():
+        typer.echo(describe(record))
+    problems = [p for p in verify(log) if p.fatal]
+    typer.echo(f"hash chain: {'BROKEN' if problems else 'intact'} ({len(log.records())} records)")
+    feedback = [r["text"] for r in log.records() if r["type"] == "feedback"]
+    typer.echo("\n== what the agent was told at its first Stop")
+    typer.echo(feedback[0] if feedback else "(nothing: no blocking finding)")
+    for answer in answers[:1]:
+        typer.echo(answer)
+    first = run_dir / "reports" / "0001.json"
+    if first.exists():
+        typer.echo("\n== the first Stop's report (vacant report --stop 1)")
+        typer.echo(render_report(json.loads(first.read_text())))
+        typer.echo("\n== the last Stop's report (vacant report)")
+        typer.echo(render_report(json.loads((run_dir / "report.json").read_text())))
+    typer.echo("\n== reputation (vacant reputation)")
+    for cell in reputation.cell_stats():
+        name = "/".join(cell.cell[k] for k in reputation.CELL_FIELDS)
+        low, high = cell.low, cell.high
+        typer.echo(f"{name}: n={cell.n} mean={cell.mean:.2f} 95% [{low:.2f}, {high:.2f}]"
+                   + ("" if cell.enough else " (not enough data)"))
