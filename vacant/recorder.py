@@ -20,6 +20,7 @@ from vacant.workspace import ensure_state_dir, run_dir
 
 WORKSPACE_LOCK_TIMEOUT_S = 60.0
 MAIN = "main"
+DO_ENV = "VACANT_DO"  # set by `vacant do` for the agent it runs (and so for the agent's hooks)
 
 
 def task_family(root: Path) -> str:
@@ -54,6 +55,8 @@ class Recorder:
             if not self.run["started"] and call.kind != "session_start":
                 self._start(call, "implicit")
             self._note_agent(call)
+            if call.kind in ("tool_pre", "stop"):
+                self._settle(call)
             handler = getattr(self, f"_on_{call.kind}")
             response = handler(call) or Response()
             self._save_run()
@@ -62,6 +65,8 @@ class Recorder:
         return response
 
     def _stop_pipeline(self, call: HookCall) -> Response:
+        if call.kind == "stop" and os.environ.get(DO_ENV):
+            return Response()  # `vacant do` owns the rounds: it runs the pipeline when the agent exits
         from vacant.stop import stop  # the Stop pipeline may import pydantic; the hot path does not
 
         outcome = stop(self.root, self.log.run_dir, call.agent_id)
@@ -197,6 +202,22 @@ class Recorder:
     def _key(call: HookCall, tool_use_id: str | None = None) -> str:
         return f"{call.agent_id or MAIN}/{tool_use_id or call.key}"
 
+    def _own_open(self, call: HookCall) -> dict[str, str]:
+        """The calling agent's open steps: tool-call id -> step key."""
+        prefix = self._key(call, "")
+        return {key[len(prefix):]: key for key in self.run["open"] if key.startswith(prefix)}
+
+    def _settle(self, call: HookCall) -> None:
+        """Close the open steps the platform reports finished with no Post to come (Codex:
+        apply_patch run through the shell). Left open, such a step would sit in every later step's
+        group, and each later change would look like one of several parallel writers'."""
+        settled = getattr(self.platform, "settled", None)
+        mine = self._own_open(call)
+        if settled is None or not mine:
+            return
+        for tool_use_id, (outcome, exit_code) in settled(call, list(mine)).items():
+            self._end_step(mine[tool_use_id], outcome, exit_code, [])
+
     # -- handlers, one per HookCall kind -----------------------------------------------------
 
     def _start(self, call: HookCall, source: str) -> None:
@@ -212,6 +233,17 @@ class Recorder:
             session=call.session_id,
         )
         self.run["started"] = True
+        if (self.root / "vacant.toml").exists():
+            self._probe_in_background()
+
+    def _probe_in_background(self) -> None:
+        """Acceptance checks green before any work are vacuous: probed detached, on the baseline."""
+        import subprocess
+        import sys
+
+        subprocess.Popen([sys.executable, "-m", "vacant.probe", str(self.root), str(self.log.run_dir)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
 
     def _on_session_start(self, call: HookCall) -> None:
         if not self.run["started"]:
@@ -261,6 +293,22 @@ class Recorder:
                 self._start_step(pseudo, key, [])
             self._end_step(key, "not-run", None, [], detail=item.response_text[:2000])
 
+    def _on_change_set(self, call: HookCall) -> None:
+        """Changes already made when the call arrives (a watcher's burst): one step, opened and
+        closed at once, owning whatever the scan finds now; nothing when it finds nothing."""
+        scope = self._scope(call.scope)
+        result = self._scan(scope)
+        if result is None or result.empty:
+            return
+        key = self._key(call)
+        step = self._next_step()
+        self.log.emit("step_start", step=step, key=key, tool=call.tool, input=call.tool_input,
+                      actor=self._actor(call.agent_id), open_steps=self._open_steps(), scope=scope,
+                      agent_id=call.agent_id)
+        self.log.emit("change", step=step, scope=scope, open_steps=[*self._open_steps(), step], **result.delta())
+        self.log.emit("step_end", step=step, key=key, outcome=call.outcome or "ok")
+        self.run["closed"][key] = step
+
     def _on_subagent_start(self, call: HookCall) -> None:
         self.log.emit("subagent", agent_id=call.agent_id, agent_type=call.agent_type, phase="start")
 
@@ -272,6 +320,8 @@ class Recorder:
 
     def _on_stop(self, call: HookCall) -> None:
         self._record_unexplained(self._scan(None), None)
+        for key in self._own_open(call).values():  # a Pre with no Post is closed at Stop (the scan just ran)
+            self._end_step(key, "unknown", None, [])
         self.log.emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
 
     def _on_session_end(self, call: HookCall) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant import levels, reputation
+from vacant import levels, probe, reputation
 from vacant.checks import run_check
 from vacant.contract import Contract, load_contract
 from vacant.findings import Finding
@@ -120,6 +120,7 @@ class Pipeline:
             "seconds": round(time.monotonic() - started, 3),
             # a resolved flag still counts as something verified (the person's objection now holds)
             "nothing_to_verify": not checks and not findings and not list_flags(self.root),
+            "vacuous": probe.read(self.log.run_dir),  # checks already green at the baseline
         }
         return report
 
@@ -361,8 +362,10 @@ def save_report(run_dir: Path, report: dict[str, Any]) -> None:
     (run_dir / "report.json").write_text(text)
 
 
-def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float | None = None) -> Outcome:
-    """The whole Stop: replay and grade, consequences, report, and whether the agent may stop."""
+def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float | None = None,
+         rounds: int | None = None) -> Outcome:
+    """The whole Stop: replay and grade, consequences, report, and whether the agent may stop.
+    `rounds` overrides the contract's round budget (`vacant do --rounds`)."""
     contract = load_contract(root)
     log = StepLog(run_dir)
     pipeline = Pipeline(root, run_dir, contract, budget_s)
@@ -371,7 +374,8 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
     report = pipeline.run()
     state = _load_stop_state(run_dir)
     apply_consequences(log, pipeline.view, report, state, main_stop=agent_id is None)
-    rounds = contract.stop.rounds if contract else 3
+    if rounds is None:
+        rounds = contract.stop.rounds if contract else 3
     mine = [f for f in report["findings"] if agent_id is None or f["agent_id"] == agent_id]
     blocking = [f for f in mine if f["blocking"]]
     round_key = agent_id or "main"

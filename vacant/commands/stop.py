@@ -18,6 +18,8 @@ def render_report(report: dict[str, Any]) -> str:
     lines = [f"run {report['run']}: {len(report['findings'])} finding(s); "
              f"{report['check_runs']} check run(s) over {report['states']} state(s) in {report['seconds']} s",
              f"read_coverage: {coverage['state']} ({coverage['why']})"]
+    for name in report.get("vacuous", []):
+        lines.append(f"  warning: check {name} already passed before any work (vacuous: the workspace drifted)")
     for check in report["checks"]:
         lines.append(f"  check {check['name']}: {'pass' if check['passed'] else 'FAIL'} (exit {check['exit_code']})")
     for item in report["findings"]:

@@ -1,0 +1,46 @@
+"""`python -m vacant.probe ROOT RUN_DIR`: probe the acceptance checks on the run's baseline.
+
+Started detached when a run starts (the agent does not wait for it). The baseline is rebuilt in a
+scratch directory, so the probe sees the workspace exactly as it was before any work, whatever
+the agent does meanwhile. A check that is already green there is vacuous: a warning in the Stop
+report, never a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from vacant.contract import probe_vacuous
+from vacant.runview import RunView
+from vacant.states import load_manifest, materialize, store_for
+
+RESULT = "vacuous.json"
+
+
+def probe(root: Path, run_dir: Path) -> list[str]:
+    start = next(r for r in RunView.load(run_dir).records if r["type"] == "run_start")
+    store = store_for(root)
+    scratch = Path(tempfile.mkdtemp(prefix="vacant-probe-"))
+    try:
+        materialize(load_manifest(store, start["baseline"]), scratch, store, live=root)
+        vacuous = probe_vacuous(scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    (run_dir / RESULT).write_text(json.dumps({"vacuous": vacuous, "at": time.time()}))
+    return vacuous
+
+
+def read(run_dir: Path) -> list[str]:
+    try:
+        return json.loads((run_dir / RESULT).read_text())["vacuous"]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+if __name__ == "__main__":
+    probe(Path(sys.argv[1]), Path(sys.argv[2]))
