@@ -23,9 +23,8 @@ import os
 import stat
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from vacant.objects import ObjectStore, hash_bytes, hash_file
 from vacant.workspace import SKIP_NAMES
@@ -158,17 +157,19 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(temp, path)
 
 
-@dataclass
 class ScanResult:
-    added: dict[str, Entry] = field(default_factory=dict)
-    changed: dict[str, Entry] = field(default_factory=dict)
-    removed: list[str] = field(default_factory=list)
-    files: int = 0
-    hashed: int = 0
-    reused: int = 0
-    seconds: float = 0.0
-    unrestorable: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    """What one scan saw: the delta against the index, and how much work it took."""
+
+    def __init__(self) -> None:
+        self.added: dict[str, Entry] = {}
+        self.changed: dict[str, Entry] = {}
+        self.removed: list[str] = []
+        self.files = 0
+        self.hashed = 0
+        self.reused = 0
+        self.seconds = 0.0
+        self.unrestorable: list[str] = []
+        self.errors: list[str] = []
 
     @property
     def empty(self) -> bool:
