@@ -204,7 +204,7 @@ class Recorder:
 
     def _own_open(self, call: HookCall) -> dict[str, str]:
         """The calling agent's open steps: tool-call id -> step key."""
-        prefix = self._key(call, "")
+        prefix = f"{call.agent_id or MAIN}/"  # as in _key
         return {key[len(prefix):]: key for key in self.run["open"] if key.startswith(prefix)}
 
     def _settle(self, call: HookCall) -> None:
@@ -222,19 +222,15 @@ class Recorder:
 
     def _start(self, call: HookCall, source: str) -> None:
         self.scanner.scan()  # bring the index up to date, then keep the full manifest as state_0
-        baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
-        self.log.emit(
-            "run_start",
-            run=self.run_id,
-            platform=self.platform.cell_platform,
-            workspace=str(self.root),
-            source=source,
-            baseline=baseline,
-            session=call.session_id,
-        )
+        self._emit_run_start(call, source)
         self.run["started"] = True
         if (self.root / "vacant.toml").exists():
             self._probe_in_background()
+
+    def _emit_run_start(self, call: HookCall, source: str) -> None:
+        baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
+        self.log.emit("run_start", run=self.run_id, platform=self.platform.cell_platform, workspace=str(self.root),
+                      source=source, baseline=baseline, session=call.session_id)
 
     def _probe_in_background(self) -> None:
         """Acceptance checks green before any work are vacuous: probed detached, on the baseline."""
@@ -251,16 +247,7 @@ class Recorder:
             return
         # resume / compact: whatever changed while nobody was recording is out-of-band
         self._record_unexplained(self._scan(None), None)
-        baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
-        self.log.emit(
-            "run_start",
-            run=self.run_id,
-            platform=self.platform.cell_platform,
-            workspace=str(self.root),
-            source=call.source or "resume",
-            baseline=baseline,
-            session=call.session_id,
-        )
+        self._emit_run_start(call, call.source or "resume")
 
     def _on_prompt(self, call: HookCall) -> None:
         for read in call.reads:
