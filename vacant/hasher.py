@@ -18,6 +18,7 @@ Stdlib + xxhash on the hot path.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -268,14 +269,17 @@ class Scanner:
     def _full_scan(self, clock: int) -> ScanResult:
         old = self.index.entries()
         ignores, seen, result = self._ignores(), {}, ScanResult()
-        self._walk("", ignores, seen, result, old, trust_index=True)
+        with self.store.packing() if self.store is not None else contextlib.nullcontext():
+            self._walk("", ignores, seen, result, old, trust_index=True)
         # An ignore file changed, or was written in the last scan's own tick (racy-git again).
         racy = any(mtime >= self.index.clock_ns for _size, mtime in ignores.seen_stamp.values())
         if (ignores.seen_stamp != self.index.ignore_stamp or racy) and old:
             ignores, seen, result = self._ignores(), {}, ScanResult()  # an ignore file changed:
             self._walk("", ignores, seen, result, old, trust_index=False)  # match every path again
         _diff(old, seen, result, in_scope=lambda rel: True)
-        self.index.replace_all(seen, clock, ignores.seen_stamp)
+        unchanged = result.empty and not result.hashed and ignores.seen_stamp == self.index.ignore_stamp
+        if not (unchanged and not self.index.overlay):  # nothing new: the index on disk still holds
+            self.index.replace_all(seen, clock, ignores.seen_stamp)
         return result
 
     def _scoped_scan(self, rels: list[str], clock: int) -> ScanResult:
@@ -345,8 +349,10 @@ class Scanner:
                 st = os.lstat(self.root / ancestor)
             except OSError:
                 return
-            if not stat.S_ISDIR(st.st_mode) or ignores.ignored(ancestor, True):
+            if not stat.S_ISDIR(st.st_mode):
                 return
+            if self.index.get(ancestor)[0] is None and ignores.ignored(ancestor, True):
+                return  # an indexed directory is known not to be ignored: no pattern matching
             seen[ancestor] = ["d", 0, 0, None, stat.S_IMODE(st.st_mode)]
         absolute = os.path.join(self.root, rel)
         try:
@@ -417,6 +423,8 @@ class Scanner:
 def _diff(old: dict, seen: dict, result: ScanResult, in_scope) -> None:
     for rel, entry in seen.items():
         before = old.get(rel)
+        if before is entry:  # reused as is from the index
+            continue
         if before is None:
             result.added[rel] = entry
         elif _differs(before, entry):

@@ -1,12 +1,18 @@
-"""Content-addressed blob store (`.vacant/objects/ab/cdef…`), keyed by xxh3-128, written once.
+"""Content-addressed blob store (`.vacant/objects/`), keyed by xxh3-128, each blob written once.
 
-Blobs are written to a temp file and renamed into place, so a reader never sees a half blob and a
-killed writer leaves only a temp file behind. Stdlib + xxhash only (hot path).
+Two layouts, like git's loose objects and packs. A hook that stores a few new contents writes
+loose blobs (`ab/cdef…`, temp file + rename). A full scan stores everything new in one pack
+(`pack/<name>.pack` + `.idx`): one file per blob would cost more than the whole scan (creating
+40,000 files takes seconds on its own). A pack becomes visible only when its index is renamed
+into place, so a reader never sees half of one. Stdlib + xxhash only (hot path).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import xxhash
@@ -26,44 +32,118 @@ def hash_bytes(data: bytes) -> str:
     return xxhash.xxh3_128_hexdigest(data)
 
 
+class _PackWriter:
+    def __init__(self, directory: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        self.name = f"{os.getpid()}-{os.urandom(6).hex()}"
+        self.temp = os.path.join(directory, f".{self.name}.pack.tmp")
+        self.final = os.path.join(directory, f"{self.name}.pack")
+        self.handle = open(self.temp, "wb")
+        self.index: dict[str, list[int]] = {}
+
+    def add(self, key: str, data: bytes) -> None:
+        self.index[key] = [self.handle.tell(), len(data)]
+        self.handle.write(data)
+
+    def finish(self) -> dict[str, list[int]]:
+        self.handle.close()
+        if not self.index:
+            os.unlink(self.temp)
+            return {}
+        os.replace(self.temp, self.final)
+        idx_temp = self.final[:-5] + ".idx.tmp"
+        with open(idx_temp, "w") as handle:
+            json.dump(self.index, handle, separators=(",", ":"))
+        os.replace(idx_temp, self.final[:-5] + ".idx")  # the pack is visible from here on
+        return self.index
+
+
 class ObjectStore:
     def __init__(self, directory: Path, cap: int | None = None) -> None:
+        self.root = str(directory)
         self.directory = Path(directory)
         self.cap = size_cap() if cap is None else cap
         self._known: set[str] = set()
+        self._fanout: set[str] = set()
+        self._packs: dict[str, tuple[str, int, int]] | None = None  # key -> (pack path, offset, length)
+        self._writer: _PackWriter | None = None
+
+    def _loose(self, key: str) -> str:
+        return f"{self.root}/{key[:2]}/{key[2:]}"  # str, not Path: this runs once per blob
 
     def path(self, key: str) -> Path:
-        return self.directory / key[:2] / key[2:]
+        """Where the loose copy of a blob lives (it may be in a pack instead)."""
+        return Path(self._loose(key))
+
+    def _pack_index(self) -> dict[str, tuple[str, int, int]]:
+        if self._packs is None:
+            self._packs = {}
+            pack_dir = os.path.join(self.root, "pack")
+            for name in sorted(os.listdir(pack_dir)) if os.path.isdir(pack_dir) else ():
+                if name.endswith(".idx"):
+                    pack = os.path.join(pack_dir, name[:-4] + ".pack")
+                    with open(os.path.join(pack_dir, name)) as handle:
+                        for key, (offset, length) in json.load(handle).items():
+                            self._packs[key] = (pack, offset, length)
+        return self._packs
 
     def has(self, key: str) -> bool:
-        if key in self._known:
-            return True
-        if self.path(key).exists():
+        if key in self._known or os.path.exists(self._loose(key)):
             self._known.add(key)
             return True
-        return False
+        return key in self._pack_index()
 
     def put_bytes(self, data: bytes) -> str:
         key = hash_bytes(data)
-        if not self.has(key):
-            self._write(key, data)
+        self.put_if_small(key, data, force=True)
         return key
 
-    def put_if_small(self, key: str, data: bytes) -> bool:
+    def put_if_small(self, key: str, data: bytes, force: bool = False) -> bool:
         """Store already-hashed content unless it exceeds the cap; True when it is restorable."""
-        if len(data) > self.cap:
+        if len(data) > self.cap and not force:
             return False
-        if not self.has(key):
+        if key in self._known:
+            return True
+        if self._writer is not None:
+            if not self.has(key) and key not in self._writer.index:
+                self._writer.add(key, data)
+            return True
+        if not os.path.exists(self._loose(key)):  # a loose copy of a packed blob is harmless
             self._write(key, data)
+        self._known.add(key)
         return True
 
+    @contextlib.contextmanager
+    def packing(self) -> Iterator[None]:
+        """Everything stored inside the block goes into one new pack."""
+        self._writer = _PackWriter(os.path.join(self.root, "pack"))
+        try:
+            yield
+        finally:
+            writer, self._writer = self._writer, None
+            written = writer.finish()
+            if self._packs is not None:
+                self._packs.update((key, (writer.final, offset, length)) for key, (offset, length) in written.items())
+
     def get(self, key: str) -> bytes:
-        return self.path(key).read_bytes()
+        try:
+            with open(self._loose(key), "rb") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            located = self._pack_index().get(key)
+            if located is None:
+                raise
+            pack, offset, length = located
+            with open(pack, "rb") as handle:
+                handle.seek(offset)
+                return handle.read(length)
 
     def _write(self, key: str, data: bytes) -> None:
-        final = self.path(key)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        temp = final.parent / f".tmp-{os.getpid()}-{key[2:10]}"
+        fanout = f"{self.root}/{key[:2]}"
+        if fanout not in self._fanout:
+            os.makedirs(fanout, exist_ok=True)
+            self._fanout.add(fanout)
+        temp = f"{fanout}/.tmp-{os.getpid()}-{key[2:10]}"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
         try:
             view = memoryview(data)
@@ -71,8 +151,7 @@ class ObjectStore:
                 view = view[os.write(fd, view):]
         finally:
             os.close(fd)
-        os.replace(temp, final)
-        self._known.add(key)
+        os.replace(temp, self._loose(key))
 
 
 def hash_file(path: str | bytes | Path, size: int) -> tuple[str, bytes | None]:

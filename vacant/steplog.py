@@ -44,10 +44,18 @@ def chain_hash(record: dict[str, object]) -> str:
 
 
 @contextlib.contextmanager
-def file_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """An exclusive flock that gives up after `timeout` seconds instead of hanging a hook."""
+def file_lock(path: Path, timeout: float | None = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """An exclusive flock that gives up after `timeout` seconds instead of hanging a hook.
+
+    With timeout None it blocks in the kernel's queue, which is fair: polling lets late comers
+    overtake a waiter for seconds under contention. Hooks bound that wait with their own alarm.
+    """
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        if timeout is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+            return
         deadline = time.monotonic() + timeout
         delay = 0.0005
         while True:
@@ -78,7 +86,8 @@ class StepLog:
     def run_id(self) -> str:
         return self.run_dir.name
 
-    def lock(self, timeout: float = LOCK_TIMEOUT_S):
+    def lock(self, timeout: float | None = None):
+        """The chain's lock: held for one append (or a few), so a fair blocking wait is short."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         return file_lock(self.lock_path, timeout)
 
@@ -118,8 +127,8 @@ class StepLog:
         data = json.dumps(head._asdict()).encode()
         fd = os.open(self.head_path, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, data, 0)
+            os.pwrite(fd, data, 0)  # overwrite in place, then cut: never an empty head file
+            os.ftruncate(fd, len(data))
         finally:
             os.close(fd)
 
