@@ -105,13 +105,28 @@ def find_source(view: RunView, timeline: Timeline, store: ObjectStore, value: se
         return None
     reads = [r for r in view.of_type("read") if r["seq"] < before_seq]
     for read in reversed(reads):
-        if store.has(read["object"]) and contains(_decode(store.get(read["object"])), value):
-            return classify(view, read)
+        if _holds(store, read, value):
+            return classify(view, _shown_file(reads, read, store, value))
     for path, entry in sorted(timeline.states[0].items()):
         if entry[0] == "f" and any(fnmatch.fnmatch(path, glob) for glob in pinned) and store.has(entry[3]):
             if contains(_decode(store.get(entry[3])), value):
                 return Source("external", "pinned", path, None, None)
     return None
+
+
+def _holds(store: ObjectStore, read: dict[str, Any], value: set[str]) -> bool:
+    return store.has(read["object"]) and contains(_decode(store.get(read["object"])), value)
+
+
+def _shown_file(reads: list[dict[str, Any]], read: dict[str, Any], store: ObjectStore,
+                value: set[str]) -> dict[str, Any]:
+    """A command whose output shows a file (`cat F`, `sed -n 1,5p F`, when the platform reported
+    that file read for the same step) passed the file's text on: the file is the source, not the
+    command that printed it."""
+    if read["origin"] != "command" or read["step"] is None:
+        return read
+    same_step = (r for r in reversed(reads) if r["origin"] == "file" and r["step"] == read["step"])
+    return next((r for r in same_step if _holds(store, r, value)), read)
 
 
 def classify(view: RunView, read: dict[str, Any]) -> Source:

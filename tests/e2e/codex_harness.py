@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -243,10 +244,30 @@ def run_codex_exec(
         write_config(codex_home)
     cmd = [str(codex_binary()), "exec", "--sandbox", sandbox, "--color", "never",
            "-c", f"model_providers.fake.base_url={json.dumps(url)}", *extra_args, prompt]
-    return subprocess.run(
-        cmd, cwd=str(workspace), env=codex_env(home, codex_home, vacant_home),
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
-    )
+    return run_bounded(cmd, workspace, codex_env(home, codex_home, vacant_home), timeout)
+
+
+def run_bounded(cmd: list[str], cwd: Path, env: dict, timeout: float) -> subprocess.CompletedProcess:
+    """subprocess.run in its own process group: on timeout the whole group is killed (the npm
+    launcher and the native binary under it, hooks included) and TimeoutExpired is raised, so a
+    run that would loop forever fails the test instead of outliving it."""
+    proc = subprocess.Popen(cmd, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        raise subprocess.TimeoutExpired(cmd, timeout, output=stdout, stderr=stderr) from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def session_id(process: subprocess.CompletedProcess) -> str:
+    """The session (thread) id `codex exec` printed in its stderr header: what `resume` takes."""
+    for line in process.stderr.splitlines():
+        if line.startswith("session id: "):
+            return line.split(": ", 1)[1].strip()
+    raise AssertionError(f"no `session id:` line in codex's stderr:\n{process.stderr}")
 
 
 @dataclass

@@ -1,7 +1,10 @@
-"""e2e test configuration: the ``e2e`` marker and an importable ``claude_harness``."""
+"""e2e test configuration: the ``e2e`` marker, importable harness modules, and the Codex
+``scratch`` fixture."""
 
 import sys
 from pathlib import Path
+
+import pytest
 
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:  # works under any --import-mode
@@ -10,3 +13,15 @@ if _HERE not in sys.path:  # works under any --import-mode
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "e2e: drives a real agent binary against a fake upstream")
+
+
+@pytest.fixture
+def scratch(request):
+    """HOME, CODEX_HOME and a workspace under .e2e-tmp/ (Codex refuses /tmp), kept when the test failed."""
+    from codex_harness import CodexScratch
+
+    failed_before = request.session.testsfailed
+    made = CodexScratch(request.node.name).__enter__()
+    yield made
+    if request.session.testsfailed == failed_before:
+        made.__exit__(None, None, None)

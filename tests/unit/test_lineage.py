@@ -33,3 +33,40 @@ def test_contains_needs_every_token_and_a_non_empty_value():
     assert contains("a 12% rise and 40% fall", {"12%", "40%"})
     assert not contains("a 12% rise", {"12%", "40%"})
     assert not contains("anything", set())
+
+
+def _reads_view(tmp_path, *reads):
+    """A run with one step whose reads are (origin, ref, content), then a later step start."""
+    from vacant.objects import ObjectStore
+    from vacant.replay import Timeline
+    from vacant.runview import RunView
+
+    store = ObjectStore(tmp_path / "objects")
+    records = [{"type": "step_start", "step": 1, "key": "k1", "tool": "Bash", "input": None, "actor": None,
+                "open_steps": [], "scope": None}]
+    for origin, ref, content in reads:
+        records.append({"type": "read", "origin": origin, "ref": ref, "object": store.put_bytes(content.encode()),
+                        "step": 1, "size": len(content)})
+    records.append({"type": "step_end", "step": 1, "key": "k1", "outcome": "ok"})
+    view = RunView.build([{"seq": n, **r} for n, r in enumerate(records, start=1)])
+    return view, Timeline([{}], []), store, len(records) + 1
+
+
+def test_a_command_that_shows_a_file_passes_the_file_on(tmp_path):
+    from vacant.lineage import find_source
+
+    # Codex reports `cat notes.txt` as the file read (from its shell parser) and the command's output
+    view, timeline, store, end = _reads_view(tmp_path, ("file", "notes.txt", "RATE = 0.0725\n"),
+                                             ("command", "cat notes.txt", "RATE = 0.0725\n"))
+    source = find_source(view, timeline, store, {"0.0725"}, end, [])
+    assert (source.kind, source.describe()) == ("external", "file:notes.txt")
+
+
+def test_a_command_output_with_no_file_behind_it_stays_internal(tmp_path):
+    from vacant.lineage import find_source
+
+    view, timeline, store, end = _reads_view(tmp_path, ("file", "other.txt", "nothing here\n"),
+                                             ("command", "python3 -c 'print(0.0931)'", "0.0931\n"))
+    source = find_source(view, timeline, store, {"0.0931"}, end, [])
+    assert (source.kind, source.producer_step) == ("internal", 1)
+    assert source.describe() == "command:python3 -c 'print(0.0931)'"

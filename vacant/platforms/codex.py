@@ -58,6 +58,8 @@ SHELL_TOOL = "Bash"
 PATCH_TOOL = "apply_patch"
 READ_ONLY_TOOLS = frozenset({"view_image", "web_search", "tool_search", "update_plan"})
 TRANSCRIPT_TAIL = 1024 * 1024
+OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
+FINAL_STATUSES = ("completed", "failed", "declined")
 MAX_READ_BYTES = 32 * 1024 * 1024
 
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
@@ -89,10 +91,10 @@ def tool_scope(tool: str, tool_input: object, cwd: str) -> list[str] | None:
     return None  # the shell, MCP tools and anything unknown may touch anything
 
 
-def transcript_item(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> dict | None:
-    """The `item_completed` item with this id, from the last `tail` bytes of the rollout."""
+def _transcript_records(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> list[dict]:
+    """The rollout lines (last `tail` bytes) that mention this id, newest first."""
     if not path or not item_id:
-        return None
+        return []
     try:
         with open(path, "rb") as handle:
             handle.seek(0, 2)
@@ -100,22 +102,45 @@ def transcript_item(path: str | None, item_id: str | None, tail: int = TRANSCRIP
             handle.seek(max(0, size - tail))
             data = handle.read()
     except OSError:
-        return None
+        return []
     needle = json.dumps(item_id).encode()
+    records = []
     for raw in reversed(data.split(b"\n")):
-        if b'"item_completed"' not in raw or needle not in raw:
+        if needle not in raw:
             continue
         try:
             line = json.loads(raw)
         except ValueError:
             continue
         payload = line.get("payload") if isinstance(line, dict) else None
-        if not isinstance(payload, dict) or payload.get("type") != "item_completed":
-            continue
+        if isinstance(payload, dict):
+            records.append(payload)
+    return records
+
+
+def _completed_item(records: list[dict], item_id: str) -> dict | None:
+    for payload in records:
         item = payload.get("item")
-        if isinstance(item, dict) and item.get("id") == item_id:
+        if payload.get("type") == "item_completed" and isinstance(item, dict) and item.get("id") == item_id:
             return item
     return None
+
+
+def transcript_item(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> dict | None:
+    """The `item_completed` item with this id, from the last `tail` bytes of the rollout."""
+    return _completed_item(_transcript_records(path, item_id, tail), item_id) if item_id else None
+
+
+def finished_unreported(path: str | None, item_id: str) -> dict | None:
+    """The completed item of a call whose PostToolUse, if Codex had sent one, has already run.
+
+    Codex writes a call's `item_completed` before PostToolUse and the output the model gets
+    (`function_call_output` / `custom_tool_call_output`) after it. A call with both whose step is
+    still open got no PostToolUse and never will (apply_patch run through the shell)."""
+    records = _transcript_records(path, item_id)
+    answered = any(p.get("type") in OUTPUT_TYPES and p.get("call_id") == item_id for p in records)
+    item = _completed_item(records, item_id) if answered else None
+    return item if item is not None and item.get("status") in FINAL_STATUSES else None
 
 
 def _item_cwd(item: dict, fallback: str) -> str:
@@ -240,6 +265,20 @@ class Codex:
             content = _file_bytes(path)
             if content is not None:
                 call.reads = [Read("file", path, content)]
+
+    def settled(self, call: HookCall, ids: list[str]) -> dict[str, tuple[str, int | None]]:
+        """Of these open calls, those Codex finished without a PostToolUse: id -> (outcome,
+        exit code). The recorder closes them (their changes were seen by its scans)."""
+        done: dict[str, tuple[str, int | None]] = {}
+        for item_id in ids:
+            item = finished_unreported(call.transcript_path, item_id)
+            if item is None:
+                continue
+            exit_code = item.get("exit_code")
+            exit_code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
+            ok = item["status"] == "completed" and exit_code in (None, 0)
+            done[item_id] = ("ok" if ok else "failed", exit_code)
+        return done
 
     def _parse_subagent_stop(self, call: HookCall, payload: dict) -> None:
         message = payload.get("last_assistant_message")

@@ -177,6 +177,30 @@ def test_transcript_item_reads_only_the_tail(tmp_path):
     assert codex.transcript_item(None, "call_1") is None
 
 
+def test_settled_needs_the_completion_and_the_output_the_model_got(tmp_path):
+    """A call still open after Codex wrote both its item_completed and the output the model got
+    (which comes after PostToolUse) will get no PostToolUse: apply_patch run through the shell."""
+    shell_patch = next(line for line in ITEMS if line["payload"]["item"]["id"] == "call_resp_6_0")
+    failed = {"type": "event_msg", "payload": {"type": "item_completed", "item": {
+        "type": "CommandExecution", "id": "call_9", "status": "failed", "exit_code": 2}}}
+    running = {"type": "event_msg", "payload": {"type": "item_completed", "item": {
+        "type": "CommandExecution", "id": "call_8", "status": "completed", "exit_code": 0}}}
+
+    def output(call_id: str, kind: str = "function_call_output") -> dict:
+        return {"type": "response_item", "payload": {"type": kind, "call_id": call_id, "output": "..."}}
+
+    transcript = tmp_path / "rollout.jsonl"
+    lines = [shell_patch, output("call_resp_6_0"), failed, output("call_9", "custom_tool_call_output"), running]
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    call = codex.PLATFORM.parse({"hook_event_name": "Stop", "session_id": "s", "transcript_path": str(transcript)}, {})
+    assert shell_patch["payload"]["item"]["status"] == "completed"
+    # call_8's output is not written yet: its PostToolUse may still be running; call_7 is unknown
+    assert codex.PLATFORM.settled(call, ["call_resp_6_0", "call_9", "call_8", "call_7"]) == {
+        "call_resp_6_0": ("ok", None), "call_9": ("failed", 2)}
+    call.transcript_path = None
+    assert codex.PLATFORM.settled(call, ["call_resp_6_0"]) == {}
+
+
 def test_read_content_falls_back_to_the_files_bytes(tmp_path):
     (tmp_path / "one.txt").write_text("one\n")
     (tmp_path / "two.txt").write_text("two\n")
