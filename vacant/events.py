@@ -82,6 +82,11 @@ TYPES: dict[str, EventType] = {
         ("finding", "platform"),
         "A finding came from an out-of-band change: counted under integration coverage, nobody blamed.",
     ),
+    "round": EventType(
+        ("round", "command", "exit_code", "decision"),
+        "`vacant do`: one agent round ended (its steps are those since the previous round); decision "
+        "is continue (feedback sent), green, budget_spent, cannot_continue, agent_failed or interrupted.",
+    ),
     "run_end": EventType(
         ("reason",),
         "The run ended (session end); open steps were closed by a final scan.",

@@ -19,6 +19,7 @@ class Exit(IntEnum):
     USER_ERROR = 3
     NOTHING_TO_VERIFY = 4
     INTERNAL = 70
+    INTERRUPTED = 130
 
 
 MEANINGS = {
@@ -28,6 +29,7 @@ MEANINGS = {
     Exit.USER_ERROR: "The command could not run as asked; the message says what to do.",
     Exit.NOTHING_TO_VERIFY: "There was nothing to verify (no checks, no flags): never a pass.",
     Exit.INTERNAL: "vacant itself failed; the message and `.vacant/errors.log` say where.",
+    Exit.INTERRUPTED: "`vacant do` was stopped (Ctrl-C or SIGTERM): hooks removed, nothing verified.",
 }
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "EXIT_CODES.md"

@@ -257,9 +257,19 @@ def read_coverage(view: RunView) -> dict[str, str]:
         return {"state": "partial",
                 "why": f"{len(shell)} shell or unknown-tool step(s) (first: step {shell[0].number}, {shell[0].tool}): "
                        "files read inside them are invisible to the hooks"}
-    if any(r["source"] in ("resume", "compact") for r in view.of_type("run_start")):
+    if any(_unobserved_context(view, r) for r in view.of_type("run_start")):
         return {"state": "partial", "why": "the session was resumed: earlier context was not observed"}
     return {"state": "complete", "why": "every step's inputs went through tools whose reads the hooks record"}
+
+
+def _unobserved_context(view: RunView, start: dict[str, Any]) -> bool:
+    """A compaction, or a resume that is not `vacant do` continuing its own recorded round."""
+    if start["source"] == "compact":
+        return True
+    if start["source"] != "resume":
+        return False
+    rounds = [r for r in view.of_type("round") if r["seq"] < start["seq"]]
+    return not rounds or rounds[-1]["decision"] != "continue"
 
 
 # -- after grading: consequences, feedback, the decision ---------------------------------------

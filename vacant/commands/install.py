@@ -49,7 +49,7 @@ def interpreter_startup_ms(runs: int = 5) -> float:
 def register(app: typer.Typer) -> None:
     @app.command("init")
     def init_command(
-        platform: Optional[str] = typer.Option(None, "--platform", help="Install this platform's hooks (claude, codex)."),
+        platform: Optional[str] = typer.Option(None, "--platform", help="Install this platform's hooks (claude, codex, opencode)."),
         scope: str = typer.Option("local", "--scope", help="local, project or user settings."),
     ) -> None:
         """Create `.vacant/` here; with --platform, install vacant's hooks."""

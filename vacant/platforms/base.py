@@ -17,6 +17,7 @@ KINDS = (
     "tool_pre",
     "tool_post",
     "tool_batch",
+    "change_set",  # changes a watcher saw after the fact (no hooks): one step owning what a scan finds
     "subagent_start",
     "subagent_stop",
     "stop",

@@ -1,0 +1,238 @@
+"""`vacant do` without an agent binary: command lines per platform (first round, continuation),
+the platform pick, the workspace root, which run a round wrote to, and the watcher's bursts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from vacant import do
+from vacant.exitcodes import Exit
+
+FEEDBACK = "vacant: 1 finding(s) must be fixed before you stop (round 1 of 3)."
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "home" / ".codex"))
+
+
+def driver(cls, argv, tmp_path, **env):
+    made = cls(argv, tmp_path, dict(os.environ, **env), tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return made
+
+
+def test_parse_args_like_the_agents_parsers():
+    parsed = do.parse_args(["-p", "--allowedTools", "Bash", "Edit", "--model=x", "--resume", "task", "--", "-lit"],
+                           {"--model"}, {"--allowedTools"}, {"--resume"})
+    assert parsed.positionals == ["-lit"]
+    assert parsed.values == {"-p": [None], "--allowedTools": ["Bash", "Edit"], "--model": ["x"], "--resume": ["task"]}
+    assert do._without(parsed, {"--resume", "-p"}) == ["--allowedTools", "Bash", "Edit", "--model=x"]
+
+
+def test_claude_pins_a_session_and_resumes_it_with_the_feedback(tmp_path):
+    argv = ["claude", "-p", "set the rate", "--permission-mode", "acceptEdits", "--allowedTools", "Bash"]
+    made = driver(do.ClaudeDriver, argv, tmp_path)
+    made.prepare()
+    first = made.first()
+    assert first[:2] == ["claude", "set the rate"] and "--session-id" in first and first[-2] == "--settings"
+    settings = json.loads(first[-1])
+    assert set(settings["hooks"]) >= {"PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
+    assert first[first.index("--session-id") + 1] == made.session
+    again = made.resume(made.session, FEEDBACK)
+    assert again[:2] == ["claude", FEEDBACK] and "set the rate" not in again and "--session-id" not in again
+    assert again[again.index("--resume") + 1] == made.session
+    assert again[again.index("--allowedTools") + 1] == "Bash" and again[-1] == first[-1]
+
+
+def test_claude_keeps_the_persons_settings_and_session(tmp_path):
+    mine = {"env": {"X": "1"}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}}
+    made = driver(do.ClaudeDriver, ["claude", "-p", "t", "--settings", json.dumps(mine), "--resume", "abc"], tmp_path)
+    made.prepare()
+    assert made.session == "abc" and "--session-id" not in made.first()
+    settings = json.loads(made.first()[-1])
+    assert settings["env"] == {"X": "1"} and settings["hooks"]["Stop"][0]["hooks"][0]["command"] == "echo mine"
+    assert len(settings["hooks"]["Stop"]) == 2 and made.first().count("--settings") == 1
+    with pytest.raises(do.DoError, match="skip every hook"):
+        driver(do.ClaudeDriver, ["claude", "--bare", "-p", "t"], tmp_path).prepare()
+
+
+def test_codex_exec_gets_session_flag_hooks_and_resumes_after_exec(tmp_path, monkeypatch):
+    monkeypatch.setattr(do, "foreign_untrusted_codex_hooks", lambda binary, root, env: [])
+    argv = ["codex", "exec", "--sandbox", "workspace-write", "-c", 'x="y"', "--json", "task"]
+    made = driver(do.CodexDriver, argv, tmp_path)
+    made.prepare()
+    first = made.first()
+    assert first[:2] == ["codex", "exec"] and first[-1] == "task" and "--dangerously-bypass-hook-trust" in first
+    flags = [first[i + 1] for i, token in enumerate(first) if token == "-c"]
+    assert any(flag.startswith("hooks.PreToolUse=[{hooks=[{type=\"command\",command=") for flag in flags)
+    assert any(flag.startswith("hooks.SessionEnd=") and "timeout=3}" in flag for flag in flags)
+    again = made.resume("0199-abc", FEEDBACK)
+    assert again[-3:] == ["resume", "0199-abc", FEEDBACK] and "task" not in again
+    assert again[again.index("--sandbox") + 1] == "workspace-write" and "--json" in again
+
+
+def test_codex_resume_forms(tmp_path, monkeypatch):
+    monkeypatch.setattr(do, "foreign_untrusted_codex_hooks", lambda binary, root, env: [])
+    made = driver(do.CodexDriver, ["codex", "exec", "resume", "--last", "-m", "gpt-5.5", "more"], tmp_path)
+    made.prepare()
+    assert made.session is None
+    assert made.resume("S", FEEDBACK)[-5:] == ["resume", "-m", "gpt-5.5", "S", FEEDBACK]
+    tui = driver(do.CodexDriver, ["codex", "-m", "gpt-5.5", "task"], tmp_path)
+    tui.prepare()
+    assert tui.resume("S", FEEDBACK)[-3:] == ["resume", "S", FEEDBACK] and "task" not in tui.resume("S", FEEDBACK)
+
+
+def test_codex_refuses_to_bypass_trust_over_untrusted_hooks(tmp_path, monkeypatch):
+    monkeypatch.setattr(do, "foreign_untrusted_codex_hooks", lambda binary, root, env: ["/x/hooks.json:stop:0:0"])
+    with pytest.raises(do.DoError, match="not trusted"):
+        driver(do.CodexDriver, ["codex", "exec", "task"], tmp_path).prepare()
+
+
+def test_opencode_plugin_from_a_temporary_file(tmp_path):
+    made = driver(do.OpenCodeDriver, ["opencode", "run", "--format", "json", "task", "-f", "a.txt"], tmp_path)
+    made.prepare()
+    (entry,) = json.loads(made.env["OPENCODE_CONFIG_CONTENT"])["plugin"]
+    plugin = Path(entry.removeprefix("file://"))
+    assert plugin.is_file() and "vacant-hook" in plugin.read_text() and made.env["PWD"] == str(tmp_path)
+    assert "OPENCODE_CONFIG_DIR" not in made.env
+    assert made.can_continue and made.first() == made.argv
+    assert made.resume("ses_1", FEEDBACK) == ["opencode", "run", FEEDBACK, "--format", "json", "-f", "a.txt",
+                                              "--session", "ses_1"]
+
+
+def test_opencode_merges_into_the_persons_own_config_content(tmp_path):
+    made = driver(do.OpenCodeDriver, ["opencode", "run", "task"], tmp_path, OPENCODE_CONFIG_DIR="/mine",
+                  OPENCODE_CONFIG_CONTENT='{"plugin": ["p1"]}')
+    made.prepare()
+    assert made.env["OPENCODE_CONFIG_DIR"] == "/mine"
+    plugins = json.loads(made.env["OPENCODE_CONFIG_CONTENT"])["plugin"]
+    assert plugins[0] == "p1" and plugins[1].startswith("file://") and plugins[1].endswith("/vacant.js")
+    with pytest.raises(do.DoError, match="--pure"):
+        driver(do.OpenCodeDriver, ["opencode", "run", "--pure", "t"], tmp_path).prepare()
+    assert not driver(do.OpenCodeDriver, ["opencode"], tmp_path).can_continue  # the TUI: one round
+
+
+@pytest.mark.parametrize("argv, platform, expected", [
+    (["/x/node_modules/.bin/claude", "-p", "t"], "auto", "claude"),
+    (["codex", "exec", "t"], "auto", "codex"),
+    (["opencode", "run", "t"], "auto", "opencode"),
+    (["./agent.sh"], "auto", "command"),
+    (["claude"], "command", "command"),
+    (["x"], "claude-code", "claude"),
+])
+def test_pick_platform(argv, platform, expected):
+    assert do.pick_platform(argv, platform) == expected
+
+
+def test_pick_platform_rejects_unknown():
+    with pytest.raises(do.DoError):
+        do.pick_platform(["x"], "cursor")
+
+
+def test_do_root_prefers_the_git_top_over_an_enclosing_workspace(tmp_path):
+    outer = tmp_path / "outer"
+    (outer / ".vacant").mkdir(parents=True)
+    repo = outer / "repo"
+    (repo / "sub").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    assert do.do_root(repo / "sub") == repo.resolve()
+    (repo / ".vacant").mkdir()
+    assert do.do_root(repo / "sub") == repo.resolve()
+    plain = outer / "plain" / "deep"
+    plain.mkdir(parents=True)
+    assert do.do_root(plain) == outer.resolve()  # no git: the enclosing workspace
+
+
+def test_find_run_is_the_log_that_grew(tmp_path):
+    from vacant.steplog import StepLog
+
+    root = tmp_path
+    for name in ("a", "b"):
+        StepLog(root / ".vacant" / "runs" / name).emit("run_start", run=name, platform="codex", workspace="w",
+                                                       source="startup", baseline="x", session=f"S-{name}")
+    before = do._sizes(root)
+    assert do.find_run(root, before, None, "codex") is None
+    StepLog(root / ".vacant" / "runs" / "b").emit("run_end", reason="other")
+    assert do.find_run(root, before, None, "codex").name == "b"
+    assert do.find_run(root, before, "a", "codex").name == "b"  # the pinned one did not grow
+    assert do.run_session(root / ".vacant" / "runs" / "b") == "S-b"
+
+
+def test_exit_code_is_about_the_deliverable():
+    assert do._exit_code({"findings": [], "nothing_to_verify": False}) == Exit.OK
+    assert do._exit_code({"findings": [{"id": "x"}], "nothing_to_verify": False}) == Exit.FAILED
+    assert do._exit_code({"findings": [], "nothing_to_verify": True}) == Exit.NOTHING_TO_VERIFY
+
+
+class Bursts:
+    def __init__(self):
+        self.calls: list[list[str] | None] = []
+        self.event = threading.Event()
+
+    def __call__(self, paths):
+        self.calls.append(paths)
+        self.event.set()
+
+
+def wait_for(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_watcher_groups_a_burst_and_ignores_reads_and_state_dirs(tmp_path):
+    (tmp_path / ".vacant").mkdir()
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "seen.txt").write_text("x\n")
+    bursts = Bursts()
+    watcher = do.Watcher(tmp_path, bursts, gap=0.3)
+    watcher.start()
+    try:
+        for _ in range(200):  # a read-only pass: the kernel is not even asked for these events
+            (tmp_path / "seen.txt").read_bytes()
+        (tmp_path / ".vacant" / "index").write_text("vacant's own\n")
+        (tmp_path / ".git" / "HEAD").write_text("git's own\n")
+        time.sleep(0.6)
+        assert bursts.calls == [] and watcher.events == 0
+        (tmp_path / "a.txt").write_text("a\n")
+        (tmp_path / "d").mkdir()
+        (tmp_path / "d" / "b.txt").write_text("b\n")
+        assert wait_for(lambda: bursts.calls)
+        time.sleep(0.4)
+        assert len(bursts.calls) == 1
+        assert set(bursts.calls[0]) == {str(tmp_path / "a.txt"), str(tmp_path / "d"), str(tmp_path / "d" / "b.txt")}
+    finally:
+        watcher.stop(settle=0)
+
+
+def test_watcher_full_scan_after_an_overflow(tmp_path):
+    bursts = Bursts()
+    watcher = do.Watcher(tmp_path, bursts, gap=0.2)
+    watcher.start()
+    try:
+        (tmp_path / "a.txt").write_text("a\n")
+        import logging
+
+        logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+        assert wait_for(lambda: bursts.calls)
+        assert bursts.calls == [None] and watcher.overflows == 1
+        watcher.MAX_DIRTY = 3
+        for n in range(5):
+            (tmp_path / f"f{n}.txt").write_text("x\n")
+        assert wait_for(lambda: len(bursts.calls) == 2)
+        assert bursts.calls[1] is None  # too many paths for a scoped scan
+    finally:
+        watcher.stop(settle=0)

@@ -1,0 +1,44 @@
+"""`vacant do`: run an agent (or any command) for several rounds, recorded; see vacant/do.py."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from pathlib import Path
+
+from vacant.do import DEFAULT_BURST_GAP_S, DoError, Runner, do_root
+from vacant.exitcodes import Exit
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        "do",
+        context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
+    )
+    def do_command(
+        command: List[str] = typer.Argument(..., metavar="-- AGENT ARGS…", help="The agent's command line."),
+        rounds: Optional[int] = typer.Option(
+            None, "--rounds", min=0,
+            help="Continue the session with the feedback at most N times (default: the contract's stop.rounds).",
+        ),
+        platform: str = typer.Option("auto", "--platform", help="claude, codex, opencode, command, or auto."),
+        burst_gap: float = typer.Option(
+            DEFAULT_BURST_GAP_S, "--burst-gap", min=0.05,
+            help="A command without hooks: seconds of quiet that end a burst of changes (one step).",
+        ),
+    ) -> None:
+        """Run AGENT recorded, with vacant's hooks there for the duration only; while blocking
+        findings remain and rounds are left, continue its session with the feedback. Exit 0 when
+        the deliverable ends green, 1 when findings are left, 4 when there was nothing to verify."""
+        try:
+            result = Runner(list(command), do_root(Path.cwd()), platform, rounds, burst_gap).run()
+        except DoError as error:
+            typer.echo(f"vacant: {error}", err=True)
+            raise typer.Exit(int(Exit.USER_ERROR))
+        if result.report is not None and result.run is not None:
+            from vacant.commands.stop import render_report
+
+            typer.echo(render_report(result.report), err=True)
+        raise typer.Exit(result.code)

@@ -1,0 +1,260 @@
+"""OpenCode (opencode-ai 1.18): a plugin forwards tool calls to `vacant-hook opencode`.
+
+Facts this module relies on (measured on the real CLI, see shared/platforms/codex-and-opencode.md
+§8, and the payloads captured by the plugin in tests/e2e/test_opencode.py):
+- OpenCode has no command hooks, only JS plugins: every `plugins/*.js` of its config directories
+  (`<project>/.opencode/`, `~/.config/opencode/`, `$OPENCODE_CONFIG_DIR`) is loaded. The plugin
+  template is `hooks/opencode/vacant.js`; it runs the hook command for `tool.execute.before` /
+  `tool.execute.after`, `chat.message` and the `session.idle` event, payload on stdin.
+- before: `{tool, sessionID, callID}` + `args` (bash `{command, description}`, read `{filePath}`,
+  write `{filePath, content}`, edit `{filePath, oldString, newString}`); throwing blocks the tool
+  and its error text is what the model gets. after: `{title, output, metadata}`; bash carries the
+  exit code in `metadata.exit`. A failing tool gets no `after` (its step is closed at run end).
+- The model is in no tool payload: the plugin remembers it from `chat.message` (`provider/model`).
+- There is no Stop hook: `session.idle` is the nearest, and `opencode run` exits right after it.
+  Rounds go through `vacant do` (`opencode run --session <id> FEEDBACK`).
+- OpenCode takes its project directory from $PWD, not from the process cwd.
+
+Module level imports the standard library only (hot path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from vacant.platforms.base import HookCall, Read, Response
+from vacant.workspace import find_root
+
+EVENT_KINDS = {
+    "chat.message": "prompt",
+    "tool.execute.before": "tool_pre",
+    "tool.execute.after": "tool_post",
+    "session.idle": "stop",
+    "session.end": "session_end",  # sent by `vacant do` when the process has exited
+}
+FILE_TOOLS = {"write": "filePath", "edit": "filePath"}
+READ_ONLY_TOOLS = frozenset({"read", "glob", "grep", "list", "webfetch", "websearch", "codesearch", "todowrite",
+                             "todoread", "skill", "task", "question", "lsp"})
+MAX_READ_BYTES = 32 * 1024 * 1024
+PLUGIN_NAME = "vacant.js"
+TEMPLATE = Path(__file__).resolve().parents[2] / "hooks" / "opencode" / PLUGIN_NAME
+PLACEHOLDER = '"__VACANT_HOOK_COMMAND__"'
+PLUGIN_MARK = "// vacant-plugin"
+
+
+def _file_bytes(path: str) -> bytes | None:
+    try:
+        if os.path.getsize(path) > MAX_READ_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def tool_scope(tool: str, args: object, directory: str) -> list[str] | None:
+    if tool in FILE_TOOLS:
+        path = args.get(FILE_TOOLS[tool]) if isinstance(args, dict) else None
+        return [os.path.normpath(os.path.join(directory, path))] if isinstance(path, str) and path else None
+    if tool in READ_ONLY_TOOLS:
+        return []
+    return None  # bash, patch tools, MCP tools and anything unknown may touch anything
+
+
+def tool_reads(tool: str, args: dict, output: object, directory: str) -> list[Read]:
+    text = output if isinstance(output, str) else json.dumps(output, sort_keys=True)
+    if tool == "read" and isinstance(args.get("filePath"), str):
+        path = os.path.normpath(os.path.join(directory, args["filePath"]))
+        content = _file_bytes(path)  # the model saw it with line numbers; the tokens are the file's
+        return [Read("file", path, content if content is not None else text)]
+    if tool == "bash":
+        return [Read("command", str(args.get("command", "")), text)]
+    if tool in ("grep", "glob", "list", "codesearch"):
+        return [Read("search", str(args.get("pattern") or args.get("query") or args.get("path") or ""), text)]
+    if tool in ("webfetch", "websearch"):
+        return [Read("url", str(args.get("url") or "search:" + str(args.get("query", ""))), text)]
+    if tool == "task":
+        return [Read("subagent", str(args.get("subagent_type") or "task"), text)]
+    return []
+
+
+class OpenCode:
+    name = "opencode"
+    cell_platform = "opencode"
+
+    # -- payloads ----------------------------------------------------------------------------
+
+    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
+        event = str(payload.get("event", ""))
+        directory = str(payload.get("directory") or env.get("PWD") or os.getcwd())
+        agent_id = payload.get("agentID") or None
+        call = HookCall(
+            kind=EVENT_KINDS.get(event, "ignore"),
+            session_id=str(payload.get("sessionID") or "unknown"),
+            workspace=self.workspace(directory),
+            agent_id=str(agent_id) if agent_id else None,
+            agent_type=str(payload["agent"]) if agent_id and payload.get("agent") else None,
+            reason=str(payload.get("reason") or "other") if event == "session.end" else None,
+        )
+        model = payload.get("model")
+        if isinstance(model, str) and model:
+            call.model = model
+        if call.kind == "prompt":
+            call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
+        elif call.kind in ("tool_pre", "tool_post"):
+            call.tool = str(payload.get("tool", ""))
+            args = payload.get("args") if isinstance(payload.get("args"), dict) else {}
+            call.tool_input = args
+            call.key = str(payload.get("callID", ""))
+            call.scope = tool_scope(call.tool, args, directory)
+            if call.kind == "tool_post":
+                self._post(call, args, payload, directory)
+        return call
+
+    @staticmethod
+    def workspace(directory: str) -> Path:
+        try:
+            return find_root(Path(directory))
+        except OSError:
+            return Path(directory)
+
+    @staticmethod
+    def _post(call: HookCall, args: dict, payload: dict, directory: str) -> None:
+        metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
+        exit_code = metadata.get("exit")
+        if call.tool == "bash" and isinstance(exit_code, int) and not isinstance(exit_code, bool):
+            call.exit_code = exit_code
+            call.outcome = "ok" if exit_code == 0 else "failed"
+        else:
+            call.outcome = "ok"
+        call.reads = tool_reads(call.tool, args, payload.get("output", ""), directory)
+
+    # -- responses ---------------------------------------------------------------------------
+
+    def render(self, call: HookCall, response: Response) -> tuple[str, int]:
+        """What the plugin acts on: deny (it throws, the tool does not run) or block at idle (it
+        queues the reason into the session)."""
+        if response.action == "deny" and call.kind == "tool_pre":
+            return json.dumps({"action": "deny", "reason": response.reason}), 0
+        if response.action == "block" and call.kind == "stop":
+            return json.dumps({"action": "block", "reason": response.reason}), 0
+        return "", 0
+
+    # -- installation ------------------------------------------------------------------------
+
+    def plugin_path(self, root: Path, scope: str) -> Path:
+        if scope in ("project", "local"):
+            return Path(root).resolve() / ".opencode" / "plugins" / PLUGIN_NAME
+        if scope == "user":
+            return config_dir() / "plugins" / PLUGIN_NAME
+        raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
+
+    def install(self, root: Path, scope: str, hook_command: str) -> Path:
+        path = self.plugin_path(root, scope)
+        write_plugin(path, hook_command)
+        return path
+
+    def uninstall(self, root: Path, scope: str) -> Path | None:
+        path = self.plugin_path(root, scope)
+        return path if remove_plugin(path) else None
+
+    def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
+        report: list[tuple[str, bool, str]] = []
+        installed = []
+        for scope in ("project", "user"):
+            path = self.plugin_path(root, scope)
+            if not path.exists():
+                continue
+            text = path.read_text(errors="replace")
+            if PLUGIN_MARK not in text:
+                report.append((str(path), False, "a plugin named vacant.js that vacant did not write"))
+                continue
+            installed.append(scope)
+            ok = json.dumps(hook_command) in text
+            report.append((str(path), ok, f"runs {hook_command}" if ok else
+                           f"runs another hook command: run `vacant init --platform opencode --scope {scope}` again"))
+        report.append(("plugin installed", bool(installed),
+                       "vacant's plugin is installed" if installed else
+                       "run `vacant init --platform opencode` (or record one run with `vacant do -- opencode run …`)"))
+        if "project" in installed and os.environ.get("OPENCODE_DISABLE_PROJECT_CONFIG"):
+            report.append(("OPENCODE_DISABLE_PROJECT_CONFIG", False, "set: OpenCode ignores the project's .opencode/plugins"))
+        report.append(("--pure", True, "never run opencode with --pure: it loads no plugin"))
+        return report
+
+
+def config_dir() -> Path:
+    """OpenCode's global config directory (xdg config)/opencode."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "opencode"
+
+
+def render_plugin(hook_command: str) -> str:
+    try:
+        template = TEMPLATE.read_text()
+    except OSError as error:
+        from vacant.platforms.settings_file import InstallError
+
+        raise InstallError(f"the plugin template {TEMPLATE} is missing ({error}): reinstall vacant") from None
+    return template.replace(PLACEHOLDER, json.dumps(hook_command))
+
+
+def _record_path(plugin: Path) -> Path:
+    import hashlib
+
+    from vacant.paths import user_data_dir
+
+    digest = hashlib.sha256(str(plugin).encode()).hexdigest()[:24]
+    return user_data_dir() / "installs" / f"opencode-{digest}.json"
+
+
+def write_plugin(path: Path, hook_command: str) -> bool:
+    """Write vacant's plugin at `path`; False when the same one is already there. Refuses to
+    replace a file vacant did not write. Remembers which directories it created."""
+    from vacant.platforms.settings_file import InstallError
+
+    text = render_plugin(hook_command)
+    if path.exists():
+        current = path.read_text(errors="replace")
+        if PLUGIN_MARK not in current:
+            raise InstallError(f"{path} exists and is not vacant's plugin; move it away first")
+        if current == text:
+            return False
+    created = []
+    for directory in (path.parent.parent, path.parent):
+        if not directory.exists():
+            created.append(str(directory))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = _record_path(path)
+    if not record.exists():
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({"plugin": str(path), "created_dirs": created}))
+    temp = path.with_name(f".{path.name}.vacant.tmp")
+    temp.write_text(text)
+    os.replace(temp, path)
+    return True
+
+
+def remove_plugin(path: Path) -> bool:
+    """Remove vacant's plugin, and the directories installing it created when they are empty."""
+    record_path = _record_path(path)
+    try:
+        record = json.loads(record_path.read_text())
+    except (OSError, ValueError):
+        record = {"created_dirs": []}
+    removed = False
+    if path.exists() and PLUGIN_MARK in path.read_text(errors="replace"):
+        path.unlink()
+        removed = True
+    for directory in reversed(record.get("created_dirs", [])):
+        try:
+            Path(directory).rmdir()  # only when empty (OpenCode itself may have put files there)
+        except OSError:
+            pass
+    if record_path.exists():
+        record_path.unlink()
+    return removed
+
+
+PLATFORM = OpenCode()
