@@ -69,7 +69,8 @@ class Recorder:
             return Response()  # `vacant do` owns the rounds: it runs the pipeline when the agent exits
         from vacant.stop import stop  # the Stop pipeline may import pydantic; the hot path does not
 
-        outcome = stop(self.root, self.log.run_dir, call.agent_id)
+        # a platform whose Stop cannot carry feedback to the model reports only (no round claimed)
+        outcome = stop(self.root, self.log.run_dir, call.agent_id, rounds=getattr(self.platform, "stop_rounds", None))
         if outcome.feedback:
             return Response("block", outcome.feedback)
         return Response(system_message=outcome.system_message or "")

@@ -52,7 +52,7 @@ function hand(payload, timeoutMs) {
   });
 }
 
-export const VacantRecorder = async ({ client, directory }) => {
+export const VacantRecorder = async ({ directory }) => {
   const parents = new Map(); // sub-agent session -> its parent session
   const agents = new Map(); // session -> agent name (from chat.message)
   const models = new Map(); // session -> "provider/model"
@@ -107,13 +107,9 @@ export const VacantRecorder = async ({ client, directory }) => {
       if (event.type === "session.created" && props.info && props.info.parentID) {
         parents.set(props.info.id, props.info.parentID);
       } else if (event.type === "session.idle" && props.sessionID && !parents.has(props.sessionID)) {
-        const answer = await hand(base("session.idle", props.sessionID), STOP_TIMEOUT_MS);
-        if (answer && answer.action === "block" && answer.reason) {
-          // No Stop hook in OpenCode: queue the feedback into the session. The TUI answers it at
-          // once; `opencode run` has exited by then, so it reaches the model with the next message
-          // (`vacant do` never gets here: it continues the session itself).
-          await client.session.prompt({ path: { id: props.sessionID }, body: { parts: [{ type: "text", text: answer.reason }] } });
-        }
+        // No Stop hook in OpenCode: the pipeline reports here, and `vacant do` runs the rounds
+        // (a prompt queued from here was lost: `opencode run` exits first).
+        await hand(base("session.idle", props.sessionID), STOP_TIMEOUT_MS);
       }
     },
   };

@@ -99,3 +99,34 @@ def test_planted_error_on_opencode(scratch):
     assert person_files(scratch, workspace) == before
     assert not (workspace / ".opencode").exists()
     assert not (workspace / ".vacant" / "errors.log").exists()
+
+
+def test_installed_plugin_records_and_reports_at_idle(scratch):
+    """`vacant init --platform opencode` (no `vacant do`): the plugin records every step and the Stop
+    pipeline reports at `session.idle`, claiming no feedback round (nothing could carry it)."""
+    workspace = git_workspace(scratch.path / "ws", FILES).resolve()
+    turns = [tool("write", filePath=str(workspace / "config.py"), content="RATE = 0.09\n"), text("Done.")]
+    with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
+        write_opencode_config(scratch.home, upstream.base_url)
+        env = opencode_env(scratch.home, workspace, scratch.vacant_home)
+        vacant = [str(BIN / "vacant")]
+        installed = subprocess.run([*vacant, "init", "--platform", "opencode"], cwd=workspace, env=env,
+                                   capture_output=True, text=True)
+        assert installed.returncode == 0, installed.stderr
+        plugin = workspace / ".opencode" / "plugins" / "vacant.js"
+        assert plugin.is_file()
+        doctor = subprocess.run([*vacant, "doctor", "--platform", "opencode"], cwd=workspace, env=env,
+                                capture_output=True, text=True)
+        assert doctor.returncode == 0, doctor.stdout
+        ran = subprocess.run([str(opencode_binary()), "run", "set the rate"], cwd=workspace, env=env,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    log = log_of(workspace)
+    assert [r["tool"] for r in log if r["type"] == "step_start"] == ["write"]
+    (finding,) = report(workspace)["findings"]
+    assert (finding["level"], finding["step"], finding["actor"]["model"]) == ("provable", 1, MODEL)
+    assert report(workspace)["decision"] == "stop" and [r for r in log if r["type"] == "feedback"] == []
+    removed = subprocess.run([*vacant, "uninstall", "--platform", "opencode"], cwd=workspace, env=env,
+                             capture_output=True, text=True)
+    assert removed.returncode == 0 and not plugin.exists()
+    assert not (workspace / ".vacant" / "errors.log").exists()

@@ -236,3 +236,62 @@ def test_watcher_full_scan_after_an_overflow(tmp_path):
         assert bursts.calls[1] is None  # too many paths for a scoped scan
     finally:
         watcher.stop(settle=0)
+
+
+def test_codex_adds_nothing_when_vacants_hooks_are_installed(tmp_path, monkeypatch):
+    monkeypatch.setattr(do, "installed_codex_hooks", lambda root: True)
+    monkeypatch.setattr(do, "foreign_untrusted_codex_hooks", lambda *a: pytest.fail("no trust bypass needed"))
+    made = driver(do.CodexDriver, ["codex", "exec", "task"], tmp_path)
+    made.prepare()
+    assert made.first() == ["codex", "exec", "task"]
+    assert made.resume("S", FEEDBACK) == ["codex", "exec", "resume", "S", FEEDBACK]
+
+
+def test_a_change_set_is_one_step_of_the_command_or_nothing(tmp_path):
+    from vacant.platforms.base import load
+    from vacant.recorder import Recorder
+    from vacant.runview import RunView
+
+    platform = load("command")
+    (tmp_path / ".vacant").mkdir()
+    (tmp_path / "a.txt").write_text("a\n")
+
+    def call(**payload):
+        payload = {"session": "do-1", "workspace": str(tmp_path), "program": "agent.sh", "command": ["./agent.sh"],
+                   **payload}
+        Recorder(tmp_path, "do-1", platform).handle(platform.parse(payload, {}))
+
+    call(event="start")
+    call(event="burst", burst=1, paths=[str(tmp_path / "a.txt")])  # nothing changed: no step
+    (tmp_path / "a.txt").write_text("b\n")
+    (tmp_path / "new.txt").write_text("n\n")
+    call(event="burst", burst=2, paths=[str(tmp_path / "a.txt")])  # scoped: new.txt is not this burst's
+    call(event="end", reason="process exited")
+    view = RunView.load(tmp_path / ".vacant" / "runs" / "do-1")
+    steps = view.ordered()
+    assert [(s.number, s.tool, s.changed_paths()) for s in steps] == [(1, "burst", ["a.txt"]), (2, "oob", ["new.txt"])]
+    assert steps[0].actor == {"platform": "command", "agent_definition": "agent.sh", "model": None,
+                              "task_family": "general"}
+    assert steps[0].input == {"burst": 2, "command": ["./agent.sh"]}
+
+
+def test_read_coverage_counts_vacant_dos_own_resume_as_observed():
+    from vacant.runview import RunView
+    from vacant.stop import read_coverage
+
+    def records(*decisions):
+        out = [{"type": "run_start", "seq": 1, "source": "startup"},
+               {"type": "step_start", "seq": 2, "step": 1, "key": "k", "tool": "Write", "input": {}, "actor": {},
+                "open_steps": [], "scope": ["a"]},
+               {"type": "read", "seq": 3, "step": 1, "origin": "file", "ref": "a", "object": "x"}]
+        seq = 4
+        for decision in decisions:
+            out.append({"type": "round", "seq": seq, "round": 1, "command": [], "exit_code": 0, "decision": decision})
+            out.append({"type": "run_start", "seq": seq + 1, "source": "resume"})
+            seq += 2
+        return out
+
+    assert read_coverage(RunView.build(records("continue")))["state"] == "complete"
+    assert read_coverage(RunView.build(records("green")))["state"] == "partial"  # a later, unrecorded resume
+    assert read_coverage(RunView.build(records()[:3] + [{"type": "run_start", "seq": 9, "source": "resume"}]))[
+        "state"] == "partial"

@@ -11,8 +11,10 @@ Facts this module relies on (measured on the real CLI, see shared/platforms/code
   and its error text is what the model gets. after: `{title, output, metadata}`; bash carries the
   exit code in `metadata.exit`. A failing tool gets no `after` (its step is closed at run end).
 - The model is in no tool payload: the plugin remembers it from `chat.message` (`provider/model`).
-- There is no Stop hook: `session.idle` is the nearest, and `opencode run` exits right after it.
-  Rounds go through `vacant do` (`opencode run --session <id> FEEDBACK`).
+- There is no Stop hook: `session.idle` is the nearest, and `opencode run` exits right after it
+  (a prompt the plugin queues there never reached the model, not even with the next message). So
+  the pipeline only reports at idle; rounds go through `vacant do` (`opencode run --session <id>
+  FEEDBACK`).
 - OpenCode takes its project directory from $PWD, not from the process cwd.
 
 Module level imports the standard library only (hot path).
@@ -83,6 +85,10 @@ def tool_reads(tool: str, args: dict, output: object, directory: str) -> list[Re
 class OpenCode:
     name = "opencode"
     cell_platform = "opencode"
+    # Feedback rounds a `session.idle` can deliver: none. Queueing a prompt from the plugin at idle
+    # was measured to be lost in `opencode run` (it exits first), so the pipeline only reports
+    # there; `vacant do` gives OpenCode its rounds.
+    stop_rounds = 0
 
     # -- payloads ----------------------------------------------------------------------------
 
@@ -134,12 +140,10 @@ class OpenCode:
     # -- responses ---------------------------------------------------------------------------
 
     def render(self, call: HookCall, response: Response) -> tuple[str, int]:
-        """What the plugin acts on: deny (it throws, the tool does not run) or block at idle (it
-        queues the reason into the session)."""
+        """What the plugin acts on: a deny (it throws: the tool does not run, the model gets the
+        reason as the tool's error)."""
         if response.action == "deny" and call.kind == "tool_pre":
             return json.dumps({"action": "deny", "reason": response.reason}), 0
-        if response.action == "block" and call.kind == "stop":
-            return json.dumps({"action": "block", "reason": response.reason}), 0
         return "", 0
 
     # -- installation ------------------------------------------------------------------------
