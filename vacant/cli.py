@@ -9,6 +9,7 @@ import typer
 from vacant import __version__
 from vacant.commands import install, runs, scan, demo
 from vacant.commands import stop as stop_cmd
+from vacant.commands import asks as asks_cmd
 from vacant.commands import do as do_cmd
 from vacant.commands import contract as contract_cmd, check as check_cmd, flag as flag_cmd, hints as hints_cmd
 from vacant.contract import ContractError
@@ -41,7 +42,7 @@ def root(
     """vacant records agent runs through the platforms' own hooks."""
 
 
-for module in (install, runs, scan, demo, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd):
+for module in (install, runs, scan, demo, asks_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd):
     module.register(app)
 
 

@@ -17,6 +17,17 @@
     rounds = 3
     budget_s = 300
 
+    [gate]                            # the confirmation gate (docs/GATE.md)
+    arms = "arms"                     # where arms live (MODE: READ / MODE: ACT on line 1)
+    remove = ["http-write"]           # shipped rules to drop, by name
+    [[gate.act]]                      # more ACT rules: a tool-name regex and/or a command regex
+    name = "release"
+    command = '^make release$'
+    why = "the public release"
+    [[gate.allow]]                    # exceptions: matching actions are READ
+    name = "dry-run"
+    command = '--dry-run'
+
 A bad file gets one message naming the key and what is allowed (`ContractError`).
 `add_check` runs the command before accepting it: an acceptance check that already passes is
 refused (it cannot measure the work), a precondition that does not hold is refused, and a check
@@ -77,7 +88,14 @@ ALLOWED: dict[str, str] = {
     "stop": "a table [stop] with rounds and budget_s",
     "rounds": f"an integer from 0 (never block, report only) to {MAX_ROUNDS} (default 3)",
     "budget_s": f"a number of seconds greater than 0 and at most {MAX_BUDGET_S:g} (default 300)",
-    "gate": "a table [gate]",
+    "gate": "a table [gate] with arms, defaults, remove, [[gate.act]] and [[gate.allow]]",
+    "arms": 'a directory relative to the workspace, without "..", e.g. "arms"',
+    "defaults": "true (use the shipped ACT rules) or false (start from none)",
+    "remove": "a list of shipped rule names (`vacant gate` lists them)",
+    "act": "an array of tables [[gate.act]] with name, tool and/or command (regexes), and why",
+    "allow": "an array of tables [[gate.allow]] with name, tool and/or command (regexes)",
+    "tool": "a regular expression matched against the whole tool name, e.g. mcp__github__.*",
+    "why": "one line: what the action may change",
 }
 
 
@@ -155,6 +173,66 @@ class StopSettings(_Strict):
         return value
 
 
+class GateRule(_Strict):
+    name: str
+    tool: str | None = None
+    command: str | None = None
+    why: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not re.match(NAME_PATTERN, value):
+            raise ValueError(f"{value!r} is not allowed: use {ALLOWED['name']}")
+        return value
+
+    @field_validator("tool", "command")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        from vacant.gate import regex_problem
+
+        problem = regex_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _something(self) -> "GateRule":
+        if self.tool is None and self.command is None:
+            raise ValueError("give a tool (regex of tool names) or a command (regex), or both")
+        return self
+
+
+class GateSettings(_Strict):
+    '''The `[gate]` table: shipped ACT rules, minus `remove`, plus `act`; `allow` makes exceptions.'''
+
+    arms: str = "arms"
+    defaults: bool = True
+    remove: list[str] = []
+    act: list[GateRule] = []
+    allow: list[GateRule] = []
+
+    @field_validator("arms")
+    @classmethod
+    def _arms(cls, value: str) -> str:
+        from vacant.gate import arms_problem
+
+        problem = arms_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("remove")
+    @classmethod
+    def _remove(cls, value: list[str]) -> list[str]:
+        from vacant.gate import RULE_NAMES
+
+        for name in value:
+            if name not in RULE_NAMES:
+                raise ValueError(f"no shipped rule is named {name!r}; they are {', '.join(RULE_NAMES)}")
+        return value
+
+
 def _check_glob(value: str) -> str:
     if not value.strip():
         raise ValueError("holds an empty glob")
@@ -170,7 +248,7 @@ class Contract(_Strict):
     check: list[Check] = []
     precondition: list[Check] = []
     stop: StopSettings = StopSettings()
-    gate: dict[str, Any] = {}
+    gate: GateSettings = GateSettings()
 
     @field_validator("task_family")
     @classmethod
@@ -225,6 +303,10 @@ def _describe(error: dict[str, Any], raw: dict[str, Any]) -> str:
         rest = loc[2:]
     elif len(loc) >= 2 and loc[0] == "stop":
         where, rest = "[stop]", loc[1:]
+    elif len(loc) >= 3 and loc[0] == "gate" and loc[1] in ("act", "allow") and isinstance(loc[2], int):
+        where, rest = f"[[gate.{loc[1]}]] #{loc[2] + 1}", loc[3:]
+    elif len(loc) >= 2 and loc[0] == "gate":
+        where, rest = "[gate]", loc[1:]
     names = [str(part) for part in rest if not isinstance(part, int)]
     items = [part for part in rest if isinstance(part, int)]
     key = ".".join(names) if names else (str(loc[0]) if loc else "")
@@ -237,6 +319,8 @@ def _describe(error: dict[str, Any], raw: dict[str, Any]) -> str:
         return f"{prefix}{label} is missing: it must be {ALLOWED.get(last, 'given')}"
     if kind == "value_error":
         message = str(error.get("msg", "")).removeprefix("Value error, ")
+        if where and not names:  # a table-level rule (e.g. a [[gate.act]] with neither tool nor command)
+            return f"{prefix}{message}"
         return f"{prefix}{label}: {message}" if loc else message
     return f"{prefix}{label} = {_show(error.get('input'))} is not allowed: it must be {ALLOWED.get(last, 'valid')}"
 
@@ -250,6 +334,10 @@ def _keys_of(loc: list[Any]) -> list[str]:
             model = Check
         elif part == "stop":
             model = StopSettings
+        elif part == "gate":
+            model = GateSettings
+        elif part in ("act", "allow"):
+            model = GateRule
         elif part == "probe":
             model = Probe
     return list(model.model_fields)

@@ -87,6 +87,16 @@ TYPES: dict[str, EventType] = {
         "`vacant do`: one agent round ended (its steps are those since the previous round); decision "
         "is continue (feedback sent), green, budget_spent, cannot_continue, agent_failed or interrupted.",
     ),
+    "pause_surfaced": EventType(
+        ("ask", "step", "key", "status", "code", "receipts"),
+        "The gate held back an ACT action (step `step`, not run) and asked a person: card `ask`, code "
+        "NEEDS_CONFIRM or APPROVAL_STALE; `receipts` say what would run, where, and what it may change.",
+    ),
+    "human_decided": EventType(
+        ("ask", "decision", "signature"),
+        "The person answered card `ask` from their shell (approved or declined), signed with their key; "
+        "an approval lets the same action (normal form and working directory) pass exactly once.",
+    ),
     "run_end": EventType(
         ("reason",),
         "The run ended (session end); open steps were closed by a final scan.",

@@ -2,7 +2,9 @@
 
 The hot path: it imports the standard library and xxhash only (a test inspects sys.modules).
 Recorder hooks fail open: any internal error goes to `.vacant/errors.log`, the hook prints
-nothing and exits 0, and the agent carries on. The hook bounds its own work with an alarm.
+nothing and exits 0, and the agent carries on. The gate does not: a PreToolUse call that might be
+ACT is denied when vacant fails while handling it (vacant/gate.py `fail_closed`). The hook bounds
+its own work with an alarm.
 """
 
 from __future__ import annotations
@@ -54,8 +56,18 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
     call: HookCall = platform.parse(payload, env)
     if call.kind in ("stop", "subagent_stop"):
         signal.alarm(STOP_BUDGET_S)  # the Stop pipeline keeps to its own, smaller budget
-    recorder = Recorder(call.workspace, call.session_id, platform)
-    response: Response = recorder.handle(call)
+    try:
+        recorder = Recorder(call.workspace, call.session_id, platform)
+        response: Response = recorder.handle(call)
+    except BaseException as error:  # the recorder fails open, the gate fails closed
+        from vacant.gate import fail_closed
+
+        denied = fail_closed(call, error)
+        if denied is None:
+            raise
+        log_error(Path(call.workspace), f"vacant-hook {platform_name}: {type(error).__name__}: {error} "
+                                        "(the call was denied: it may be ACT)")
+        return platform.render(call, denied)
     return platform.render(call, response)
 
 

@@ -12,6 +12,7 @@ import os
 import re
 from pathlib import Path
 
+from vacant import gate
 from vacant.hasher import ScanResult, relative_to_root
 from vacant.platforms.base import HookCall, Read, Response
 from vacant.states import open_scanner, save_manifest
@@ -254,10 +255,14 @@ class Recorder:
         for read in call.reads:
             self._record_read(read, None)
 
-    def _on_tool_pre(self, call: HookCall) -> None:
+    def _on_tool_pre(self, call: HookCall) -> Response | None:
         key = self._key(call)
         if key not in self.run["open"] and key not in self.run["closed"]:
+            denied = gate.check(self, call)  # ACT without a person's answer: denied, never started
+            if denied is not None:
+                return denied
             self._start_step(call, key, self._scope(call.scope))
+        return None
 
     def _on_tool_post(self, call: HookCall) -> None:
         key = self._key(call)

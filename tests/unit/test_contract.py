@@ -80,7 +80,11 @@ command = "ruff check ."
 rounds = 2
 
 [gate]
-anything = { goes = true }
+remove = ["http-write"]
+
+[[gate.act]]
+name = "release"
+command = '^make release$'
 """)
     contract = load_contract(ws)
     assert contract.task_family == "report"
@@ -88,7 +92,15 @@ anything = { goes = true }
     assert [c.timeout for c in contract.check] == [60.0, 300.0]
     assert contract.precondition[0].command == "test -s data/sales.csv"
     assert (contract.stop.rounds, contract.stop.budget_s) == (2, 300.0)
-    assert contract.gate == {"anything": {"goes": True}}
+    assert contract.gate.remove == ["http-write"] and contract.gate.arms == "arms"
+    assert [(rule.name, rule.command, rule.tool) for rule in contract.gate.act] == [("release", "^make release$", None)]
+
+
+def test_a_bad_gate_table_names_the_key(ws):
+    message = error_of(ws, '[gate]\nanything = { goes = true }\n')
+    assert "[gate]" in message and "'anything'" in message and "arms, defaults, remove, act, allow" in message
+    message = error_of(ws, '[[gate.allow]]\nname = "x"\ntool = "("\n')
+    assert "[[gate.allow]] #1" in message and "not a valid regular expression" in message
 
 
 def test_defaults_of_an_empty_file(ws):

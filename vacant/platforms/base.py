@@ -44,7 +44,7 @@ class HookCall:
                  exit_code: int | None = None, reads: list | None = None, batch: list | None = None,
                  source: str | None = None, transcript_path: str | None = None, model: str | None = None,
                  models: dict[str, str] | None = None, stop_hook_active: bool = False,
-                 reason: str | None = None) -> None:
+                 reason: str | None = None, cwd: str | None = None) -> None:
         self.kind = kind
         self.session_id = session_id
         self.workspace = workspace
@@ -64,6 +64,7 @@ class HookCall:
         self.models = models if models is not None else {}  # agent id -> model, when a payload says
         self.stop_hook_active = stop_hook_active
         self.reason = reason
+        self.cwd = cwd  # tool calls: the directory the tool runs in (the payload's cwd)
 
 
 def _protocol():

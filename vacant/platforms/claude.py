@@ -161,6 +161,7 @@ class Claude:
         call.tool_input = payload.get("tool_input")
         call.key = str(payload.get("tool_use_id", ""))
         call.scope = _scope(call.tool, call.tool_input)
+        call.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         self._resolve_model(call)
 
     def _parse_tool_post(self, call: HookCall, payload: dict) -> None:

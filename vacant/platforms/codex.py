@@ -230,6 +230,7 @@ class Codex:
         call.tool_input = payload.get("tool_input")
         call.key = str(payload.get("tool_use_id", ""))
         call.scope = tool_scope(call.tool, call.tool_input, str(payload.get("cwd") or os.getcwd()))
+        call.cwd = str(payload.get("cwd") or os.getcwd())  # the tool's workdir
 
     def _parse_tool_post(self, call: HookCall, payload: dict) -> None:
         self._parse_tool_pre(call, payload)

@@ -1,0 +1,220 @@
+"""`vacant asks`, `vacant ask ID`, `vacant approve ASK`, `vacant decline ASK`, `vacant gate`: the
+person's side of the confirmation gate (see docs/GATE.md)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Optional
+
+import typer
+
+from vacant import asks as book
+from vacant.commands.common import print_json, workspace
+from vacant.exitcodes import Exit
+
+
+def _fail(message: str, code: Exit = Exit.USER_ERROR) -> None:
+    typer.echo(f"vacant: {message}", err=True)
+    raise typer.Exit(int(code))
+
+
+def _when(ts: Any) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "-"
+
+
+def _receipt_lines(receipts: dict[str, Any] | None) -> list[str]:
+    receipts = receipts or {}
+    lines = []
+    if receipts.get("arm"):
+        lines.append(f"  arm:         {', '.join(receipts['arm'])}")
+    if "command" in receipts:
+        lines.append(f"  command:     {receipts['command']}")
+    elif "input" in receipts:
+        lines.append(f"  tool:        {receipts.get('tool')} {json.dumps(receipts['input'], sort_keys=True)[:300]}")
+    lines.append(f"  in:          {receipts.get('cwd')}")
+    for why in receipts.get("mayChange") or []:
+        lines.append(f"  may change:  {why}")
+    return lines
+
+
+def _print_card(view: dict[str, Any]) -> None:
+    typer.echo(f"{view['id']}  {view['fate']}: {view['detail']}")
+    typer.echo("\n".join(_receipt_lines(view.get("receipts"))))
+    typer.echo(f"  asked:       {view.get('asked', 1)} time(s), first at {_when(view.get('created'))}, "
+               f"run {', '.join(view.get('runs') or []) or '-'}")
+    if view.get("replaces"):
+        typer.echo(f"  replaces:    {view['replaces']} (its approval went stale)")
+    stale = view.get("stale")
+    if stale:
+        refused = f"; the gate refused the action with {stale['refused']}" if stale.get("refused") else ""
+        nxt = f"; the new question is {stale['next']}" if stale.get("next") else ""
+        typer.echo(f"  stale:       {stale['reason']}{refused}{nxt}")
+    spent = view.get("spent")
+    if spent:
+        step = spent.get("step")
+        if step:
+            outcome = step.get("outcome") or "not finished yet"
+            typer.echo(f"  spent:       by step {step['id']} ({step['state']}; outcome {outcome}"
+                       + (f", exit {step['exit_code']}" if step.get("exit_code") is not None else "") + ")")
+            for item in step.get("attributions") or []:
+                typer.echo(f"               finding {item['finding']} attributed to it ({item['level']})")
+        else:
+            typer.echo(f"  spent:       by call {spent.get('key')} of run {spent.get('run')} (its step is not in the log)")
+    if view["fate"] == "awaiting-human":
+        typer.echo(f"  answer:      vacant approve {view['id']}   |   vacant decline {view['id']}")
+
+
+def _print_step(view: dict[str, Any]) -> None:
+    outcome = f", outcome {view['outcome']}" if view.get("outcome") else ""
+    code = f", exit {view['exit_code']}" if view.get("exit_code") is not None else ""
+    typer.echo(f"{view['id']}  step {view['step']} of run {view['run']}: {view['state']}{outcome}{code}")
+    typer.echo(f"  tool:        {view['tool']} {book._brief(view.get('input'), 200)}")
+    for item in view.get("attributions") or []:
+        typer.echo(f"  finding:     {item['finding']} attributed to it ({item['level']})")
+    if view.get("authorised_by"):
+        typer.echo(f"  authorised:  by the person's approval of {', '.join(view['authorised_by'])}")
+
+
+def _print_lists(lists: dict[str, list[dict]]) -> None:
+    titles = {"pending_steps": "pending steps (started, not finished)",
+              "steps_awaiting_settlement": "steps awaiting settlement (finished, not yet judged at Stop)",
+              "cards_awaiting_a_person": "cards awaiting a person"}
+    for key, title in titles.items():
+        items = lists[key]
+        typer.echo(f"{title}: {len(items)}", err=True)
+        for item in items[:20]:
+            if item.get("kind") == "card":
+                typer.echo(f"  {item['id']}  {item.get('action')}", err=True)
+            else:
+                typer.echo(f"  {item['id']}  {item['tool']} {item['input']}", err=True)
+        if len(items) > 20:
+            typer.echo(f"  … and {len(items) - 20} more", err=True)
+
+
+def _resolve(root, ask_id: str, as_json: bool) -> dict:
+    try:
+        return book.resolve(root, ask_id)
+    except book.UnknownId as error:
+        if as_json:
+            print_json({"id": ask_id, "error": "unknown", "lists": error.lists})
+        typer.echo(f"vacant: nothing is called {ask_id!r} (ids match exactly). What can be asked about:", err=True)
+        _print_lists(error.lists)
+        raise typer.Exit(int(Exit.USER_ERROR))
+    except book.AmbiguousId as error:
+        if as_json:
+            print_json({"id": ask_id, "error": "ambiguous", "matches": error.matches})
+        _fail(f"refused: {error}")
+
+
+def _refuse_inside_agent() -> None:
+    name = book.agent_env()
+    if name:
+        _fail(f"refused: this shell belongs to an agent's tool ({name} is set). The answer must come from the "
+              "person's own terminal; nothing was approved or declined.")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("asks")
+    def asks_command(
+        as_json: bool = typer.Option(False, "--json", help="A JSON list of cards with their fates."),
+        show_all: bool = typer.Option(False, "--all", help="Every card, answered ones too."),
+    ) -> None:
+        """What waits for you: actions the gate held back (awaiting-human) and approvals not yet used."""
+        root = workspace()
+        cards = book.AskBook(root).cards()
+        views = [book.card_view(card, root) for card in cards]
+        if not show_all:
+            views = [v for v in views if v["fate"] in ("awaiting-human", "approved")]
+        if as_json:
+            print_json(views)
+            return
+        if not views:
+            typer.echo("nothing waits for you" if not show_all else "no cards yet")
+            return
+        for view in views:
+            _print_card(view)
+
+    @app.command("ask")
+    def ask_command(
+        ask_id: str = typer.Argument(..., metavar="ID", help="ask#N, RUN#STEP or step#N, exactly."),
+        as_json: bool = typer.Option(False, "--json", help="One JSON object."),
+    ) -> None:
+        """Answer any id, read now: a card's fate (awaiting-human, approved, declined, stale, spent) or a step's state."""
+        view = _resolve(workspace(), ask_id, as_json)
+        if as_json:
+            print_json(view)
+        elif view["kind"] == "card":
+            _print_card(view)
+        else:
+            _print_step(view)
+
+    @app.command("approve")
+    def approve_command(
+        ask_id: str = typer.Argument(..., metavar="ASK", help="The card's id, e.g. ask#3 (`vacant asks`)."),
+        expires: Optional[str] = typer.Option(None, "--expires", metavar="DURATION",
+                                              help="The approval goes stale after this long, e.g. 10m, 2h, 1d."),
+        refuse_if_moved: bool = typer.Option(False, "--refuse-if-moved",
+                                             help="The approval goes stale if the workspace changes before it is used."),
+    ) -> None:
+        """Approve an action the gate held back: the same action passes exactly once (signed with your key)."""
+        _refuse_inside_agent()
+        seconds = None
+        if expires is not None:
+            try:
+                seconds = book.parse_duration(expires)
+            except ValueError as error:
+                raise typer.BadParameter(str(error), param_hint="--expires") from None
+        root = workspace()
+        _resolve(root, ask_id, False)
+        try:
+            card = book.answer(root, ask_id, "approved", expires_s=seconds, refuse_if_moved=refuse_if_moved)
+        except book.AskError as error:
+            _fail(str(error))
+        until = f" until {_when(card['decision']['expires_at'])}" if card["decision"].get("expires_at") else ""
+        moved = ", unless the workspace changes first" if refuse_if_moved else ""
+        typer.echo(f"approved {card['id']}{until}{moved}: the agent may now make the same call once")
+        typer.echo("\n".join(_receipt_lines(card.get("receipts"))))
+
+    @app.command("decline")
+    def decline_command(
+        ask_id: str = typer.Argument(..., metavar="ASK", help="The card's id, e.g. ask#3 (`vacant asks`)."),
+    ) -> None:
+        """Decline an action the gate held back (signed with your key); the agent is told, nothing runs."""
+        _refuse_inside_agent()
+        root = workspace()
+        _resolve(root, ask_id, False)
+        try:
+            card = book.answer(root, ask_id, "declined")
+        except book.AskError as error:
+            _fail(str(error))
+        typer.echo(f"declined {card['id']}: the action will not run")
+
+    @app.command("gate")
+    def gate_command(as_json: bool = typer.Option(False, "--json", help="One JSON object.")) -> None:
+        """Show the gate's policy for this workspace: ACT rules, exceptions, the arms directory."""
+        from vacant.contract import load_contract
+        from vacant.gate import CODE_RULES, load_policy
+
+        root = workspace()
+        load_contract(root)  # a broken vacant.toml: one clear message (exit 3)
+        policy = load_policy(root)
+        if policy.error:
+            _fail(f"the [gate] table cannot be used: {policy.error}")
+        act = [{"name": r.name, "tool": r.tool.pattern if r.tool else None,
+                "command": r.command.pattern if r.command else None, "why": r.why} for r in policy.act]
+        act += [{"name": name, "tool": None, "command": "(in code)", "why": why}
+                for name, why in CODE_RULES.items() if name not in policy.removed]
+        allow = [{"name": r.name, "tool": r.tool.pattern if r.tool else None,
+                  "command": r.command.pattern if r.command else None} for r in policy.allow]
+        if as_json:
+            print_json({"arms": policy.arms, "act": act, "allow": allow, "removed": sorted(policy.removed)})
+            return
+        typer.echo(f"arms: {policy.arms}/ (a script there declares `MODE: READ` or `MODE: ACT` on its first line)")
+        for rule in act:
+            where = f"tool {rule['tool']}" if rule["tool"] else "shell"
+            typer.echo(f"act    {rule['name']:<26} {where}: {rule['why']}")
+        for rule in allow:
+            typer.echo(f"allow  {rule['name']:<26} tool {rule['tool'] or 'shell'} command {rule['command']}")
+        if policy.removed:
+            typer.echo(f"removed: {', '.join(sorted(policy.removed))}")
