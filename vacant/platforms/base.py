@@ -67,6 +67,26 @@ class HookCall:
         self.cwd = cwd  # tool calls: the directory the tool runs in (the payload's cwd)
 
 
+def render_hook_json(call: HookCall, response: Response) -> tuple[str, int]:
+    """The JSON-on-stdout contract Claude Code and Codex share: a PreToolUse deny, a Stop block,
+    a message for the person; an allow is empty output. Always exit 0 (exit 2 would prefix the
+    hook's command line to what the model sees)."""
+    import json
+
+    out: dict[str, object] = {}
+    if response.action == "deny" and call.kind == "tool_pre":
+        out["hookSpecificOutput"] = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": response.reason,
+        }
+    elif response.action == "block" and call.kind in ("stop", "subagent_stop"):
+        out = {"decision": "block", "reason": response.reason}
+    if response.system_message:
+        out["systemMessage"] = response.system_message
+    return (json.dumps(out) if out else ""), 0
+
+
 def _protocol():
     from typing import Any, Protocol  # built on first use: the hook's hot path never imports typing
 

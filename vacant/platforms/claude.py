@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-from vacant.platforms.base import BatchCall, HookCall, Read, Response
+from vacant.platforms.base import BatchCall, HookCall, Read, Response, render_hook_json
 
 # Tools that write nothing in the workspace (no scan around them).
 READ_ONLY_TOOLS = frozenset(
@@ -211,18 +211,7 @@ class Claude:
     # -- responses ---------------------------------------------------------------------------
 
     def render(self, call: HookCall, response: Response) -> tuple[str, int]:
-        out: dict[str, object] = {}
-        if response.action == "deny" and call.kind == "tool_pre":
-            out["hookSpecificOutput"] = {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": response.reason,
-            }
-        elif response.action == "block" and call.kind in ("stop", "subagent_stop"):
-            out = {"decision": "block", "reason": response.reason}
-        if response.system_message:
-            out["systemMessage"] = response.system_message
-        return (json.dumps(out) if out else ""), 0
+        return render_hook_json(call, response)
 
     # -- installation ------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ import os
 import re
 from pathlib import Path
 
-from vacant.platforms.base import HookCall, Read, Response
+from vacant.platforms.base import HookCall, Read, Response, render_hook_json
 from vacant.workspace import find_root
 
 EVENT_KINDS = {
@@ -289,18 +289,7 @@ class Codex:
     # -- responses ---------------------------------------------------------------------------
 
     def render(self, call: HookCall, response: Response) -> tuple[str, int]:
-        out: dict[str, object] = {}
-        if response.action == "deny" and call.kind == "tool_pre":
-            out["hookSpecificOutput"] = {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": response.reason,
-            }
-        elif response.action == "block" and call.kind in ("stop", "subagent_stop"):
-            out = {"decision": "block", "reason": response.reason}
-        if response.system_message:
-            out["systemMessage"] = response.system_message
-        return (json.dumps(out) if out else ""), 0
+        return render_hook_json(call, response)
 
     # -- installation ------------------------------------------------------------------------
 
