@@ -633,17 +633,25 @@ class Runner:
         self.out = out or (lambda line: print(line, file=sys.stderr, flush=True))
         self.child: subprocess.Popen | None = None
         self.interrupted: int | None = None
+        self.terminal = sys.stdin.isatty()
+        self.terminal_sigint = False
 
     # signals: forwarded to the agent; the loop ends after it exits, and cleanup always runs
     def _on_signal(self, signum: int, frame) -> None:
-        self.interrupted = signum
-        if self.child is not None and self.child.poll() is None:
-            try:
-                self.child.send_signal(signum)
-            except OSError:
-                pass
-        else:
+        child = self.child if self.child is not None and self.child.poll() is None else None
+        if child is None:
+            self.interrupted = signum
             raise Interrupted(signum)
+        if signum == signal.SIGINT and self.terminal:
+            # Ctrl-C at a terminal reached the agent too (same foreground group): it decides (a
+            # TUI stops its turn and goes on); only its dying of it stops `vacant do`
+            self.terminal_sigint = True
+            return
+        self.interrupted = signum
+        try:
+            child.send_signal(signum)
+        except OSError:
+            pass
 
     def _run_child(self, argv: list[str], env: dict[str, str]) -> int:
         try:
@@ -692,6 +700,9 @@ class Runner:
                     driver.before_start()
                 self.out(f"vacant do: round {round_no}: {shlex.join(_short(argv))}")
                 code = self._run_child(argv, env)
+                if self.terminal_sigint and code in (-signal.SIGINT, 128 + signal.SIGINT):
+                    self.interrupted = signal.SIGINT
+                self.terminal_sigint = False
                 found = find_run(self.root, before, session, cell)
                 grew = found is not None
                 run = found or run
@@ -740,7 +751,7 @@ class Runner:
         if outcome.feedback and driver.can_continue:
             return "continue"
         if not outcome.report.get("findings"):
-            return "green"
+            return "nothing_to_verify" if outcome.report.get("nothing_to_verify") else "green"
         if outcome.blocking and driver.can_continue:
             return "budget_spent"
         return "cannot_continue"
@@ -752,8 +763,8 @@ class Runner:
         if decision == "continue":
             self.out(f"vacant do: round {round_no}: {len(outcome.blocking)} blocking finding(s); continuing the "
                      f"session with the feedback (round {report.get('round')} of {report.get('rounds')}){tail}")
-        elif decision == "green":
-            what = "nothing to verify (no checks, no flags)" if report.get("nothing_to_verify") else "green"
+        elif decision in ("green", "nothing_to_verify"):
+            what = "green" if decision == "green" else "nothing to verify (no checks, no flags): not a pass"
             self.out(f"vacant do: round {round_no}: {what}{tail}")
         elif decision == "agent_failed":
             self.out(f"vacant do: round {round_no}: the agent exited {code} without a recorded step; stopping here")

@@ -85,7 +85,8 @@ TYPES: dict[str, EventType] = {
     "round": EventType(
         ("round", "command", "exit_code", "decision"),
         "`vacant do`: one agent round ended (its steps are those since the previous round); decision "
-        "is continue (feedback sent), green, budget_spent, cannot_continue, agent_failed or interrupted.",
+        "is continue (feedback sent), green, nothing_to_verify, budget_spent, cannot_continue, agent_failed "
+        "or interrupted.",
     ),
     "pause_surfaced": EventType(
         ("ask", "step", "key", "status", "code", "receipts"),

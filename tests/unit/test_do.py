@@ -295,3 +295,23 @@ def test_read_coverage_counts_vacant_dos_own_resume_as_observed():
     assert read_coverage(RunView.build(records("green")))["state"] == "partial"  # a later, unrecorded resume
     assert read_coverage(RunView.build(records()[:3] + [{"type": "run_start", "seq": 9, "source": "resume"}]))[
         "state"] == "partial"
+
+
+def test_a_terminal_ctrl_c_is_left_to_the_agent_other_signals_are_forwarded(tmp_path):
+    import signal as sig
+
+    runner = do.Runner(["./agent.sh"], tmp_path, "auto", None, cwd=tmp_path)
+    runner.child = subprocess.Popen(["sleep", "30"])
+    try:
+        runner.terminal = True
+        runner._on_signal(sig.SIGINT, None)  # the terminal already sent it to the agent's group
+        assert runner.child.poll() is None and runner.terminal_sigint and runner.interrupted is None
+        runner.terminal = False
+        runner._on_signal(sig.SIGTERM, None)
+        assert runner.child.wait(timeout=5) == -sig.SIGTERM and runner.interrupted == sig.SIGTERM
+    finally:
+        if runner.child.poll() is None:
+            runner.child.kill()
+    runner.child = None
+    with pytest.raises(do.Interrupted):
+        runner._on_signal(sig.SIGINT, None)  # no agent running: vacant do itself stops
