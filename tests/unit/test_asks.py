@@ -18,20 +18,14 @@ BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    for name in asks.AGENT_ENV + ("VACANT_STATE_DIR",):
+def outside_any_agent(isolated_home, monkeypatch):
+    for name in asks.AGENT_ENV:
         monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    root = tmp_path / "ws"
-    (root / "arms").mkdir(parents=True)
-    (root / "arms" / "mark.sh").write_text("#!/bin/sh\n# MODE: ACT\necho marked >> marker.txt\n")
-    (root / "notes.txt").write_text("notes\n")
-    return root
+def ws_files() -> dict:
+    return {"arms/mark.sh": "#!/bin/sh\n# MODE: ACT\necho marked >> marker.txt\n", "notes.txt": "notes\n"}
 
 
 class Agent:

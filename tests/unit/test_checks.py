@@ -33,19 +33,12 @@ APP = textwrap.dedent(
 )
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.delenv("VACANT_STATE_DIR", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text(APP)
-    return root
+def ws_files() -> dict:
+    return {"src/app.py": APP}
 
 
 def check(name: str, command: str, timeout: float = 60) -> SimpleNamespace:

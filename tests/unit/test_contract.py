@@ -24,19 +24,7 @@ from vacant.contract import (
     probe_vacuous,
 )
 
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.delenv("VACANT_STATE_DIR", raising=False)
-
-
-@pytest.fixture
-def ws(tmp_path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 def write(ws: Path, text: str) -> None:

@@ -15,19 +15,12 @@ from vacant.flags import FlagError, add_flag, flags_dir, list_flags, locate, sta
 REPORT = "# Report\n\nTotal sales: 1250\nGrowth: 12%\n\nEnd.\n"
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.delenv("VACANT_STATE_DIR", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "report.md").write_text(REPORT)
-    return root
+def ws_files() -> dict:
+    return {"report.md": REPORT}
 
 
 def states(ws: Path) -> dict[str, str]:

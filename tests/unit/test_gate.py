@@ -15,23 +15,17 @@ from vacant import gate, hook
 from vacant.platforms.base import HookCall
 from vacant.shellwords import normal_form, simple_commands
 
-
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.delenv("VACANT_STATE_DIR", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    root = tmp_path / "ws"
-    (root / "arms").mkdir(parents=True)
-    (root / "arms" / "act.sh").write_text("#!/bin/sh\n# MODE: ACT\necho hi >> marker\n")
-    (root / "arms" / "read.py").write_text("# MODE: READ\nprint('look')\n")
-    (root / "arms" / "nomode.sh").write_text("echo who knows\n")
-    (root / "src").mkdir()
-    return root
+def ws_files() -> dict:
+    return {
+        "arms/act.sh": "#!/bin/sh\n# MODE: ACT\necho hi >> marker\n",
+        "arms/read.py": "# MODE: READ\nprint('look')\n",
+        "arms/nomode.sh": "echo who knows\n",
+        "src": None,
+    }
 
 
 def call(root: Path, tool: str, tool_input, cwd: Path | str | None = None, scope=None) -> HookCall:

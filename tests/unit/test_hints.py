@@ -17,11 +17,7 @@ from vacant.workspace import ensure_state_dir, run_dir
 ACTOR = {"platform": "claude-code", "agent_definition": "main", "model": "m", "task_family": "general"}
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.delenv("VACANT_STATE_DIR", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 class Run:
@@ -58,11 +54,8 @@ class Run:
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    root = tmp_path / "ws"
-    (root / "data").mkdir(parents=True)
-    (root / "data" / "sales.csv").write_text("region,amount\nnorth,1250.50\nsouth,3,400\n")
-    return root
+def ws_files() -> dict:
+    return {"data/sales.csv": "region,amount\nnorth,1250.50\nsouth,3,400\n"}
 
 
 CONTRACT = Contract(pinned=["data/*.csv"], deliverables=["report.md", "out/*"])

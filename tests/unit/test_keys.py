@@ -15,10 +15,7 @@ from vacant import keys
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 def test_key_is_created_on_first_use_with_mode_0600(tmp_path):

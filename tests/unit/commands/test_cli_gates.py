@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -12,15 +11,14 @@ from vacant.cli import main
 from vacant.exitcodes import Exit
 
 
+@pytest.fixture
+def ws_files() -> dict:
+    return {".vacant": None}
+
+
 @pytest.fixture(autouse=True)
-def ws(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.delenv("VACANT_STATE_DIR", raising=False)
-    root = tmp_path / "ws"
-    (root / ".vacant").mkdir(parents=True)
-    monkeypatch.chdir(root)
-    return root
+def in_ws(isolated_home, ws, monkeypatch) -> None:
+    monkeypatch.chdir(ws)
 
 
 def vacant(capsys, monkeypatch, *args: str) -> tuple[int, str, str]:

@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[3]
 PAYLOADS = json.loads((ROOT / "fixtures/payloads/claude-code-hook_payloads.json").read_text())
 WS = "/work/ws"
 
+pytestmark = pytest.mark.usefixtures("isolated_home")
+
 
 def payload(name: str) -> dict:
     return json.loads(json.dumps(PAYLOADS[name]["stdin"]).replace("<ws>", WS))
@@ -95,12 +97,6 @@ def test_render_contracts():
 # -- install / uninstall ---------------------------------------------------------------------
 
 CMD = "/venv/bin/python /venv/bin/vacant-hook claude"
-
-
-@pytest.fixture(autouse=True)
-def isolated_data(tmp_path, monkeypatch):
-    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
 def test_install_creates_valid_settings_and_uninstall_removes_created_file(tmp_path):

@@ -32,23 +32,20 @@ NAMES = [_name(i, p) for i, p in enumerate(PAYLOADS)]
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def isolated(isolated_home, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex_home"))
     monkeypatch.setenv("VACANT_CODEX_BIN", str(tmp_path / "no-codex-here"))  # the offline path
 
 
 @pytest.fixture
-def ws(tmp_path, monkeypatch) -> Path:
+def ws_files() -> dict:
+    return {".vacant": None, "a.txt": "hello\n", "src/m.py": "l1\nl2\nl3\n", "img.png": b"\x89PNG fake"}
+
+
+@pytest.fixture
+def ws(ws, monkeypatch) -> Path:
     """The captured session's workspace, recreated as it was when the calls ran; cwd = ws."""
-    ws = tmp_path / "ws"
-    (ws / ".vacant").mkdir(parents=True)
-    (ws / "src").mkdir()
-    (ws / "a.txt").write_text("hello\n")
-    (ws / "src" / "m.py").write_text("l1\nl2\nl3\n")
-    (ws / "img.png").write_bytes(b"\x89PNG fake")
-    transcript = tmp_path / "rollout.jsonl"
+    transcript = ws.parent / "rollout.jsonl"
     lines = [json.dumps(line).replace("<ws>", str(ws)) for line in ITEMS]
     transcript.write_text("".join(line + "\n" for line in lines))
     monkeypatch.chdir(ws)

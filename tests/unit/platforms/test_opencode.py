@@ -17,20 +17,12 @@ CMD = "/venv/bin/python /venv/bin/vacant-hook opencode"
 SESSION = "ses_dd5bfbde6ffetCXD294tXQ7ukg"
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.delenv("VACANT_DO", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / ".vacant").mkdir(parents=True)
-    (ws / "a.txt").write_text("hello\n")
-    return ws
+def ws_files() -> dict:
+    return {".vacant": None, "a.txt": "hello\n"}
 
 
 def before(ws: Path, tool: str, args: dict, call: str = "call_chat_2_0", **extra) -> dict:

@@ -1,0 +1,47 @@
+"""Fixtures shared by the unit tests: a user of one's own, and a workspace to work in.
+
+A module takes the isolated user with ``pytestmark = pytest.mark.usefixtures("isolated_home")``
+and says what its workspace holds by overriding ``ws_files``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def isolated_home(tmp_path, monkeypatch) -> Path:
+    """HOME (with XDG_CONFIG_HOME in it, where the signing key lives) and vacant's data directory
+    under tmp_path, and none of the caller's VACANT_STATE_DIR or VACANT_DO. Returns HOME."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
+    for name in ("VACANT_STATE_DIR", "VACANT_DO"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def ws_files() -> dict[str, str | bytes | None]:
+    """What ``ws`` holds: relative path -> text, bytes, or None for an (empty) directory."""
+    return {}
+
+
+@pytest.fixture
+def ws(tmp_path, ws_files) -> Path:
+    """The workspace ``tmp_path/ws``, made with ``ws_files`` in it."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    for rel, content in ws_files.items():
+        path = root / rel
+        if content is None:
+            path.mkdir(parents=True, exist_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return root
