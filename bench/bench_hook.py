@@ -2,8 +2,8 @@
 
     python bench/bench_hook.py [--tree DIR] [--reps 30]
 
-Each sample spawns `python vacant-hook claude` with a real-shaped payload on stdin, exactly as
-Claude Code does, and times it to exit. The reference is `python -I -S -c pass` with the same
+Each sample spawns the installed hook command (`python -I -S …/vacant-hook.py claude`) with a
+real-shaped payload on stdin, exactly as Claude Code does, and times it to exit. The reference is `python -I -S -c pass` with the same
 interpreter. On a small workspace the goal is p95 <= 10 ms above the reference for Read/Write/Edit;
 on the 40k-file tree (bench/gen_tree.py) a Bash step's full scan should stay p95 <= 450 ms and
 Read/Write/Edit must not grow with the workspace. Prints figures; asserts nothing.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -22,8 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from vacant.commands.install import hook_command
+
 PYTHON = sys.executable
-HOOK = [PYTHON, str(Path(PYTHON).parent / "vacant-hook"), "claude"]
+HOOK = shlex.split(hook_command("claude"))  # exactly what `vacant init` installs
 
 
 def timed(cmd: list[str], payload: bytes | None, env: dict, cwd: Path) -> float:
@@ -88,25 +91,35 @@ def report(title: str, samples: dict[str, list[float]]) -> None:
         print(f"{name:<22}{median:>11.1f}{p95:>9.1f}{p95 - ref_p95:>+11.1f}")
 
 
+def refuse_failed_open(state: Path) -> None:
+    """A hook that failed open is fast and worthless: say so instead of printing its time."""
+    errors = state / "errors.log"
+    if errors.exists():
+        raise SystemExit(f"the hook failed (it fails open, so the figures above are void):\n{errors.read_text()[:2000]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tree", type=Path, help="a large tree (bench/gen_tree.py) to measure on as well")
     parser.add_argument("--reps", type=int, default=30)
     args = parser.parse_args()
+    tree = args.tree.resolve() if args.tree else None
     small = Path(tempfile.mkdtemp(prefix="vacant-bench-small-"))
     try:
         for i in range(20):
             (small / f"f{i}.txt").write_text("small file\n" * i)
         report(f"small workspace ({args.reps} reps)", measure(small, args.reps))
+        refuse_failed_open(small / ".vacant")
     finally:
         shutil.rmtree(small, ignore_errors=True)
-    if args.tree:
+    if tree:
         state = Path(tempfile.mkdtemp(prefix="vacant-bench-state-"))
         os.environ["VACANT_STATE_DIR"] = str(state)  # keep the tree itself untouched
         try:
-            report(f"large tree {args.tree} ({max(5, args.reps // 3)} reps)", measure(args.tree, max(5, args.reps // 3)))
+            report(f"large tree {tree} ({max(5, args.reps // 3)} reps)", measure(tree, max(5, args.reps // 3)))
+            refuse_failed_open(state)
         finally:
-            (args.tree / "bench_target.txt").unlink(missing_ok=True)
+            (tree / "bench_target.txt").unlink(missing_ok=True)
             shutil.rmtree(state, ignore_errors=True)
 
 

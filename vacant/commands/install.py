@@ -22,12 +22,10 @@ SCOPES = ("local", "project", "user")
 
 def hook_command(platform: str) -> str:
     """The installed command: the environment's real interpreter by absolute path (a pyenv
-    shim would cost ~150 ms per call), running the `vacant-hook` script beside it."""
-    python = Path(sys.executable)
-    script = python.parent / "vacant-hook"
-    if script.exists():
-        return f"{shlex.quote(str(python))} {shlex.quote(str(script))} {platform}"
-    return f"{shlex.quote(str(python))} -m vacant.hook {platform}  # vacant-hook"
+    shim would cost ~150 ms per call), started with -I -S on the `vacant-hook.py` launcher (no
+    site processing at each of the agent's tool calls)."""
+    launcher = Path(__file__).resolve().parent.parent / "vacant-hook.py"
+    return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(launcher))} {platform}"
 
 
 def _check_scope(scope: str) -> str:
