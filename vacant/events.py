@@ -32,7 +32,7 @@ TYPES: dict[str, EventType] = {
     ),
     "step_end": EventType(
         ("step", "key", "outcome"),
-        "A step finished with an outcome: ok, failed, not-run, or unknown (closed at run end).",
+        "A step finished with an outcome: ok, failed, not-run, or unknown (never reported: closed at Stop or run end).",
     ),
     "change": EventType(
         ("step", "scope", "added", "changed", "removed", "open_steps"),
