@@ -24,112 +24,42 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Iterable
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-AGENTS_DIR = REPO_ROOT / "fixtures" / "agents"
-FAKE_ANTHROPIC = REPO_ROOT / "fixtures" / "upstreams" / "fake_anthropic.py"
+from harness import UPSTREAMS, ScriptedUpstream, agent_binary
+
+FAKE_ANTHROPIC = UPSTREAMS / "fake_anthropic.py"
 
 FAKE_API_KEY = "sk-fake"
 
 
 def claude_binary() -> Path:
     """Path of the pinned ``claude`` CLI; raises (never skips) when it is missing."""
-    path = AGENTS_DIR / "node_modules" / ".bin" / "claude"
-    if not path.exists():
-        raise RuntimeError(
-            f"Claude Code CLI not found at {path}. "
-            "Run the README test command: it runs npm ci "
-            f"(npm ci --prefix {AGENTS_DIR.relative_to(REPO_ROOT)})."
-        )
-    return path
+    return agent_binary("claude", "Claude Code")
 
 
-class FakeUpstream:
-    """Runs ``fake_anthropic.py`` with ``script`` in a subprocess for a ``with`` block.
+class FakeUpstream(ScriptedUpstream):
+    """Runs ``fake_anthropic.py`` with ``script`` in a subprocess for a ``with`` block (one line
+    per ``/v1/messages`` request in ``requests.jsonl``)."""
 
-    Files go to ``workdir``: ``script.json``, ``requests.jsonl`` (one line per
-    ``/v1/messages`` request), ``port`` and ``server.log`` (stderr/access log).
-    """
-
-    def __init__(self, script: dict, workdir: Path, start_timeout: float = 10.0):
-        self.script = script
-        self.workdir = Path(workdir)
-        self.start_timeout = start_timeout
-        self.script_path = self.workdir / "script.json"
-        self.log_path = self.workdir / "requests.jsonl"
-        self.port_file = self.workdir / "port"
-        self.server_log = self.workdir / "server.log"
-        self.proc: subprocess.Popen | None = None
-        self.port: int | None = None
+    SERVER = FAKE_ANTHROPIC
+    TITLE = "fake Anthropic upstream"
 
     @property
     def url(self) -> str:
-        if self.port is None:
-            raise RuntimeError("FakeUpstream is not running")
-        return f"http://127.0.0.1:{self.port}"
+        """What goes in ``ANTHROPIC_BASE_URL``."""
+        return self._origin()
 
-    def start(self) -> "FakeUpstream":
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self.script_path.write_text(json.dumps(self.script, indent=1), encoding="utf-8")
-        for p in (self.log_path, self.port_file):
-            if p.exists():
-                p.unlink()
-        self.log_path.touch()
-        with open(self.server_log, "ab") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, str(FAKE_ANTHROPIC),
-                 "--script", str(self.script_path),
-                 "--log", str(self.log_path),
-                 "--port-file", str(self.port_file)],
-                stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-            )
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self.port_file.exists():
-                text = self.port_file.read_text().strip()
-                if text:
-                    self.port = int(text)
-                    return self
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)
-        log = self.server_log.read_text(errors="replace")
-        self.stop()
-        raise RuntimeError(f"fake Anthropic upstream did not start; its output:\n{log}")
 
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self.proc = None
+def tool(name: str, **tool_input) -> dict:
+    """A scripted ``tool_use`` block."""
+    return {"type": "tool_use", "name": name, "input": tool_input}
 
-    def __enter__(self) -> "FakeUpstream":
-        return self.start()
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def requests(self) -> list[dict]:
-        """Parsed log lines, in the order they were written (``n`` ascending for serial runs)."""
-        if not self.log_path.exists():
-            return []
-        out = []
-        for line in self.log_path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                out.append(json.loads(line))
-        return out
-
-    def scripted_requests(self) -> list[dict]:
-        """Only the requests that were answered with a scripted turn."""
-        return [r for r in self.requests() if r.get("turn") is not None]
+def turn(*blocks, **extra) -> dict:
+    """A scripted turn of content blocks; ``extra`` is ``match``, ``delay``, ``write_files``..."""
+    return {"content": list(blocks), **extra}
 
 
 def isolated_home(home: Path, workspace: Path, api_key: str = FAKE_API_KEY) -> Path:

@@ -23,19 +23,24 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-AGENTS_DIR = REPO_ROOT / "fixtures" / "agents"
-AGENTS_BIN = AGENTS_DIR / "node_modules" / ".bin"
-FAKE_RESPONSES = REPO_ROOT / "fixtures" / "upstreams" / "fake_responses.py"
+from harness import (
+    AGENTS_BIN,
+    BIN,
+    REPO_ROOT,
+    UPSTREAMS,
+    RecordedRun,
+    ScriptedUpstream,
+    agent_binary,
+    vacant,
+)
+
+FAKE_RESPONSES = UPSTREAMS / "fake_responses.py"
 E2E_TMP = REPO_ROOT / ".e2e-tmp"
-BIN = Path(sys.executable).parent
 
 MODEL = "gpt-5.5"  # a slug from Codex's bundled catalog: the freeform apply_patch tool is offered
 FAKE_API_KEY = "sk-fake-codex"
@@ -44,14 +49,7 @@ KEEP_ENV = "VACANT_KEEP_E2E"  # set to keep the scratch directories of passing t
 
 def codex_binary() -> Path:
     """Path of the pinned ``codex`` CLI; raises (never skips) when it is missing."""
-    path = AGENTS_BIN / "codex"
-    if not path.exists():
-        raise RuntimeError(
-            f"Codex CLI not found at {path}. "
-            "Run the README test command: it runs npm ci "
-            f"(npm ci --prefix {AGENTS_DIR.relative_to(REPO_ROOT)})."
-        )
-    return path
+    return agent_binary("codex", "Codex")
 
 
 class CodexScratch:
@@ -79,80 +77,34 @@ class CodexScratch:
             shutil.rmtree(self.path, ignore_errors=True)
 
 
-class FakeResponses:
-    """Runs ``fake_responses.py`` with ``script`` in a subprocess for a ``with`` block.
+class FakeResponses(ScriptedUpstream):
+    """Runs ``fake_responses.py`` with ``script`` in a subprocess for a ``with`` block (one line per
+    ``*/responses`` or ``*/chat/completions`` request in ``requests.jsonl``)."""
 
-    Files go to ``workdir``: ``script.json``, ``requests.jsonl`` (one line per ``*/responses``
-    request), ``port`` and ``server.log`` (stderr/access log)."""
-
-    def __init__(self, script: dict, workdir: Path, start_timeout: float = 10.0):
-        self.script = script
-        self.workdir = Path(workdir)
-        self.start_timeout = start_timeout
-        self.script_path = self.workdir / "script.json"
-        self.log_path = self.workdir / "requests.jsonl"
-        self.port_file = self.workdir / "port"
-        self.server_log = self.workdir / "server.log"
-        self.proc: subprocess.Popen | None = None
-        self.port: int | None = None
+    SERVER = FAKE_RESPONSES
+    TITLE = "fake Responses upstream"
 
     @property
     def base_url(self) -> str:
         """What goes in the provider's ``base_url`` (Codex POSTs ``{base_url}/responses``)."""
-        if self.port is None:
-            raise RuntimeError("FakeResponses is not running")
-        return f"http://127.0.0.1:{self.port}/v1"
+        return self._origin() + "/v1"
 
-    def start(self) -> "FakeResponses":
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self.script_path.write_text(json.dumps(self.script, indent=1), encoding="utf-8")
-        for p in (self.log_path, self.port_file):
-            if p.exists():
-                p.unlink()
-        self.log_path.touch()
-        with open(self.server_log, "ab") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, str(FAKE_RESPONSES), "--script", str(self.script_path),
-                 "--log", str(self.log_path), "--port-file", str(self.port_file)],
-                stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-            )
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self.port_file.exists():
-                text = self.port_file.read_text().strip()
-                if text:
-                    self.port = int(text)
-                    return self
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)
-        log = self.server_log.read_text(errors="replace")
-        self.stop()
-        raise RuntimeError(f"fake Responses upstream did not start; its output:\n{log}")
 
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self.proc = None
+def shell(cmd: str, call_id: str | None = None, **arguments) -> dict:
+    """A scripted ``exec_command`` call; ``arguments`` go with ``cmd`` (e.g. ``workdir``)."""
+    item = {"type": "function", "name": "exec_command", "arguments": {"cmd": cmd, **arguments}}
+    return {**item, "call_id": call_id} if call_id else item
 
-    def __enter__(self) -> "FakeResponses":
-        return self.start()
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
+def patch(text: str, call_id: str | None = None) -> dict:
+    """A scripted freeform ``apply_patch`` call."""
+    item = {"type": "custom", "name": "apply_patch", "input": text}
+    return {**item, "call_id": call_id} if call_id else item
 
-    def requests(self) -> list[dict]:
-        if not self.log_path.exists():
-            return []
-        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
-    def scripted_requests(self) -> list[dict]:
-        return [r for r in self.requests() if r.get("turn") is not None]
+def turn(*items, **extra) -> dict:
+    """A scripted turn of items; ``extra`` is ``match``, ``delay``, ``write_files``..."""
+    return {"items": list(items), **extra}
 
 
 def write_config(codex_home: Path, extra: str = "") -> Path:
@@ -188,13 +140,6 @@ def codex_env(home: Path, codex_home: Path, vacant_home: Path | None = None) -> 
     if vacant_home is not None:
         env["VACANT_HOME"] = str(vacant_home)
     return env
-
-
-def vacant(args: list[str], cwd: Path, env: dict, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(BIN / "vacant"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"vacant {args} failed ({proc.returncode}): {proc.stderr}\n{proc.stdout}")
-    return proc
 
 
 def git_workspace(workspace: Path, files: dict[str, str] | None = None) -> Path:
@@ -271,29 +216,11 @@ def session_id(process: subprocess.CompletedProcess) -> str:
 
 
 @dataclass
-class CodexRun:
+class CodexRun(RecordedRun):
     workspace: Path
     scratch: CodexScratch
     upstream: FakeResponses
     process: subprocess.CompletedProcess
-
-    def log(self) -> list[dict]:
-        out = vacant(["log", "--json"], self.workspace, env=os.environ.copy()).stdout
-        return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-    def steps(self):
-        from vacant.runview import RunView
-
-        return RunView.build(self.log()).ordered()
-
-    def view(self):
-        from vacant.runview import RunView
-
-        return RunView.build(self.log())
-
-    def errors(self) -> str:
-        path = self.workspace / ".vacant" / "errors.log"
-        return path.read_text() if path.exists() else ""
 
     def hook_runs(self) -> list[str]:
         """The `hook: X` lines Codex printed on stderr (start and finish of every hook run)."""

@@ -12,20 +12,14 @@ import json
 import os
 from pathlib import Path
 
-from codex_harness import AGENTS_BIN, AGENTS_DIR, BIN, REPO_ROOT
+from harness import AGENTS_BIN, BIN, agent_binary
 
 MODEL = "fake/fake-model"
 
 
 def opencode_binary() -> Path:
     """Path of the pinned ``opencode`` CLI; raises (never skips) when it is missing."""
-    path = AGENTS_BIN / "opencode"
-    if not path.exists():
-        raise RuntimeError(
-            f"OpenCode CLI not found at {path}. Run the README test command: it runs npm ci "
-            f"(npm ci --prefix {AGENTS_DIR.relative_to(REPO_ROOT)})."
-        )
-    return path
+    return agent_binary("opencode", "OpenCode")
 
 
 def config_path(home: Path) -> Path:

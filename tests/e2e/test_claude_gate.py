@@ -13,29 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from claude_harness import FakeUpstream, run_claude_p
+from claude_harness import FakeUpstream, run_claude_p, tool, turn
+from harness import LOOK, MARK, marks, text
 from vacant_run import make_workspace, vacant
 
 from vacant.asks import AGENT_ENV, WHY
 from vacant.gate import ANSWER_REFUSAL
 
 pytestmark = pytest.mark.e2e
-
-MARK = "#!/bin/sh\n# MODE: ACT\necho marked >> marker.txt\n"
-LOOK = "#!/bin/sh\n# MODE: READ\necho looked-around\n"
-
-
-def tool(name: str, **tool_input) -> dict:
-    return {"type": "tool_use", "name": name, "input": tool_input}
-
-
-def text(words: str) -> dict:
-    return {"type": "text", "text": words}
-
-
-def turn(*blocks, **extra) -> dict:
-    return {"content": list(blocks), **extra}
-
 
 def person_env(home: Path) -> dict:
     """The person's shell: the agent's HOME (so the signing key is the one the hook verifies with)."""
@@ -77,11 +62,6 @@ def tool_use_ids(upstream: FakeUpstream, command: str) -> list[str]:
 def log(ws: Path) -> list[dict]:
     out = vacant(["log", "--json"], ws).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-
-def marks(ws: Path) -> list[str]:
-    path = ws / "marker.txt"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def test_act_arm_marker_pause_approve_once_stale_and_ids(tmp_path):

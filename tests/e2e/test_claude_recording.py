@@ -3,30 +3,15 @@ each scenario asserts the exact steps, reads, change deltas and actor cells in `
 
 from __future__ import annotations
 
-
 import pytest
 import xxhash
 
+from claude_harness import tool, turn
+from harness import BEHIND_THE_BACK, assert_out_of_band, summary, text
 from vacant_run import run_scripted
 
 pytestmark = pytest.mark.e2e
 MODEL = "claude-opus-4-8"  # what the fake upstream echoes back: the model claude asked for
-
-
-def tool(name: str, **tool_input) -> dict:
-    return {"type": "tool_use", "name": name, "input": tool_input}
-
-
-def text(words: str) -> dict:
-    return {"type": "text", "text": words}
-
-
-def turn(*blocks, **extra) -> dict:
-    return {"content": list(blocks), **extra}
-
-
-def summary(steps) -> list[tuple]:
-    return [(s.tool, s.outcome, s.exit_code, sorted(s.changed_paths())) for s in steps]
 
 
 def assert_clean(run) -> None:
@@ -162,17 +147,8 @@ def test_change_by_another_process_is_out_of_band(tmp_path):
     run = run_scripted(tmp_path, [
         turn(tool("Write", file_path=str(ws / "a.txt"), content="agent\n")),
         # the upstream process (not any tool) rewrites notes.txt before answering
-        turn(tool("Bash", command="cat a.txt", description="look"),
-             write_files={str(ws / "notes.txt"): "changed behind the agent's back\n"}),
+        turn(tool("Bash", command="cat a.txt", description="look"), write_files={str(ws / "notes.txt"): BEHIND_THE_BACK}),
         turn(text("done")),
     ], files={"notes.txt": "original\n"})
     assert_clean(run)
-    steps = run.steps()
-    assert summary(steps) == [
-        ("Write", "ok", None, ["a.txt"]),
-        ("oob", "ok", None, ["notes.txt"]),
-        ("Bash", "ok", 0, []),
-    ]
-    assert steps[1].actor is None and steps[1].out_of_band
-    assert steps[1].changes[0]["changed"]["notes.txt"][3] == xxhash.xxh3_128_hexdigest(
-        b"changed behind the agent's back\n")
+    assert_out_of_band(run.steps(), "Write")

@@ -9,8 +9,8 @@ import uuid
 import libtmux
 import pytest
 
-from claude_harness import FakeUpstream, claude_binary, claude_env
-from test_claude_recording import summary, text, tool, turn
+from claude_harness import FakeUpstream, claude_binary, claude_env, tool, turn
+from harness import summary, text
 from vacant_run import ClaudeRun, make_workspace, run_scripted
 
 pytestmark = pytest.mark.e2e

@@ -21,43 +21,20 @@ from codex_harness import (
     codex_binary,
     codex_env,
     make_codex_workspace,
+    patch,
     run_codex_exec,
+    shell,
+    turn,
     vacant,
 )
+from harness import LOOK, MARK, marks, text
 
 from vacant.asks import AGENT_ENV, WHY
 from vacant.gate import ANSWER_REFUSAL
 
 pytestmark = pytest.mark.e2e
 
-MARK = "#!/bin/sh\n# MODE: ACT\necho marked >> marker.txt\n"
-LOOK = "#!/bin/sh\n# MODE: READ\necho looked-around\n"
 BLOCKED = "Command blocked by PreToolUse hook: "
-
-
-def shell(cmd: str, call_id: str) -> dict:
-    return {"type": "function", "name": "exec_command", "arguments": {"cmd": cmd}, "call_id": call_id}
-
-
-def patch(text: str, call_id: str) -> dict:
-    return {"type": "custom", "name": "apply_patch", "input": text, "call_id": call_id}
-
-
-def text(words: str) -> dict:
-    return {"type": "text", "text": words}
-
-
-def turn(*items, **extra) -> dict:
-    return {"items": list(items), **extra}
-
-
-@pytest.fixture
-def scratch(request):
-    failed_before = request.session.testsfailed
-    made = CodexScratch(request.node.name).__enter__()
-    yield made
-    if request.session.testsfailed == failed_before:
-        made.__exit__(None, None, None)
 
 
 def outputs(upstream: FakeResponses) -> dict[str, str]:
@@ -97,11 +74,6 @@ def person_env(scratch: CodexScratch) -> dict:
 
 def log(ws: Path, env: dict) -> list[dict]:
     return [json.loads(line) for line in vacant(["log", "--json"], ws, env=env).stdout.splitlines() if line.strip()]
-
-
-def marks(ws: Path) -> list[str]:
-    path = ws / "marker.txt"
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def test_act_arm_marker_on_codex(scratch):

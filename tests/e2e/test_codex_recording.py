@@ -10,7 +10,6 @@ import os
 import subprocess
 
 import pytest
-import xxhash
 
 from codex_harness import (
     MODEL,
@@ -18,38 +17,18 @@ from codex_harness import (
     codex_binary,
     codex_env,
     make_codex_workspace,
+    patch,
     run_codex_exec,
     run_scripted,
+    shell,
+    turn,
     vacant,
 )
+from harness import BEHIND_THE_BACK, assert_out_of_band, h, summary, text
 
 pytestmark = pytest.mark.e2e
 SANDBOX_MOUNT_POINTS = {".agents", ".aws", ".codex"}
 CELL = {"platform": "codex", "agent_definition": "main", "model": MODEL, "task_family": "general"}
-
-
-def shell(cmd: str, **extra) -> dict:
-    return {"type": "function", "name": "exec_command", "arguments": {"cmd": cmd, **extra}}
-
-
-def patch(text: str) -> dict:
-    return {"type": "custom", "name": "apply_patch", "input": text}
-
-
-def text(words: str) -> dict:
-    return {"type": "text", "text": words}
-
-
-def turn(*items, **extra) -> dict:
-    return {"items": list(items), **extra}
-
-
-def h(data: bytes) -> str:
-    return xxhash.xxh3_128_hexdigest(data)
-
-
-def summary(steps) -> list[tuple]:
-    return [(s.tool, s.outcome, s.exit_code, sorted(s.changed_paths())) for s in steps]
 
 
 def assert_clean(run) -> None:
@@ -181,18 +160,12 @@ def test_change_by_another_process_is_out_of_band(scratch):
     run = run_scripted(scratch, [
         turn(patch("*** Begin Patch\n*** Add File: a.txt\n+agent\n*** End Patch\n")),
         # the upstream process (not any tool) rewrites notes.txt before answering
-        turn(shell("cat a.txt"), write_files={str(ws / "notes.txt"): "changed behind the agent's back\n"}),
+        turn(shell("cat a.txt"), write_files={str(ws / "notes.txt"): BEHIND_THE_BACK}),
         turn(text("done")),
     ], files={"notes.txt": "original\n"})
     assert_clean(run)
     steps = run.steps()
-    assert summary(steps) == [
-        ("apply_patch", "ok", None, ["a.txt"]),
-        ("oob", "ok", None, ["notes.txt"]),
-        ("Bash", "ok", 0, []),
-    ]
-    assert steps[1].actor is None and steps[1].out_of_band
-    assert steps[1].changes[0]["changed"]["notes.txt"][3] == h(b"changed behind the agent's back\n")
+    assert_out_of_band(steps, "apply_patch")
     assert steps[0].actor == CELL and steps[2].actor == CELL
 
 

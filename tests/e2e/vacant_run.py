@@ -3,46 +3,21 @@ run against a scripted upstream, and the recorded run read back through `vacant 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from claude_harness import FakeUpstream, isolated_home, run_claude_p
-
-BIN = Path(sys.executable).parent
-
-
-def vacant(args: list[str], cwd: Path, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [str(BIN / "vacant"), *args], cwd=cwd, env=env or os.environ.copy(), capture_output=True, text=True, timeout=300
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"vacant {args} failed ({proc.returncode}): {proc.stderr}\n{proc.stdout}")
-    return proc
+from harness import RecordedRun, vacant
 
 
 @dataclass
-class ClaudeRun:
+class ClaudeRun(RecordedRun):
     workspace: Path
     home: Path
     upstream: FakeUpstream
     process: subprocess.CompletedProcess
-
-    def log(self) -> list[dict]:
-        out = vacant(["log", "--json"], self.workspace).stdout
-        return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-    def steps(self):
-        from vacant.runview import RunView
-
-        return RunView.build(self.log()).ordered()
-
-    def errors(self) -> str:
-        path = self.workspace / ".vacant" / "errors.log"
-        return path.read_text() if path.exists() else ""
 
 
 def make_workspace(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[Path, Path]:
