@@ -67,6 +67,22 @@ class HookCall:
         self.cwd = cwd  # tool calls: the directory the tool runs in (the payload's cwd)
 
 
+MAX_READ_BYTES = 32 * 1024 * 1024
+
+
+def read_file_bytes(path: str) -> bytes | None:
+    """A file's bytes as a read's content (None when gone, unreadable, or too big to keep)."""
+    import os
+
+    try:
+        if os.path.getsize(path) > MAX_READ_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
 def render_hook_json(call: HookCall, response: Response) -> tuple[str, int]:
     """The JSON-on-stdout contract Claude Code and Codex share: a PreToolUse deny, a Stop block,
     a message for the person; an allow is empty output. Always exit 0 (exit 2 would prefix the

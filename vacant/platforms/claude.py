@@ -255,24 +255,15 @@ class Claude:
 
 def validate_settings(settings: dict[str, object]) -> list[str]:
     """Every way the settings break Claude's hook schema (one bad entry disables the file)."""
-    problems: list[str] = []
-    hooks = settings.get("hooks", {})
-    if not isinstance(hooks, dict):
-        return ["`hooks` must be an object of event name -> list of matcher groups"]
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            problems.append(f"hooks.{event} must be a list of matcher groups")
-            continue
-        for g, group in enumerate(groups):
-            where = f"hooks.{event}[{g}]"
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                problems.append(f"{where} must be an object with a `hooks` list")
-                continue
-            if "matcher" in group and not isinstance(group["matcher"], str):
-                problems.append(f"{where}.matcher must be a string")
-            for h, handler in enumerate(group["hooks"]):
-                problems += _handler_problems(f"{where}.hooks[{h}]", handler)
-    return problems
+    from vacant.platforms.settings_file import hook_problems
+
+    return hook_problems(settings, _group_problems, _handler_problems)
+
+
+def _group_problems(where: str, group: dict) -> list[str]:
+    if "matcher" in group and not isinstance(group["matcher"], str):
+        return [f"{where}.matcher must be a string"]
+    return []
 
 
 def _handler_problems(where: str, handler: object) -> list[str]:

@@ -28,7 +28,7 @@ import os
 import re
 from pathlib import Path
 
-from vacant.platforms.base import HookCall, Read, Response, render_hook_json
+from vacant.platforms.base import HookCall, Read, Response, read_file_bytes, render_hook_json
 from vacant.workspace import find_root
 
 EVENT_KINDS = {
@@ -60,7 +60,6 @@ READ_ONLY_TOOLS = frozenset({"view_image", "web_search", "tool_search", "update_
 TRANSCRIPT_TAIL = 1024 * 1024
 OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
 FINAL_STATUSES = ("completed", "failed", "declined")
-MAX_READ_BYTES = 32 * 1024 * 1024
 
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 _EXIT_CODE = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
@@ -150,16 +149,6 @@ def _item_cwd(item: dict, fallback: str) -> str:
     return fallback
 
 
-def _file_bytes(path: str) -> bytes | None:
-    try:
-        if os.path.getsize(path) > MAX_READ_BYTES:
-            return None
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
 def command_reads(item: dict | None, command: str, output: str | None, cwd: str) -> list[Read]:
     """The file reads the shell parser recognised, then the command's own output."""
     reads: list[Read] = []
@@ -174,7 +163,7 @@ def command_reads(item: dict | None, command: str, output: str | None, cwd: str)
             path = os.path.normpath(os.path.join(cwd, entry["path"]))
             content: str | bytes | None = output if len(file_reads) == 1 and output is not None else None
             if content is None:
-                content = _file_bytes(path)
+                content = read_file_bytes(path)
             if content is not None:
                 reads.append(Read("file", path, content))
     if output is not None:
@@ -263,7 +252,7 @@ class Codex:
         call.outcome = "ok"
         if call.tool == "view_image" and isinstance(call.tool_input, dict) and isinstance(call.tool_input.get("path"), str):
             path = os.path.normpath(os.path.join(cwd, call.tool_input["path"]))
-            content = _file_bytes(path)
+            content = read_file_bytes(path)
             if content is not None:
                 call.reads = [Read("file", path, content)]
 
@@ -344,31 +333,20 @@ def codex_home() -> Path:
 
 def validate_hooks(settings: dict[str, object]) -> list[str]:
     """Every way the file breaks Codex's hooks.json schema."""
-    problems: list[str] = []
-    hooks = settings.get("hooks", {})
-    if not isinstance(hooks, dict):
-        return ["`hooks` must be an object of event name -> list of matcher groups"]
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            problems.append(f"hooks.{event} must be a list of matcher groups")
-            continue
-        for g, group in enumerate(groups):
-            where = f"hooks.{event}[{g}]"
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                problems.append(f"{where} must be an object with a `hooks` list")
-                continue
-            matcher = group.get("matcher")
-            if matcher is not None:
-                if not isinstance(matcher, str):
-                    problems.append(f"{where}.matcher must be a regex string")
-                elif matcher != "*":
-                    try:
-                        re.compile(matcher)
-                    except re.error as error:
-                        problems.append(f"{where}.matcher is not a valid regex ({error})")
-            for h, handler in enumerate(group["hooks"]):
-                problems += _handler_problems(f"{where}.hooks[{h}]", handler)
-    return problems
+    return _settings().hook_problems(settings, _group_problems, _handler_problems)
+
+
+def _group_problems(where: str, group: dict) -> list[str]:
+    matcher = group.get("matcher")
+    if matcher is None or matcher == "*":
+        return []
+    if not isinstance(matcher, str):
+        return [f"{where}.matcher must be a regex string"]
+    try:
+        re.compile(matcher)
+    except re.error as error:
+        return [f"{where}.matcher is not a valid regex ({error})"]
+    return []
 
 
 def _handler_problems(where: str, handler: object) -> list[str]:

@@ -26,7 +26,7 @@ import json
 import os
 from pathlib import Path
 
-from vacant.platforms.base import HookCall, Read, Response
+from vacant.platforms.base import HookCall, Read, Response, read_file_bytes
 from vacant.workspace import find_root
 
 EVENT_KINDS = {
@@ -39,21 +39,10 @@ EVENT_KINDS = {
 FILE_TOOLS = {"write": "filePath", "edit": "filePath"}
 READ_ONLY_TOOLS = frozenset({"read", "glob", "grep", "list", "webfetch", "websearch", "codesearch", "todowrite",
                              "todoread", "skill", "task", "question", "lsp"})
-MAX_READ_BYTES = 32 * 1024 * 1024
 PLUGIN_NAME = "vacant.js"
 TEMPLATE = Path(__file__).resolve().parents[2] / "hooks" / "opencode" / PLUGIN_NAME
 PLACEHOLDER = '"__VACANT_HOOK_COMMAND__"'
 PLUGIN_MARK = "// vacant-plugin"
-
-
-def _file_bytes(path: str) -> bytes | None:
-    try:
-        if os.path.getsize(path) > MAX_READ_BYTES:
-            return None
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
 
 
 def tool_scope(tool: str, args: object, directory: str) -> list[str] | None:
@@ -69,7 +58,7 @@ def tool_reads(tool: str, args: dict, output: object, directory: str) -> list[Re
     text = output if isinstance(output, str) else json.dumps(output, sort_keys=True)
     if tool == "read" and isinstance(args.get("filePath"), str):
         path = os.path.normpath(os.path.join(directory, args["filePath"]))
-        content = _file_bytes(path)  # the model saw it with line numbers; the tokens are the file's
+        content = read_file_bytes(path)  # the model saw it with line numbers; the tokens are the file's
         return [Read("file", path, content if content is not None else text)]
     if tool == "bash":
         return [Read("command", str(args.get("command", "")), text)]

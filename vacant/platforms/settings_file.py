@@ -23,6 +23,29 @@ class InstallError(RuntimeError):
     pass
 
 
+def hook_problems(settings: dict[str, Any], group_problems: Callable[[str, dict], list[str]],
+                  handler_problems: Callable[[str, Any], list[str]]) -> list[str]:
+    """Walk `{"hooks": {Event: [{matcher, hooks: [handler…]}]}}` and collect what a platform's
+    own rules (per matcher group, per handler) say is wrong, each with where it is."""
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict):
+        return ["`hooks` must be an object of event name -> list of matcher groups"]
+    problems: list[str] = []
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            problems.append(f"hooks.{event} must be a list of matcher groups")
+            continue
+        for g, group in enumerate(groups):
+            where = f"hooks.{event}[{g}]"
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                problems.append(f"{where} must be an object with a `hooks` list")
+                continue
+            problems += group_problems(where, group)
+            for h, handler in enumerate(group["hooks"]):
+                problems += handler_problems(f"{where}.hooks[{h}]", handler)
+    return problems
+
+
 def _is_ours(handler: Any) -> bool:
     return isinstance(handler, dict) and MARK in str(handler.get("command", ""))
 
