@@ -201,28 +201,23 @@ def _read_word(text: str, i: int) -> tuple[Word, int]:
                         word.lit(text[i + 1])
                     i += 2
                     continue
-                if c == "$":
-                    i = _dollar(text, i, word)
-                    continue
-                if c == "`":
-                    end = _backtick_end(text, i + 1)
-                    word.exp(text[i:end], text[i + 1 : end - 1])
-                    i = end
-                    continue
-                word.lit(c)
-                i += 1
+                i = _expansion_or_char(text, i, word)
             continue
-        if c == "$":
-            i = _dollar(text, i, word)
-            continue
-        if c == "`":
-            end = _backtick_end(text, i + 1)
-            word.exp(text[i:end], text[i + 1 : end - 1])
-            i = end
-            continue
-        word.lit(c)
-        i += 1
+        i = _expansion_or_char(text, i, word)
     return word.build(), i
+
+
+def _expansion_or_char(text: str, i: int, word) -> int:
+    """`$…` and backquotes expand alike inside double quotes and bare; anything else is literal."""
+    c = text[i]
+    if c == "$":
+        return _dollar(text, i, word)
+    if c == "`":
+        end = _backtick_end(text, i + 1)
+        word.exp(text[i:end], text[i + 1 : end - 1])
+        return end
+    word.lit(c)
+    return i + 1
 
 
 def lex(text: str) -> list[tuple[str, object]]:
