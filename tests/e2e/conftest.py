@@ -22,6 +22,7 @@ def scratch(request):
 
     failed_before = request.session.testsfailed
     made = CodexScratch(request.node.name).__enter__()
+    (made.path / "tmp").mkdir()  # a TMPDIR outside /tmp for the agents' own temp files
     yield made
     if request.session.testsfailed == failed_before:
         made.__exit__(None, None, None)

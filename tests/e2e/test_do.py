@@ -39,17 +39,6 @@ FEEDBACK = "must be fixed before you stop"
 CLAUDE_FLAGS = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash", "--output-format", "json"]
 
 
-@pytest.fixture
-def scratch(request):
-    """A scratch directory under .e2e-tmp/ (Codex refuses /tmp), kept when the test failed."""
-    failed_before = request.session.testsfailed
-    made = CodexScratch(request.node.name).__enter__()
-    (made.path / "tmp").mkdir()
-    yield made
-    if request.session.testsfailed == failed_before:
-        made.__exit__(None, None, None)
-
-
 def vacant_do(args: list[str], cwd: Path, env: dict, timeout: float = 400) -> subprocess.CompletedProcess:
     """`vacant do ARGS` to the end, in its own process group (killed whole on timeout)."""
     proc = subprocess.Popen([str(BIN / "vacant"), "do", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from codex_harness import BIN, CodexScratch, FakeResponses, git_workspace
+from codex_harness import BIN, FakeResponses, git_workspace
 from opencode_harness import MODEL, chat_request_text, opencode_binary, opencode_env, write_opencode_config
 from test_do import FEEDBACK, FILES, log_of, person_files, report, rounds, vacant_do
 
@@ -26,16 +26,6 @@ def tool(name: str, match: str | None = None, **arguments) -> dict:
 def text(words: str, match: str | None = None) -> dict:
     turn = {"items": [{"type": "text", "text": words}]}
     return {**turn, "match": match} if match else turn
-
-
-@pytest.fixture
-def scratch(request):
-    failed_before = request.session.testsfailed
-    made = CodexScratch(request.node.name).__enter__()
-    (made.path / "tmp").mkdir()
-    yield made
-    if request.session.testsfailed == failed_before:
-        made.__exit__(None, None, None)
 
 
 def test_planted_error_on_opencode(scratch):
