@@ -177,7 +177,7 @@ class Pipeline:
             "lineage_source": attribution.first_hop or (attribution.source.describe() if attribution.source else None),
             "origin_source": attribution.source.describe() if attribution.source else None,
             "evidence": attribution.evidence,
-            "blocking": attribution.level not in (levels.ENV, levels.GAP),
+            "blocking": attribution.level not in levels.NON_BLOCKING_LEVELS,
         }
 
 
