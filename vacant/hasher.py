@@ -393,8 +393,9 @@ class Scanner:
             and old[1] == st.st_size
             and old[2] == st.st_mtime_ns
             and old[4] == mode
-            and st.st_mtime_ns < self.index.clock_of(rel)  # racy-git: not older than that scan
-            and st.st_ctime_ns < self.index.clock_of(rel)  # nor renamed over, nor mtime restored since
+            # racy-git: not touched in (or after) the tick of the scan that recorded it; ctime too,
+            # or a same-size file renamed over it, or a restored mtime, would go unseen
+            and max(st.st_mtime_ns, st.st_ctime_ns) < self.index.clock_of(rel)
         ):
             seen[rel] = old
             result.reused += 1
