@@ -36,7 +36,7 @@ def p95(values: list[float]) -> float:
 
 
 def writer(run_dir: Path, writer_id: int, count: int, gate: Path, out: Path) -> None:
-    from vacant.steplog import StepLog
+    from vacant.store.steplog import StepLog
 
     log = StepLog(run_dir)
     (gate.parent / f"ready-{writer_id}").touch()
@@ -60,7 +60,7 @@ def writer(run_dir: Path, writer_id: int, count: int, gate: Path, out: Path) -> 
 
 
 def run_round(procs: int, records: int, workdir: Path) -> dict:
-    from vacant.steplog import StepLog, verify
+    from vacant.store.steplog import StepLog, verify
 
     workdir.mkdir(parents=True)
     run_dir = workdir / "runs" / "bench-run"

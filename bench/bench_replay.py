@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from vacant.contract import load_contract
+from vacant.policy.contract import load_contract
 from vacant.platforms.base import HookCall
 from vacant.platforms.claude import PLATFORM
-from vacant.recorder import Recorder
-from vacant.replay import Presence, _linear
-from vacant.stop import Pipeline
+from vacant.record.recorder import Recorder
+from vacant.attribute.replay import Presence, _linear
+from vacant.attribute.stop import Pipeline
 
 CHECK = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios" / "check_value.py"
 TOML = 'task_family = "bench"\n\n[[check]]\nname = "rate"\ncommand = "python3 check_value.py RATE config.py 0.08"\n'
@@ -67,7 +67,7 @@ def measure(steps: int, seed: int) -> dict[str, float]:
 
         linear = Pipeline(root, run_dir, contract, budget_s=3600)
         linear.scratch_dir = Path(tempfile.mkdtemp(prefix="vacant-bench-linear-"))
-        from vacant.replay import Scratch
+        from vacant.attribute.replay import Scratch
 
         linear.scratch = Scratch(linear.timeline, linear.store, linear.scratch_dir, root)
         check = contract.check[0]

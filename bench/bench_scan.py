@@ -42,9 +42,9 @@ CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from vacant.states import open_scanner
-from vacant.hasher import Index, Scanner
-from vacant.workspace import ensure_state_dir
+from vacant.store.states import open_scanner
+from vacant.store.hasher import Index, Scanner
+from vacant.core.locations import ensure_state_dir
 root, mode, paths = Path(sys.argv[1]), sys.argv[2], (sys.argv[3:] or None)
 if mode == "nostore":
     state = ensure_state_dir(root)
@@ -125,8 +125,8 @@ class Bench:
 
     def in_process(self, state: Path, store: bool, paths: list[str] | None = None):
         os.environ["VACANT_STATE_DIR"] = str(state)
-        from vacant.hasher import Index, Scanner
-        from vacant.states import open_scanner
+        from vacant.store.hasher import Index, Scanner
+        from vacant.store.states import open_scanner
 
         started = time.perf_counter()
         if store:

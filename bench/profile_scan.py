@@ -34,7 +34,7 @@ from pathlib import Path
 root, rel, top, sort = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 profile = cProfile.Profile()
 profile.enable()
-from vacant.states import open_scanner
+from vacant.store.states import open_scanner
 result = open_scanner(root).scan([rel])
 profile.disable()
 print(f"changed={len(result.changed)}")
@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     (HERE / "out").mkdir(exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="vacant-profile-", dir=HERE / "out"))
-    from vacant.hasher import Index, Scanner
-    from vacant.states import open_scanner
+    from vacant.store.hasher import Index, Scanner
+    from vacant.store.states import open_scanner
 
     def scanner(state: Path, store: bool) -> Scanner:
         os.environ["VACANT_STATE_DIR"] = str(state)

@@ -12,15 +12,15 @@ from vacant.commands import stop as stop_cmd
 from vacant.commands import asks as asks_cmd
 from vacant.commands import do as do_cmd
 from vacant.commands import contract as contract_cmd, check as check_cmd, flag as flag_cmd, hints as hints_cmd
-from vacant.contract import ContractError
-from vacant.flags import FlagError
-from vacant.keys import KeyFileError
-from vacant.exitcodes import Exit
+from vacant.policy.contract import ContractError
+from vacant.policy.flags import FlagError
+from vacant.core.keys import KeyFileError
+from vacant.core.exitcodes import Exit
 from vacant.platforms.base import UnknownPlatform
 from vacant.platforms.settings_file import InstallError
-from vacant.states import ReconstructionError
-from vacant.steplog import LockTimeout
-from vacant.workspace import WorkspaceError
+from vacant.store.states import ReconstructionError
+from vacant.store.steplog import LockTimeout
+from vacant.core.locations import WorkspaceError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Know who did what in an agent run.")
 

@@ -47,12 +47,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from vacant.exitcodes import Exit
+from vacant.core.exitcodes import Exit
 from vacant.platforms.base import load
 from vacant.platforms.settings_file import InstallError
-from vacant.recorder import DO_ENV, Recorder
-from vacant.steplog import StepLog, file_lock
-from vacant.workspace import ensure_state_dir, list_runs, run_dir, state_dir
+from vacant.record.recorder import DO_ENV, Recorder
+from vacant.store.steplog import StepLog, file_lock
+from vacant.core.locations import ensure_state_dir, list_runs, run_dir, state_dir
 
 PLATFORMS = ("claude", "codex", "opencode", "command")
 KNOWN_PROGRAMS = {"claude": "claude", "codex": "codex", "opencode": "opencode"}
@@ -401,7 +401,7 @@ DRIVERS = {"claude": ClaudeDriver, "codex": CodexDriver, "opencode": OpenCodeDri
 def do_root(cwd: Path) -> Path:
     """The workspace `vacant do` records: the nearest `.vacant/` ancestor inside the git top level
     (a `.vacant/` above it belongs to an enclosing workspace), else the git top level, else `cwd`."""
-    from vacant.workspace import find_root, new_root
+    from vacant.core.locations import find_root, new_root
 
     top, found = new_root(cwd), find_root(cwd)
     if (top / ".git").exists() and not (found == top or top in found.parents):
@@ -672,7 +672,7 @@ class Runner:
             self.child = None
 
     def run(self) -> Result:
-        from vacant.contract import load_contract
+        from vacant.policy.contract import load_contract
 
         ensure_state_dir(self.root)
         contract = load_contract(self.root)
@@ -784,7 +784,7 @@ def settle_hooks(root: Path) -> None:
 
 
 def _stop(root: Path, run: Path, rounds: int):
-    from vacant.stop import stop
+    from vacant.attribute.stop import stop
 
     return stop(root, run, None, rounds=rounds)
 

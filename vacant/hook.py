@@ -3,7 +3,7 @@
 The hot path: it imports the standard library and xxhash only (a test inspects sys.modules).
 Recorder hooks fail open: any internal error goes to `.vacant/errors.log`, the hook prints
 nothing and exits 0, and the agent carries on. The gate does not: a PreToolUse call that might be
-ACT is denied when vacant fails while handling it (vacant/gate.py `fail_closed`). The hook bounds
+ACT is denied when vacant fails while handling it (vacant/policy/gate.py `fail_closed`). The hook bounds
 its own work with an alarm.
 """
 
@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from vacant.platforms.base import HookCall, Response, load
-from vacant.recorder import Recorder
-from vacant.workspace import find_root, state_dir
+from vacant.record.recorder import Recorder
+from vacant.core.locations import find_root, state_dir
 
 BUDGET_ENV = "VACANT_HOOK_BUDGET_S"
 DEFAULT_BUDGET_S = 50  # below the 60 s timeout `vacant init` writes for tool hooks
@@ -60,7 +60,7 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
         recorder = Recorder(call.workspace, call.session_id, platform)
         response: Response = recorder.handle(call)
     except BaseException as error:  # the recorder fails open, the gate fails closed
-        from vacant.gate import fail_closed
+        from vacant.policy.gate import fail_closed
 
         denied = fail_closed(call, error)
         if denied is None:

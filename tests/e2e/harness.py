@@ -135,12 +135,12 @@ class RecordedRun:
         return [json.loads(line) for line in out.splitlines() if line.strip()]
 
     def steps(self):
-        from vacant.runview import RunView
+        from vacant.store.run import RunView
 
         return RunView.build(self.log()).ordered()
 
     def view(self):
-        from vacant.runview import RunView
+        from vacant.store.run import RunView
 
         return RunView.build(self.log())
 

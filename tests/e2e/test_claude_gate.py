@@ -17,8 +17,8 @@ from claude_harness import FakeUpstream, run_claude_p, tool, turn
 from harness import LOOK, MARK, marks, text
 from vacant_run import make_workspace, vacant
 
-from vacant.asks import AGENT_ENV, WHY
-from vacant.gate import ANSWER_REFUSAL
+from vacant.policy.asks import AGENT_ENV, WHY
+from vacant.policy.gate import ANSWER_REFUSAL
 
 pytestmark = pytest.mark.e2e
 

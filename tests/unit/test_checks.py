@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from vacant.checks import Location, missing_tool, parse_locations, run_check, run_command, run_gates
-from vacant.contract import Check, Contract
-from vacant.findings import finding_id
+from vacant.policy.checks import Location, missing_tool, parse_locations, run_check, run_command, run_gates
+from vacant.policy.contract import Check, Contract
+from vacant.core.findings import finding_id
 
 APP = textwrap.dedent(
     """\
@@ -442,7 +442,7 @@ def test_ten_megabytes_of_output_never_sit_in_memory(ws):
 
 
 def test_flags_count_as_something_to_verify_even_without_checks(ws):
-    from vacant.flags import add_flag
+    from vacant.policy.flags import add_flag
 
     (ws / "notes.md").write_text("right\nwrong\n")
     flag = add_flag(ws, "notes.md:2", "this line is wrong")
@@ -456,7 +456,7 @@ def test_flags_count_as_something_to_verify_even_without_checks(ws):
 
 
 def test_gates_on_a_scratch_copy_use_the_live_workspace_flags(ws, tmp_path):
-    from vacant.flags import add_flag
+    from vacant.policy.flags import add_flag
 
     (ws / "notes.md").write_text("wrong\n")
     add_flag(ws, "notes.md:1", "wrong")

@@ -13,8 +13,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from vacant.checks import run_command
-from vacant.contract import (
+from vacant.policy.checks import run_command
+from vacant.policy.contract import (
     MULTILINE,
     CheckRefused,
     ContractError,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from vacant import do
-from vacant.exitcodes import Exit
+from vacant.core.exitcodes import Exit
 
 FEEDBACK = "vacant: 1 finding(s) must be fixed before you stop (round 1 of 3)."
 
@@ -154,7 +154,7 @@ def test_do_root_prefers_the_git_top_over_an_enclosing_workspace(tmp_path):
 
 
 def test_find_run_is_the_log_that_grew(tmp_path):
-    from vacant.steplog import StepLog
+    from vacant.store.steplog import StepLog
 
     root = tmp_path
     for name in ("a", "b"):
@@ -249,8 +249,8 @@ def test_codex_adds_nothing_when_vacants_hooks_are_installed(tmp_path, monkeypat
 
 def test_a_change_set_is_one_step_of_the_command_or_nothing(tmp_path):
     from vacant.platforms.base import load
-    from vacant.recorder import Recorder
-    from vacant.runview import RunView
+    from vacant.record.recorder import Recorder
+    from vacant.store.run import RunView
 
     platform = load("command")
     (tmp_path / ".vacant").mkdir()
@@ -276,8 +276,8 @@ def test_a_change_set_is_one_step_of_the_command_or_nothing(tmp_path):
 
 
 def test_read_coverage_counts_vacant_dos_own_resume_as_observed():
-    from vacant.runview import RunView
-    from vacant.stop import read_coverage
+    from vacant.store.run import RunView
+    from vacant.attribute.stop import read_coverage
 
     def records(*decisions):
         out = [{"type": "run_start", "seq": 1, "source": "startup"},

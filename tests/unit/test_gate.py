@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from vacant import gate, hook
+from vacant.policy import gate
+from vacant import hook
 from vacant.platforms.base import HookCall
-from vacant.shellwords import normal_form, simple_commands
+from vacant.policy.shellwords import normal_form, simple_commands
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
@@ -364,7 +365,7 @@ def test_the_policy_parse_is_cached_by_content(ws):
 
 
 def test_the_pydantic_model_says_the_same_as_the_hot_path(ws):
-    from vacant.contract import ContractError, parse_contract
+    from vacant.policy.contract import ContractError, parse_contract
 
     for text in ('[gate]\nremove = ["nope"]\n', '[[gate.act]]\nname = "x"\n', '[[gate.act]]\nname="x"\ncommand="("\n',
                  '[gate]\narms = "../out"\n', '[gate]\nunknown = 1\n'):
@@ -433,7 +434,7 @@ def test_an_internal_error_denies_an_act_action(ws, monkeypatch):
 
 
 def test_when_the_recorder_fails_an_act_action_is_still_denied(ws, monkeypatch):
-    from vacant import recorder
+    from vacant.record import recorder
 
     def broken(self, call):
         raise OSError("disk full")

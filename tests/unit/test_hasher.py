@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import xxhash
 
-from vacant import hasher
-from vacant.hasher import Index, Scanner
-from vacant.objects import ObjectStore
-from vacant.states import materialize, open_scanner
+from vacant.store import hasher
+from vacant.store.hasher import Index, Scanner
+from vacant.store.objects import ObjectStore
+from vacant.store.states import materialize, open_scanner
 
 PAST_NS = time.time_ns() - 10_000_000_000  # ten seconds ago: never racy
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from vacant.contract import Contract
-from vacant.hints import all_hints, program_key, unhandled_failed_command, unsourced_number
-from vacant.objects import ObjectStore
-from vacant.runview import RunView
-from vacant.states import save_manifest
-from vacant.steplog import StepLog
-from vacant.workspace import ensure_state_dir, run_dir
+from vacant.policy.contract import Contract
+from vacant.policy.hints import all_hints, program_key, unhandled_failed_command, unsourced_number
+from vacant.store.objects import ObjectStore
+from vacant.store.run import RunView
+from vacant.store.states import save_manifest
+from vacant.store.steplog import StepLog
+from vacant.core.locations import ensure_state_dir, run_dir
 
 ACTOR = {"platform": "claude-code", "agent_definition": "main", "model": "m", "task_family": "general"}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vacant import keys
+from vacant.core import keys
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,7 +36,7 @@ def test_default_location_is_under_home_config(tmp_path, monkeypatch):
 
 def test_concurrent_first_use_agrees_on_one_key(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    code = "import sys; from vacant.keys import user_key; sys.stdout.write(user_key().hex())"
+    code = "import sys; from vacant.core.keys import user_key; sys.stdout.write(user_key().hex())"
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE) for _ in range(6)]
     outputs = {proc.communicate(timeout=30)[0] for proc in procs}
     assert len(outputs) == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vacant.lineage import contains, salient, tokens
+from vacant.attribute.lineage import contains, salient, tokens
 
 
 def test_tokens_split_literals_from_identifiers():
@@ -37,9 +37,9 @@ def test_contains_needs_every_token_and_a_non_empty_value():
 
 def _reads_view(tmp_path, *reads):
     """A run with one step whose reads are (origin, ref, content), then a later step start."""
-    from vacant.objects import ObjectStore
-    from vacant.replay import Timeline
-    from vacant.runview import RunView
+    from vacant.store.objects import ObjectStore
+    from vacant.attribute.replay import Timeline
+    from vacant.store.run import RunView
 
     store = ObjectStore(tmp_path / "objects")
     records = [{"type": "step_start", "step": 1, "key": "k1", "tool": "Bash", "input": None, "actor": None,
@@ -53,7 +53,7 @@ def _reads_view(tmp_path, *reads):
 
 
 def test_a_command_that_shows_a_file_passes_the_file_on(tmp_path):
-    from vacant.lineage import find_source
+    from vacant.attribute.lineage import find_source
 
     # Codex reports `cat notes.txt` as the file read (from its shell parser) and the command's output
     view, timeline, store, end = _reads_view(tmp_path, ("file", "notes.txt", "RATE = 0.0725\n"),
@@ -63,7 +63,7 @@ def test_a_command_that_shows_a_file_passes_the_file_on(tmp_path):
 
 
 def test_a_command_output_with_no_file_behind_it_stays_internal(tmp_path):
-    from vacant.lineage import find_source
+    from vacant.attribute.lineage import find_source
 
     view, timeline, store, end = _reads_view(tmp_path, ("file", "other.txt", "nothing here\n"),
                                              ("command", "python3 -c 'print(0.0931)'", "0.0931\n"))

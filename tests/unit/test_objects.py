@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import xxhash
 
-from vacant import objects
-from vacant.objects import DEFAULT_SIZE_CAP, ObjectStore, hash_file
+from vacant.store import objects
+from vacant.store.objects import DEFAULT_SIZE_CAP, ObjectStore, hash_file
 
 
 def blob_files(directory: Path) -> list[Path]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vacant import probe
+from vacant.attribute import baseline_probe as probe
 from vacant.platforms.base import HookCall
 from vacant.platforms.claude import PLATFORM
-from vacant.recorder import Recorder
+from vacant.record.recorder import Recorder
 
 TOML = """task_family = "x"
 

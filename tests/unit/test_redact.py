@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from vacant.redact import RULES, redact, redact_text
-from vacant.steplog import StepLog, verify
+from vacant.core.redact import RULES, redact, redact_text
+from vacant.store.steplog import StepLog, verify
 
 # Built from pieces so no scanner mistakes this file for a leak.
 ANT = "sk-" + "ant-api03-" + "Zq8vW2xYp4LmN6bR1tK9sD3fG7hJ0cV5"

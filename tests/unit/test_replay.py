@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from vacant.replay import BudgetExceeded, Presence, find_flip
+from vacant.attribute.replay import BudgetExceeded, Presence, find_flip
 
 FAR = float("inf")
 

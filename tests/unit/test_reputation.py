@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from vacant import reputation
+from vacant.store import reputation
 
 CELL = {"platform": "claude-code", "agent_definition": "main", "model": "m1", "task_family": "config"}
 
@@ -22,7 +22,7 @@ def test_wilson_matches_known_values():
 
 def test_concurrent_writers_lose_no_review(tmp_path):
     db = tmp_path / "rep.sqlite"
-    code = ("import sys; from vacant import reputation; from pathlib import Path\n"
+    code = ("import sys; from vacant.store import reputation; from pathlib import Path\n"
             "for i in range(40): reputation.record_review({'platform': 'p', 'agent_definition': sys.argv[1],"
             " 'model': 'm', 'task_family': 't'}, i % 2, 1.0, path=Path(sys.argv[2]))")
     procs = [subprocess.Popen([sys.executable, "-c", code, f"w{n}", str(db)]) for n in range(4)]

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vacant import hasher
-from vacant.objects import ObjectStore
-from vacant.states import (
+from vacant.store import hasher
+from vacant.store.objects import ObjectStore
+from vacant.store.states import (
     ReconstructionError,
     apply_delta,
     diff,

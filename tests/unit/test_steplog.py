@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from vacant import events
-from vacant.steplog import GENESIS, StepLog, chain_hash, verify
+from vacant.core import events
+from vacant.store.steplog import GENESIS, StepLog, chain_hash, verify
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -99,7 +99,7 @@ def test_append_recovers_when_the_head_file_is_lost(tmp_path):
 CONCURRENT_WRITER = """
     import sys
     from pathlib import Path
-    from vacant.steplog import StepLog
+    from vacant.store.steplog import StepLog
     log = StepLog(Path(sys.argv[1]))
     worker = int(sys.argv[2])
     sys.stdin.read()  # wait for the start signal so all writers really overlap
@@ -210,7 +210,7 @@ def test_torn_tail_on_an_empty_log_then_append(tmp_path):
 KILLED_INSIDE_WRITE = """
     import os, signal, sys
     from pathlib import Path
-    from vacant import steplog
+    from vacant.store import steplog
     real_write = os.write
     def write_half_then_die(fd, data):
         real_write(fd, data[: len(data) // 2])  # the kernel took part of the record...
@@ -246,7 +246,7 @@ def test_writer_killed_inside_the_append_write(tmp_path):
 LOOPING_WRITER = """
     import sys
     from pathlib import Path
-    from vacant.steplog import StepLog
+    from vacant.store.steplog import StepLog
     log = StepLog(Path(sys.argv[1]))
     round_ = sys.argv[2]
     i = 0

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from vacant.runview import RunView
-from vacant.stop import feedback_text, read_coverage
+from vacant.store.run import RunView
+from vacant.attribute.stop import feedback_text, read_coverage
 
 
 def finding(n: int, **extra) -> dict:

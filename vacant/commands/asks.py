@@ -9,9 +9,9 @@ from typing import Any, Optional
 
 import typer
 
-from vacant import asks as book
+from vacant.policy import asks as book
 from vacant.commands.common import print_json, workspace
-from vacant.exitcodes import Exit
+from vacant.core.exitcodes import Exit
 
 
 def _fail(message: str, code: Exit = Exit.USER_ERROR) -> None:
@@ -193,8 +193,8 @@ def register(app: typer.Typer) -> None:
     @app.command("gate")
     def gate_command(as_json: bool = typer.Option(False, "--json", help="One JSON object.")) -> None:
         """Show the gate's policy for this workspace: ACT rules, exceptions, the arms directory."""
-        from vacant.contract import load_contract
-        from vacant.gate import CODE_RULES, load_policy
+        from vacant.policy.contract import load_contract
+        from vacant.policy.gate import CODE_RULES, load_policy
 
         root = workspace()
         load_contract(root)  # a broken vacant.toml: one clear message (exit 3)

@@ -6,10 +6,10 @@ import warnings
 
 import typer
 
-from vacant.checks import run_gates
+from vacant.policy.checks import run_gates
 from vacant.commands.common import print_json, workspace
-from vacant.contract import load_contract
-from vacant.exitcodes import Exit
+from vacant.policy.contract import load_contract
+from vacant.core.exitcodes import Exit
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from vacant.workspace import find_root
+from vacant.core.locations import find_root
 
 
 def workspace() -> Path:

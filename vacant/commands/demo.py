@@ -19,11 +19,11 @@ from pathlib import Path
 
 import typer
 
-from vacant import reputation
+from vacant.store import reputation
 from vacant.commands.runs import describe
 from vacant.commands.stop import render_report
-from vacant.steplog import StepLog, verify
-from vacant.workspace import list_runs
+from vacant.store.steplog import StepLog, verify
+from vacant.core.locations import list_runs
 
 SESSION = Path(__file__).resolve().parent.parent / "demo" / "session.json"
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import typer
 from pathlib import Path
 
 from vacant.do import DEFAULT_BURST_GAP_S, DoError, Runner, do_root
-from vacant.exitcodes import Exit
+from vacant.core.exitcodes import Exit
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from vacant.commands.common import print_json, workspace
-from vacant.flags import add_flag, list_flags, locate, withdraw
+from vacant.policy.flags import add_flag, list_flags, locate, withdraw
 
 
 def register(app: typer.Typer) -> None:

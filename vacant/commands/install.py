@@ -13,9 +13,9 @@ from typing import Optional
 import typer
 
 from vacant.commands.common import workspace
-from vacant.exitcodes import Exit
+from vacant.core.exitcodes import Exit
 from vacant.platforms.base import load
-from vacant.workspace import ensure_state_dir, new_root
+from vacant.core.locations import ensure_state_dir, new_root
 
 SCOPES = ("local", "project", "user")
 

@@ -8,7 +8,7 @@ import threading
 import typer
 
 from vacant.commands.common import print_json, workspace
-from vacant.states import open_scanner
+from vacant.store.states import open_scanner
 
 PROGRESS_AFTER_S = 1.0
 

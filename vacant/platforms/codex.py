@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from vacant.platforms.base import HookCall, Read, Response, read_file_bytes, render_hook_json
-from vacant.workspace import find_root
+from vacant.core.locations import find_root
 
 EVENT_KINDS = {
     "SessionStart": "session_start",
@@ -583,7 +583,7 @@ def trusted_hash(config: dict[str, object], key: str) -> str | None:
 def _record_path(hooks_file: Path) -> Path:
     import hashlib
 
-    from vacant.paths import user_data_dir
+    from vacant.core.locations import user_data_dir
 
     digest = hashlib.sha256(str(hooks_file).encode()).hexdigest()[:24]
     return user_data_dir() / "installs" / f"codex-trust-{digest}.json"

@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 
 from vacant.platforms.base import HookCall, Read, Response, read_file_bytes
-from vacant.workspace import find_root
+from vacant.core.locations import find_root
 
 EVENT_KINDS = {
     "chat.message": "prompt",
@@ -196,7 +196,7 @@ def render_plugin(hook_command: str) -> str:
 def _record_path(plugin: Path) -> Path:
     import hashlib
 
-    from vacant.paths import user_data_dir
+    from vacant.core.locations import user_data_dir
 
     digest = hashlib.sha256(str(plugin).encode()).hexdigest()[:24]
     return user_data_dir() / "installs" / f"opencode-{digest}.json"

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from vacant.paths import user_data_dir
+from vacant.core.locations import user_data_dir
 
 MARK = "vacant-hook"
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from vacant.cli import main
-from vacant.exitcodes import Exit
+from vacant.core.exitcodes import Exit
 
 
 @pytest.fixture

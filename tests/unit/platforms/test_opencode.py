@@ -11,7 +11,7 @@ import pytest
 from vacant.platforms import opencode
 from vacant.platforms.base import Response, load
 from vacant.platforms.settings_file import InstallError
-from vacant.recorder import Recorder
+from vacant.record.recorder import Recorder
 
 CMD = "/venv/bin/python /venv/bin/vacant-hook opencode"
 SESSION = "ses_dd5bfbde6ffetCXD294tXQ7ukg"
@@ -107,7 +107,7 @@ def test_recorded_through_the_recorder(ws):
         after(ws, "write", {"filePath": str(ws / "b.txt"), "content": "B\n"}, "Wrote file successfully.", {}), {}))
     Recorder(ws, SESSION, platform).handle(platform.parse(
         {"event": "session.end", "directory": str(ws), "sessionID": SESSION, "reason": "process exited"}, {}))
-    from vacant.runview import RunView
+    from vacant.store.run import RunView
 
     view = RunView.load(ws / ".vacant" / "runs" / SESSION)
     (step,) = view.ordered()

@@ -2,7 +2,7 @@
 
 A flag lives in `<state dir>/flags/<id>.json`. It records the file's sha256, the line range, the
 flagged lines' exact text, the time and the note, and is signed with the user's key
-(vacant.keys). It is a finding while its flagged text is still in the file (found again when the
+(vacant.core.keys). It is a finding while its flagged text is still in the file (found again when the
 lines moved), `resolved` once that text is gone, and `withdrawn` after `vacant unflag`. A flag
 whose signature does not verify (edited by hand, or written by an agent into `.vacant/`) is
 `tampered`: ignored, with a warning naming it. People are never scored anywhere.
@@ -21,9 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from vacant.findings import Finding, finding_id, read_text_lines, split_lines
-from vacant.keys import key_path, sign, verify_signature
-from vacant.workspace import STATE_DIR_NAME, ensure_state_dir, state_dir
+from vacant.core.findings import Finding, finding_id, read_text_lines, split_lines
+from vacant.core.keys import key_path, sign, verify_signature
+from vacant.core.locations import STATE_DIR_NAME, ensure_state_dir, state_dir
 
 STATES = ("standing", "resolved", "withdrawn", "tampered")
 _SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<a>\d+)(?:-(?P<b>\d+))?)?$", re.DOTALL)

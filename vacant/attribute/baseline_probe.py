@@ -1,4 +1,4 @@
-"""`python -m vacant.probe ROOT RUN_DIR`: probe the acceptance checks on the run's baseline.
+"""`python -m vacant.attribute.baseline_probe ROOT RUN_DIR`: probe the acceptance checks on the run's baseline.
 
 Started detached when a run starts (the agent does not wait for it). The baseline is rebuilt in a
 scratch directory, so the probe sees the workspace exactly as it was before any work, whatever
@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from vacant.contract import probe_vacuous
-from vacant.runview import RunView
-from vacant.states import load_manifest, materialize, store_for
+from vacant.policy.contract import probe_vacuous
+from vacant.store.run import RunView
+from vacant.store.states import load_manifest, materialize, store_for
 
 RESULT = "vacuous.json"
 

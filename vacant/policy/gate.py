@@ -4,7 +4,7 @@ An action is ACT when it changes something beyond the deliverable: a rule of the
 it (shipped defaults, plus the `[gate]` table of `vacant.toml`), or it runs an arm whose mode is
 `ACT` or cannot be read. An ACT action with no valid approval never reaches the line that runs
 it: the recorder asks `check()` before it starts the step, and a deny goes back to the platform
-(see `vacant/asks.py` for the ask book and the needs-confirm payload, docs/GATE.md for the rules).
+(see `vacant/policy/asks.py` for the ask book and the needs-confirm payload, docs/GATE.md for the rules).
 
 The gate fails closed: if it cannot decide (its own error), the action is denied with a message
 saying why. Stdlib + xxhash only (hot path); `tomllib` is imported only when `vacant.toml` has a
@@ -19,9 +19,9 @@ import re
 from collections import namedtuple
 from pathlib import Path
 
-from vacant import shellwords
+from vacant.policy import shellwords
 from vacant.platforms.base import Response
-from vacant.workspace import state_dir
+from vacant.core.locations import state_dir
 
 CONTRACT_FILE = "vacant.toml"
 DEFAULT_ARMS = "arms"
@@ -615,7 +615,7 @@ def protected_reason(path: str, root: str, state: str, home: str | None) -> str 
 
 def _is_key(path: str, home: str | None) -> bool:
     """Inside the directory holding the person's signing key (`~/.config/vacant`)."""
-    from vacant.paths import user_config_dir
+    from vacant.core.locations import user_config_dir
 
     try:
         key_dir = os.path.realpath(str(user_config_dir()))
@@ -1000,7 +1000,7 @@ def check(recorder, call) -> Response | None:
         if verdict.kind == "refuse":
             record_not_run(recorder, call, verdict.message)
             return Response("deny", verdict.message)
-        from vacant import asks
+        from vacant.policy import asks
 
         return asks.gate(recorder, call, verdict.action)
     except Exception as error:  # noqa: BLE001 - fail closed, say why

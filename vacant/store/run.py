@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant import events
+from vacant.core import events
 
 
 @dataclass

@@ -17,12 +17,12 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from vacant.objects import ObjectStore
-from vacant.workspace import state_dir
+from vacant.store.objects import ObjectStore
+from vacant.core.locations import state_dir
 
 if TYPE_CHECKING:  # pragma: no cover
-    from vacant.contract import Contract
-    from vacant.runview import RunView, Step
+    from vacant.policy.contract import Contract
+    from vacant.store.run import RunView, Step
 
 KINDS = ("unsourced_number", "unhandled_failed_command")
 PREFIX = "hint (never blocks): "
@@ -118,7 +118,7 @@ def _blob(store: ObjectStore, key: Any) -> bytes | None:
 
 
 def _baseline(store: ObjectStore, view: "RunView") -> dict[str, Any]:
-    from vacant.states import load_manifest
+    from vacant.store.states import load_manifest
 
     starts = view.of_type("run_start")
     if not starts:
@@ -131,7 +131,7 @@ def _baseline(store: ObjectStore, view: "RunView") -> dict[str, Any]:
 
 def unsourced_number(root: Path, view: "RunView | None", contract: "Contract | None") -> list[Hint]:
     """Numbers in text deliverables found in no pinned input, no observed read, and not at baseline."""
-    from vacant.contract import matches
+    from vacant.policy.contract import matches
 
     if contract is None or not contract.deliverables:
         return []

@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from vacant.paths import user_config_dir
+from vacant.core.locations import user_config_dir
 
 KEY_BYTES = 32
 

@@ -24,11 +24,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from vacant.findings import Finding, finding_id, line_text, read_text_lines
+from vacant.core.findings import Finding, finding_id, line_text, read_text_lines
 
 if TYPE_CHECKING:  # pragma: no cover
-    from vacant.contract import Contract
-    from vacant.flags import Flag
+    from vacant.policy.contract import Contract
+    from vacant.policy.flags import Flag
 
 OUTPUT_HEAD = 256 * 1024  # bytes of output kept from the start
 OUTPUT_TAIL = 256 * 1024  # and from the end
@@ -501,7 +501,7 @@ def run_gates(contract: "Contract | None", root: Path, flags_root: Path | None =
     `flags_root` is the workspace whose `.vacant/flags/` holds the flags (default: `root`); a
     replay passes the live workspace while `root` is a scratch directory.
     """
-    from vacant.flags import active_flags, locate
+    from vacant.policy.flags import active_flags, locate
 
     root = Path(root)
     preconditions = [run_check(check, root, precondition=True) for check in (contract.precondition if contract else [])]

@@ -20,8 +20,8 @@ from pathlib import Path
 from collections import namedtuple
 from collections.abc import Iterator
 
-from vacant import events
-from vacant.redact import redact
+from vacant.core import events
+from vacant.core.redact import redact
 
 LOG_NAME = "events.jsonl"
 GENESIS = "0" * 64

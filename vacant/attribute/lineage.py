@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vacant.objects import ObjectStore
-from vacant.replay import Timeline
-from vacant.runview import RunView
+from vacant.store.objects import ObjectStore
+from vacant.attribute.replay import Timeline
+from vacant.store.run import RunView
 
 TOKEN = re.compile(
     r"""(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""

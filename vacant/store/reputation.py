@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vacant.paths import user_data_dir
+from vacant.core.locations import user_data_dir
 
 MIN_REVIEWS = 5
 Z95 = 1.959963984540054

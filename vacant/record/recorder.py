@@ -12,12 +12,12 @@ import os
 import re
 from pathlib import Path
 
-from vacant import gate
-from vacant.hasher import ScanResult, relative_to_root
+from vacant.policy import gate
+from vacant.store.hasher import ScanResult, relative_to_root
 from vacant.platforms.base import HookCall, Read, Response
-from vacant.states import open_scanner, save_manifest
-from vacant.steplog import StepLog, file_lock
-from vacant.workspace import ensure_state_dir, run_dir
+from vacant.store.states import open_scanner, save_manifest
+from vacant.store.steplog import StepLog, file_lock
+from vacant.core.locations import ensure_state_dir, run_dir
 
 WORKSPACE_LOCK_TIMEOUT_S = 60.0
 MAIN = "main"
@@ -68,7 +68,7 @@ class Recorder:
     def _stop_pipeline(self, call: HookCall) -> Response:
         if call.kind == "stop" and os.environ.get(DO_ENV):
             return Response()  # `vacant do` owns the rounds: it runs the pipeline when the agent exits
-        from vacant.stop import stop  # the Stop pipeline may import pydantic; the hot path does not
+        from vacant.attribute.stop import stop  # the Stop pipeline may import pydantic; the hot path does not
 
         # a platform whose Stop cannot carry feedback to the model reports only (no round claimed)
         outcome = stop(self.root, self.log.run_dir, call.agent_id, rounds=getattr(self.platform, "stop_rounds", None))
@@ -239,7 +239,7 @@ class Recorder:
         import subprocess
         import sys
 
-        subprocess.Popen([sys.executable, "-m", "vacant.probe", str(self.root), str(self.log.run_dir)],
+        subprocess.Popen([sys.executable, "-m", "vacant.attribute.baseline_probe", str(self.root), str(self.log.run_dir)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
 

@@ -88,3 +88,17 @@ def resolve_run(root: Path, run: str | None) -> Path:
     if not matches:
         raise WorkspaceError(f"no run named {run!r}: `vacant runs` lists them")
     raise WorkspaceError(f"{run!r} names {len(matches)} runs: give more of the id")
+
+def user_data_dir() -> Path:
+    """Reputation table, install backups: $VACANT_HOME, else $XDG_DATA_HOME/vacant."""
+    override = os.environ.get("VACANT_HOME")
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "vacant"
+
+
+def user_config_dir() -> Path:
+    """The signing key lives here: $XDG_CONFIG_HOME/vacant (default ~/.config/vacant)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "vacant"

@@ -47,8 +47,8 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from vacant.checks import own_words, missing_tool, run_command
-from vacant.workspace import SKIP_NAMES
+from vacant.policy.checks import own_words, missing_tool, run_command
+from vacant.core.locations import SKIP_NAMES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -189,7 +189,7 @@ class GateRule(_Strict):
     @field_validator("tool", "command")
     @classmethod
     def _regex(cls, value: str | None) -> str | None:
-        from vacant.gate import regex_problem
+        from vacant.policy.gate import regex_problem
 
         problem = regex_problem(value) if value is not None else None
         if problem:
@@ -215,7 +215,7 @@ class GateSettings(_Strict):
     @field_validator("arms")
     @classmethod
     def _arms(cls, value: str) -> str:
-        from vacant.gate import arms_problem
+        from vacant.policy.gate import arms_problem
 
         problem = arms_problem(value)
         if problem:
@@ -225,7 +225,7 @@ class GateSettings(_Strict):
     @field_validator("remove")
     @classmethod
     def _remove(cls, value: list[str]) -> list[str]:
-        from vacant.gate import RULE_NAMES
+        from vacant.policy.gate import RULE_NAMES
 
         for name in value:
             if name not in RULE_NAMES:

@@ -17,17 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant import levels, probe, reputation
-from vacant.checks import run_check
-from vacant.contract import Contract, load_contract
-from vacant.findings import Finding
-from vacant.flags import list_flags, standing_flags
-from vacant.lineage import Source, find_source, introduced_value
-from vacant.objects import ObjectStore
-from vacant.replay import BudgetExceeded, Flip, Presence, Scratch, Timeline, find_flip
-from vacant.runview import RunView, Step
-from vacant.steplog import StepLog
-from vacant.workspace import state_dir
+from vacant.core import levels
+from vacant.attribute import baseline_probe as probe
+from vacant.store import reputation
+from vacant.policy.checks import run_check
+from vacant.policy.contract import Contract, load_contract
+from vacant.core.findings import Finding
+from vacant.policy.flags import list_flags, standing_flags
+from vacant.attribute.lineage import Source, find_source, introduced_value
+from vacant.store.objects import ObjectStore
+from vacant.attribute.replay import BudgetExceeded, Flip, Presence, Scratch, Timeline, find_flip
+from vacant.store.run import RunView, Step
+from vacant.store.steplog import StepLog
+from vacant.core.locations import state_dir
 
 MAX_HOPS = 5
 HOOK_TIMEOUT_MARGIN_S = 60

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from vacant.objects import ObjectStore
-from vacant.runview import RunView
-from vacant.states import Manifest, fold, load_manifest, materialize
+from vacant.store.objects import ObjectStore
+from vacant.store.run import RunView
+from vacant.store.states import Manifest, fold, load_manifest, materialize
 
 
 @dataclass

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from collections.abc import Iterable
 
-from vacant.objects import ObjectStore, hash_bytes, hash_file
-from vacant.workspace import SKIP_NAMES
+from vacant.store.objects import ObjectStore, hash_bytes, hash_file
+from vacant.core.locations import SKIP_NAMES
 
 Entry = list  # [kind, size, mtime_ns, hash | None, mode]
 IGNORE_FILES = (".gitignore", ".vacantignore")

@@ -1,0 +1,36 @@
+"""Every generated doc matches its source, and drift is caught and repaired."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from vacant.core.docgen import DOCS_DIR, check_or_write
+from vacant.gendocs import ALL_DOCS
+
+
+@pytest.mark.parametrize("doc", ALL_DOCS, ids=lambda doc: doc.name)
+def test_generated_doc_has_not_drifted(doc):
+    assert (DOCS_DIR / doc.name).read_text() == doc.render(), f"run `python -m vacant.gendocs --write`"
+
+
+@pytest.mark.parametrize("doc", ALL_DOCS, ids=lambda doc: doc.name)
+def test_drift_is_detected_and_write_repairs_it(tmp_path, doc):
+    (tmp_path / doc.name).write_text(doc.render().replace("|", "¦", 1) + "edited by hand\n")
+    assert check_or_write([doc], write=False, docs_dir=tmp_path) == [doc.name]
+    assert check_or_write([doc], write=True, docs_dir=tmp_path) == []
+    assert (tmp_path / doc.name).read_text() == (DOCS_DIR / doc.name).read_text()
+
+
+def test_every_doc_names_the_one_command_and_the_cli_checks_them_all():
+    for doc in ALL_DOCS:
+        assert "python -m vacant.gendocs --write" in doc.render()
+    proc = subprocess.run([sys.executable, "-m", "vacant.gendocs"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_every_generated_doc_in_docs_is_listed():
+    generated = {path.name for path in DOCS_DIR.glob("*.md") if "vacant.gendocs --write" in path.read_text()}
+    assert generated == {doc.name for doc in ALL_DOCS}
