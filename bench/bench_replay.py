@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from vacant.policy.contract import load_contract
-from vacant.platforms.base import HookCall
+from vacant.core.calls import HookCall
 from vacant.platforms.claude import PLATFORM
 from vacant.record.recorder import Recorder
 from vacant.attribute.replay import Presence, _linear

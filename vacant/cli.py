@@ -7,20 +7,23 @@ import sys
 import typer
 
 from vacant import __version__
-from vacant.commands import install, runs, scan, demo
-from vacant.commands import stop as stop_cmd
 from vacant.commands import asks as asks_cmd
+from vacant.commands import check as check_cmd
+from vacant.commands import contract as contract_cmd
+from vacant.commands import demo, install, runs, scan
 from vacant.commands import do as do_cmd
-from vacant.commands import contract as contract_cmd, check as check_cmd, flag as flag_cmd, hints as hints_cmd
-from vacant.policy.contract import ContractError
-from vacant.policy.flags import FlagError
-from vacant.core.keys import KeyFileError
+from vacant.commands import flag as flag_cmd
+from vacant.commands import hints as hints_cmd
+from vacant.commands import stop as stop_cmd
 from vacant.core.exitcodes import Exit
+from vacant.core.keys import KeyFileError
+from vacant.core.locations import WorkspaceError
 from vacant.platforms.base import UnknownPlatform
 from vacant.platforms.settings_file import InstallError
+from vacant.policy.contract import ContractError
+from vacant.policy.flags import FlagError
 from vacant.store.states import ReconstructionError
 from vacant.store.steplog import LockTimeout
-from vacant.core.locations import WorkspaceError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Know who did what in an agent run.")
 

@@ -48,11 +48,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vacant.core.exitcodes import Exit
+from vacant.core.locations import ensure_state_dir, list_runs, run_dir, state_dir
 from vacant.platforms.base import load
-from vacant.platforms.settings_file import InstallError
+from vacant.platforms.settings_file import InstallError, hook_command
 from vacant.record.recorder import DO_ENV, Recorder
 from vacant.store.steplog import StepLog, file_lock
-from vacant.core.locations import ensure_state_dir, list_runs, run_dir, state_dir
 
 PLATFORMS = ("claude", "codex", "opencode", "command")
 KNOWN_PROGRAMS = {"claude": "claude", "codex": "codex", "opencode": "opencode"}
@@ -174,12 +174,6 @@ class Driver:
 
     def finish_round(self, run: Path | None) -> None:
         """Close what the platform's hooks did not (OpenCode has no session end)."""
-
-
-def hook_command(platform: str) -> str:
-    from vacant.commands.install import hook_command as command
-
-    return command(platform)
 
 
 class ClaudeDriver(Driver):

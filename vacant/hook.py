@@ -13,12 +13,13 @@ import json
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
-from vacant.platforms.base import HookCall, Response, load
-from vacant.record.recorder import Recorder
-from vacant.core.locations import find_root, state_dir
+from vacant.core.calls import HookCall, Response
+from vacant.core.errlog import log_error
+from vacant.platforms.base import load
+from vacant.policy.gate import fail_closed
+from vacant.record.recorder import DO_ENV, Recorder
 
 BUDGET_ENV = "VACANT_HOOK_BUDGET_S"
 DEFAULT_BUDGET_S = 50  # below the 60 s timeout `vacant init` writes for tool hooks
@@ -33,19 +34,22 @@ def _on_alarm(signum, frame):
     raise HookTimeout(f"hook exceeded its {os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_S)} s budget")
 
 
-def log_error(root: Path | None, message: str) -> None:
-    """Append to `.vacant/errors.log` (one write, O_APPEND); never raises."""
-    try:
-        directory = state_dir(root or find_root(Path.cwd()))
-        directory.mkdir(parents=True, exist_ok=True)
-        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()} {message}".replace("\n", "\n  ") + "\n"
-        fd = os.open(directory / "errors.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except Exception:  # noqa: BLE001 - the error log itself failing must not crash the agent
-        pass
+
+
+def stop_pipeline(recorder: Recorder, call: HookCall) -> Response:
+    """Stop / SubagentStop: run the attribution pipeline and answer with its feedback."""
+    if call.kind == "stop" and os.environ.get(DO_ENV):
+        return Response()  # `vacant do` owns the rounds: it runs the pipeline when the agent exits
+    from vacant.attribute.stop import (
+        stop,  # imports pydantic: only at Stop, never on a tool call
+    )
+
+    # a platform whose Stop cannot carry feedback to the model reports only (no round claimed)
+    outcome = stop(recorder.root, recorder.log.run_dir, call.agent_id,
+                   rounds=getattr(recorder.platform, "stop_rounds", None))
+    if outcome.feedback:
+        return Response("block", outcome.feedback)
+    return Response(system_message=outcome.system_message or "")
 
 
 def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
@@ -59,9 +63,9 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
     try:
         recorder = Recorder(call.workspace, call.session_id, platform)
         response: Response = recorder.handle(call)
+        if call.kind in ("stop", "subagent_stop"):
+            response = stop_pipeline(recorder, call)  # outside the recorder's lock: replay may take a while
     except BaseException as error:  # the recorder fails open, the gate fails closed
-        from vacant.policy.gate import fail_closed
-
         denied = fail_closed(call, error)
         if denied is None:
             raise

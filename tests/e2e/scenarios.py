@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from vacant_run import vacant
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "scenarios"

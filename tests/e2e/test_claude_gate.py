@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from claude_harness import FakeUpstream, run_claude_p, tool, turn
 from harness import LOOK, MARK, marks, text
 from vacant_run import make_workspace, vacant

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 import xxhash
-
 from claude_harness import tool, turn
 from harness import BEHIND_THE_BACK, assert_out_of_band, summary, text
 from vacant_run import run_scripted

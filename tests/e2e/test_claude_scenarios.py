@@ -8,7 +8,6 @@ import json
 import os
 
 import pytest
-
 from claude_harness import FakeUpstream, run_claude_p
 from scenarios import NAMES, Outcome, assert_planted, load, seed
 from vacant_run import make_workspace, vacant

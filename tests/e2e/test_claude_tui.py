@@ -8,7 +8,6 @@ import uuid
 
 import libtmux
 import pytest
-
 from claude_harness import FakeUpstream, claude_binary, claude_env, tool, turn
 from harness import summary, text
 from vacant_run import ClaudeRun, make_workspace, run_scripted

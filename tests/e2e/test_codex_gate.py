@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from codex_harness import (
     BIN,
     CodexScratch,

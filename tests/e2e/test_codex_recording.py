@@ -10,7 +10,6 @@ import os
 import subprocess
 
 import pytest
-
 from codex_harness import (
     MODEL,
     FakeResponses,

@@ -15,8 +15,14 @@ import subprocess
 import time
 
 import pytest
-
-from codex_harness import CodexScratch, FakeResponses, codex_env, make_codex_workspace, run_codex_exec, session_id
+from codex_harness import (
+    CodexScratch,
+    FakeResponses,
+    codex_env,
+    make_codex_workspace,
+    run_codex_exec,
+    session_id,
+)
 from scenarios import Outcome, assert_planted, load, names, seed
 from vacant_run import vacant
 

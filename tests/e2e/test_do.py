@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from claude_harness import FakeUpstream, claude_binary, claude_env, isolated_home
 from codex_harness import (
     BIN,

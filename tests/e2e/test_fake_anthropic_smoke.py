@@ -13,7 +13,6 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from claude_harness import FakeUpstream, claude_binary, isolated_home, run_claude_p
 
 pytestmark = pytest.mark.e2e

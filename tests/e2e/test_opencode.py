@@ -10,9 +10,14 @@ import json
 import subprocess
 
 import pytest
-
 from codex_harness import BIN, FakeResponses, git_workspace
-from opencode_harness import MODEL, chat_request_text, opencode_binary, opencode_env, write_opencode_config
+from opencode_harness import (
+    MODEL,
+    chat_request_text,
+    opencode_binary,
+    opencode_env,
+    write_opencode_config,
+)
 from test_do import FEEDBACK, FILES, log_of, person_files, report, rounds, vacant_do
 
 pytestmark = pytest.mark.e2e

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from vacant.policy import asks
-from vacant.core import events
 from vacant import hook
+from vacant.core import events
 from vacant.core.locations import run_dir
+from vacant.policy import asks
 
 BIN = Path(sys.executable).parent
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,9 +12,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from vacant.policy.checks import Location, missing_tool, parse_locations, run_check, run_command, run_gates
-from vacant.policy.contract import Check, Contract
 from vacant.core.findings import finding_id
+from vacant.policy.acceptance import run_gates
+from vacant.policy.checks import (
+    Location,
+    missing_tool,
+    parse_locations,
+    run_check,
+    run_command,
+)
+from vacant.policy.contract import Check, Contract
 
 APP = textwrap.dedent(
     """\

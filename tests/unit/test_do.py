@@ -276,8 +276,8 @@ def test_a_change_set_is_one_step_of_the_command_or_nothing(tmp_path):
 
 
 def test_read_coverage_counts_vacant_dos_own_resume_as_observed():
-    from vacant.store.run import RunView
     from vacant.attribute.stop import read_coverage
+    from vacant.store.run import RunView
 
     def records(*decisions):
         out = [{"type": "run_start", "seq": 1, "source": "startup"},

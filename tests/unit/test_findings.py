@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import re
 
-from vacant.core.findings import Finding, finding_id, line_text, read_text_lines, split_lines
+from vacant.core.findings import (
+    Finding,
+    finding_id,
+    line_text,
+    read_text_lines,
+    split_lines,
+)
 
 
 def test_id_is_twelve_hex_and_depends_on_name_path_and_text():

@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from vacant.core.findings import finding_id
-from vacant.policy.flags import FlagError, add_flag, flags_dir, list_flags, locate, standing_flags, withdraw
+from vacant.policy.flags import (
+    FlagError,
+    add_flag,
+    flags_dir,
+    list_flags,
+    locate,
+    standing_flags,
+    withdraw,
+)
 
 REPORT = "# Report\n\nTotal sales: 1250\nGrowth: 12%\n\nEnd.\n"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from vacant.policy import gate
 from vacant import hook
-from vacant.platforms.base import HookCall
+from vacant.core.calls import HookCall
+from vacant.policy import gate
 from vacant.policy.shellwords import normal_form, simple_commands
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

@@ -13,7 +13,7 @@ from vacant.gendocs import ALL_DOCS
 
 @pytest.mark.parametrize("doc", ALL_DOCS, ids=lambda doc: doc.name)
 def test_generated_doc_has_not_drifted(doc):
-    assert (DOCS_DIR / doc.name).read_text() == doc.render(), f"run `python -m vacant.gendocs --write`"
+    assert (DOCS_DIR / doc.name).read_text() == doc.render(), "run `python -m vacant.gendocs --write`"
 
 
 @pytest.mark.parametrize("doc", ALL_DOCS, ids=lambda doc: doc.name)

@@ -6,13 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.locations import ensure_state_dir, run_dir
 from vacant.policy.contract import Contract
-from vacant.policy.hints import all_hints, program_key, unhandled_failed_command, unsourced_number
+from vacant.policy.hints import (
+    all_hints,
+    program_key,
+    unhandled_failed_command,
+    unsourced_number,
+)
 from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView
 from vacant.store.states import save_manifest
 from vacant.store.steplog import StepLog
-from vacant.core.locations import ensure_state_dir, run_dir
 
 ACTOR = {"platform": "claude-code", "agent_definition": "main", "model": "m", "task_family": "general"}
 

@@ -37,8 +37,8 @@ def test_contains_needs_every_token_and_a_non_empty_value():
 
 def _reads_view(tmp_path, *reads):
     """A run with one step whose reads are (origin, ref, content), then a later step start."""
-    from vacant.store.objects import ObjectStore
     from vacant.attribute.replay import Timeline
+    from vacant.store.objects import ObjectStore
     from vacant.store.run import RunView
 
     store = ObjectStore(tmp_path / "objects")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vacant.attribute import baseline_probe as probe
-from vacant.platforms.base import HookCall
+from vacant.core.calls import HookCall
 from vacant.platforms.claude import PLATFORM
 from vacant.record.recorder import Recorder
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from vacant.store.run import RunView
 from vacant.attribute.stop import feedback_text, read_coverage
+from vacant.store.run import RunView
 
 
 def finding(n: int, **extra) -> dict:

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vacant.store.objects import ObjectStore
 from vacant.attribute.replay import Timeline
+from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView
 
 TOKEN = re.compile(

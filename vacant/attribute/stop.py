@@ -17,19 +17,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant.core import levels
 from vacant.attribute import baseline_probe as probe
-from vacant.store import reputation
+from vacant.attribute.lineage import Source, find_source, introduced_value
+from vacant.attribute.replay import (
+    BudgetExceeded,
+    Flip,
+    Presence,
+    Scratch,
+    Timeline,
+    find_flip,
+)
+from vacant.core import levels
+from vacant.core.findings import Finding
+from vacant.core.locations import state_dir
 from vacant.policy.checks import run_check
 from vacant.policy.contract import Contract, load_contract
-from vacant.core.findings import Finding
 from vacant.policy.flags import list_flags, standing_flags
-from vacant.attribute.lineage import Source, find_source, introduced_value
+from vacant.store import reputation
 from vacant.store.objects import ObjectStore
-from vacant.attribute.replay import BudgetExceeded, Flip, Presence, Scratch, Timeline, find_flip
 from vacant.store.run import RunView, Step
 from vacant.store.steplog import StepLog
-from vacant.core.locations import state_dir
 
 MAX_HOPS = 5
 HOOK_TIMEOUT_MARGIN_S = 60

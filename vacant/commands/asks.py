@@ -9,9 +9,9 @@ from typing import Any, Optional
 
 import typer
 
-from vacant.policy import asks as book
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
+from vacant.policy import asks as book
 
 
 def _fail(message: str, code: Exit = Exit.USER_ERROR) -> None:

@@ -6,10 +6,10 @@ import warnings
 
 import typer
 
-from vacant.policy.checks import run_gates
 from vacant.commands.common import print_json, workspace
-from vacant.policy.contract import load_contract
 from vacant.core.exitcodes import Exit
+from vacant.policy.acceptance import run_gates
+from vacant.policy.contract import load_contract
 
 
 def register(app: typer.Typer) -> None:

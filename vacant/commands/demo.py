@@ -19,11 +19,11 @@ from pathlib import Path
 
 import typer
 
-from vacant.store import reputation
 from vacant.commands.runs import describe
 from vacant.commands.stop import render_report
-from vacant.store.steplog import StepLog, verify
 from vacant.core.locations import list_runs
+from vacant.store import reputation
+from vacant.store.steplog import StepLog, verify
 
 SESSION = Path(__file__).resolve().parent.parent / "demo" / "session.json"
 REPO = Path(__file__).resolve().parents[2]
@@ -57,8 +57,12 @@ def play(session: dict, workspace: Path) -> list[str]:
 def run_real_binary(scratch: Path) -> tuple[Path, list[str]]:
     """The `later_edit_breaks` planted error on the real claude binary, offline."""
     sys.path.insert(0, str(HARNESS))
-    from claude_harness import FakeUpstream, run_claude_p  # the repo's own offline harness
-    from scenarios import load, seed as seed_scenario
+    from claude_harness import (  # the repo's own offline harness
+        FakeUpstream,
+        run_claude_p,
+    )
+    from scenarios import load
+    from scenarios import seed as seed_scenario
     from vacant_run import make_workspace
 
     workspace, home = make_workspace(scratch)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from pathlib import Path
-
-from vacant.do import DEFAULT_BURST_GAP_S, DoError, Runner, do_root
 from vacant.core.exitcodes import Exit
+from vacant.do import DEFAULT_BURST_GAP_S, DoError, Runner, do_root
 
 
 def register(app: typer.Typer) -> None:

@@ -8,10 +8,10 @@ from typing import Optional
 import typer
 
 from vacant.commands.common import print_json, workspace
+from vacant.core.locations import list_runs, resolve_run
 from vacant.policy.contract import load_contract
 from vacant.policy.hints import all_hints
 from vacant.store.run import RunView
-from vacant.core.locations import list_runs, resolve_run
 
 
 def register(app: typer.Typer) -> None:

@@ -2,30 +2,21 @@
 
 from __future__ import annotations
 
-import shlex
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Optional
 
 import typer
 
 from vacant.commands.common import workspace
 from vacant.core.exitcodes import Exit
-from vacant.platforms.base import load
 from vacant.core.locations import ensure_state_dir, new_root
+from vacant.platforms.base import load
+from vacant.platforms.settings_file import hook_command
 
 SCOPES = ("local", "project", "user")
-
-
-def hook_command(platform: str) -> str:
-    """The installed command: the environment's real interpreter by absolute path (a pyenv
-    shim would cost ~150 ms per call), started with -I -S on the `vacant-hook.py` launcher (no
-    site processing at each of the agent's tool calls)."""
-    launcher = Path(__file__).resolve().parent.parent / "vacant-hook.py"
-    return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(launcher))} {platform}"
 
 
 def _check_scope(scope: str) -> str:

@@ -8,11 +8,11 @@ from typing import Any, Optional
 
 import typer
 
-from vacant.core import events
 from vacant.commands.common import print_json, workspace
+from vacant.core import events
 from vacant.core.exitcodes import Exit
-from vacant.store.steplog import StepLog, verify
 from vacant.core.locations import list_runs, resolve_run
+from vacant.store.steplog import StepLog, verify
 
 
 def _summary(run_dir) -> dict[str, Any]:

@@ -7,10 +7,10 @@ from typing import Any, Optional
 
 import typer
 
-from vacant.store import reputation
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import WorkspaceError, resolve_run
+from vacant.store import reputation
 
 
 def render_report(report: dict[str, Any]) -> str:
@@ -46,8 +46,8 @@ def register(app: typer.Typer) -> None:
         budget: Optional[float] = typer.Option(None, "--budget", help="Seconds (default: the contract's)."),
     ) -> None:
         """Re-run the Stop pipeline on a recorded run: checks, replay, grades (no feedback sent)."""
-        from vacant.policy.contract import load_contract
         from vacant.attribute.stop import Pipeline
+        from vacant.policy.contract import load_contract
 
         root = workspace()
         report = Pipeline(root, resolve_run(root, run), load_contract(root), budget).run()

@@ -14,7 +14,6 @@ import os
 import stat
 import warnings
 from pathlib import Path
-from typing import Any
 
 from vacant.core.locations import user_config_dir
 
@@ -67,16 +66,16 @@ def _read(path: Path) -> bytes:
     return data
 
 
-def canonical(obj: Any) -> bytes:
+def canonical(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def sign(obj: Any) -> str:
+def sign(obj: object) -> str:
     """HMAC-SHA256 (hex) of `obj`'s canonical JSON under the user's key."""
     return hmac.new(user_key(), canonical(obj), hashlib.sha256).hexdigest()
 
 
-def verify_signature(obj: Any, signature: Any) -> bool:
+def verify_signature(obj: object, signature: object) -> bool:
     if not isinstance(signature, str):
         return False
     try:

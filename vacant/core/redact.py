@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections import namedtuple
 
-
 # keeps_prefix: group 1 of the pattern is a prefix kept in clear (e.g. "password=").
 Rule = namedtuple("Rule", "name pattern keeps_prefix")
 

@@ -13,7 +13,8 @@ import json
 import re
 from pathlib import Path
 
-from vacant.platforms.base import BatchCall, HookCall, Read, Response, render_hook_json
+from vacant.core.calls import BatchCall, HookCall, Read, Response
+from vacant.platforms.base import render_hook_json
 
 # Tools that write nothing in the workspace (no scan around them).
 READ_ONLY_TOOLS = frozenset(
@@ -237,7 +238,9 @@ class Claude:
         return block
 
     def install(self, root: Path, scope: str, hook_command: str) -> Path:
-        from vacant.platforms import settings_file  # install-time only: off the hot path
+        from vacant.platforms import (
+            settings_file,  # install-time only: off the hot path
+        )
 
         path = self.settings_path(root, scope)
         settings_file.install(path, self.hooks_block(hook_command), validate_settings)

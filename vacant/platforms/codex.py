@@ -28,8 +28,9 @@ import os
 import re
 from pathlib import Path
 
-from vacant.platforms.base import HookCall, Read, Response, read_file_bytes, render_hook_json
+from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
+from vacant.platforms.base import read_file_bytes, render_hook_json
 
 EVENT_KINDS = {
     "SessionStart": "session_start",
@@ -297,7 +298,9 @@ class Codex:
         }
 
     def install(self, root: Path, scope: str, hook_command: str) -> Path:
-        from vacant.platforms import settings_file  # install-time only: off the hot path
+        from vacant.platforms import (
+            settings_file,  # install-time only: off the hot path
+        )
 
         path = self.hooks_path(root, scope)
         root = Path(root).resolve()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vacant.platforms.base import HookCall, Response
+from vacant.core.calls import HookCall, Response
 
 EVENT_KINDS = {"start": "session_start", "burst": "change_set", "stop": "stop", "end": "session_end"}
 BURST_TOOL = "burst"

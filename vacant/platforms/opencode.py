@@ -26,8 +26,9 @@ import json
 import os
 from pathlib import Path
 
-from vacant.platforms.base import HookCall, Read, Response, read_file_bytes
+from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
+from vacant.platforms.base import read_file_bytes
 
 EVENT_KINDS = {
     "chat.message": "prompt",

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -163,3 +165,11 @@ def uninstall(path: Path) -> bool:
     if backup.exists():
         backup.unlink()
     return True
+
+
+def hook_command(platform: str) -> str:
+    """The installed command: the environment's real interpreter by absolute path (a pyenv
+    shim would cost ~150 ms per call), started with -I -S on the `vacant-hook.py` launcher (no
+    site processing at each of the agent's tool calls)."""
+    launcher = Path(__file__).resolve().parents[1] / "vacant-hook.py"
+    return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(launcher))} {platform}"

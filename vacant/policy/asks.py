@@ -12,7 +12,7 @@ their key. Its fate is read at answer time, never stored as a snapshot:
                     moved since (`--refuse-if-moved`), or its signature does not verify
     spent           the approval was used: it forwards to the step that ran
 
-The gate (`gate()`, called from vacant/policy/gate.py inside the recorder) consults the book; the
+The recorder consults the book (`consult()`) for every ACT call the gate classifies; the
 person answers with `vacant approve` / `vacant decline`, recorded as `human_decided` in the step
 log of every run that asked. The hot-path part of this module is stdlib + xxhash only.
 """
@@ -23,11 +23,16 @@ import json
 import os
 import re
 import time
+from collections import namedtuple
 from pathlib import Path
 
+from vacant.core import events
+from vacant.core.calls import HookCall
 from vacant.core.docgen import GeneratedDoc
+from vacant.core.keys import sign, verify_signature
 from vacant.core.locations import run_dir, runs_dir, state_dir
-from vacant.platforms.base import Response
+from vacant.policy.gate import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
+from vacant.store.hasher import Index, Scanner
 from vacant.store.steplog import StepLog, file_lock
 
 PREFIX = "ask#"
@@ -159,8 +164,6 @@ def signed_body(card: dict, decision: dict) -> dict:
 
 def signature_ok(card: dict) -> bool:
     decision = card.get("decision") or {}
-    from vacant.core.keys import verify_signature
-
     try:
         return verify_signature(signed_body(card, decision), decision.get("signature"))
     except (OSError, KeyError, TypeError, ValueError, RuntimeError):
@@ -227,8 +230,6 @@ def workspace_fingerprint(root: Path) -> dict:
     recorder's index: a scan with a read-only copy of it."""
     import xxhash
 
-    from vacant.store.hasher import Index, Scanner
-
     class FrozenIndex(Index):  # the scan reads the index, never writes it
         def replace_all(self, entries, clock_ns, ignore_stamp):  # noqa: ANN001
             pass
@@ -279,22 +280,23 @@ def _payload(card: dict, code: str, stale: dict | None = None) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
-def gate(recorder, call, action) -> Response | None:
-    """Consult the book for one ACT action: None when an approval is spent on it (the step then
-    starts), else a deny whose reason is the needs-confirm payload (recorded as a not-run step and
-    `pause_surfaced`)."""
-    from vacant.policy.gate import record_not_run
+# The book's answer for an ACT action that may not run: the deny text the agent sees and, unless
+# the person already declined it in this run, the `pause_surfaced` fields to record (else None).
+Held = namedtuple("Held", "text pause")
 
-    book = AskBook(recorder.root)
-    key = recorder._key(call)
-    run_id = recorder.run_id
+
+def consult(root: Path, run_id: str, key: str, call: HookCall, action) -> Held | None:
+    """Consult the book for one ACT action: None when an approval is spent on it (the step then
+    starts), else what to deny it with. The caller records the denied call; the book only keeps
+    its cards."""
+    book = AskBook(root)
     stale_card = None
     with book.lock():
         cards = [card for card in book.cards() if card.get("fingerprint") == action.fingerprint]
         approved = [c for c in cards if (c.get("decision") or {}).get("decision") == "approved"
                     and not c.get("spent") and not c.get("stale")]
         for card in approved:
-            state, detail = fate(card, root=recorder.root)
+            state, detail = fate(card, root=root)
             if state == "approved":
                 card["spent"] = {"at": time.time(), "run": run_id, "key": key, "tool_use_id": call.key,
                                  "agent_id": call.agent_id}
@@ -330,11 +332,8 @@ def gate(recorder, call, action) -> Response | None:
                 code = "NEEDS_CONFIRM"
     text = _payload(card, code, stale_card)
     if code == "DECLINED":
-        record_not_run(recorder, call, text)
-    else:
-        record_not_run(recorder, call, text, pause={"ask": card["id"], "status": "awaiting-human", "code": code,
-                                                    "receipts": card["receipts"]})
-    return Response("deny", text)
+        return Held(text, None)
+    return Held(text, {"ask": card["id"], "status": "awaiting-human", "code": code, "receipts": card["receipts"]})
 
 
 # -- the person's side (CLI) ----------------------------------------------------------------------
@@ -368,8 +367,6 @@ def parse_duration(text: str) -> float:
 def answer(root: Path, ask_id: str, decision: str, expires_s: float | None = None,
            refuse_if_moved: bool = False) -> dict:
     """Record the person's answer on an awaiting card: signed, and `human_decided` in its runs."""
-    from vacant.core.keys import sign
-
     if decision not in ("approved", "declined"):
         raise ValueError(decision)
     book = AskBook(root)
@@ -406,8 +403,6 @@ def answer(root: Path, ask_id: str, decision: str, expires_s: float | None = Non
 
 def _run_steps(directory: Path) -> list[dict]:
     """Each step of a run with its state: pending, awaiting-settlement or settled."""
-    from vacant.core import events
-
     path = directory / "events.jsonl"
     if not path.exists():
         return []
@@ -533,8 +528,6 @@ def resolve(root: Path, ask_id: str) -> dict:
 
 
 def render_doc() -> str:
-    from vacant.policy.gate import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
-
     lines = [
         "# The gate's closed lists",
         "",

@@ -22,13 +22,9 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from vacant.core.findings import Finding, finding_id, line_text, read_text_lines
-
-if TYPE_CHECKING:  # pragma: no cover
-    from vacant.policy.contract import Contract
-    from vacant.policy.flags import Flag
 
 OUTPUT_HEAD = 256 * 1024  # bytes of output kept from the start
 OUTPUT_TAIL = 256 * 1024  # and from the end
@@ -470,45 +466,3 @@ def run_check(check: CheckLike, root: Path, timeout: float | None = None, precon
         timed_out=result.timed_out, env_missing=env_missing, findings=findings, truncated=result.truncated,
         command=check.command, precondition=precondition,
     )
-
-
-@dataclass
-class GateReport:
-    preconditions: list[CheckResult]
-    checks: list[CheckResult]
-    flags: list[tuple["Flag", Finding]]  # the standing flags, each with its finding
-    findings: list[Finding]  # every blocking-or-env finding: preconditions, checks, then flags
-    nothing_to_verify: bool  # no acceptance check and no flag: never a pass
-
-    @property
-    def passed(self) -> bool:
-        return not self.findings and not self.nothing_to_verify
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "passed": self.passed,
-            "nothing_to_verify": self.nothing_to_verify,
-            "preconditions": [result.to_json() for result in self.preconditions],
-            "checks": [result.to_json() for result in self.checks],
-            "flags": [{**flag.to_json(), "finding": finding.id} for flag, finding in self.flags],
-            "findings": [finding.to_json() for finding in self.findings],
-        }
-
-
-def run_gates(contract: "Contract | None", root: Path, flags_root: Path | None = None) -> GateReport:
-    """Preconditions, then acceptance checks, then standing human flags, on the state at `root`.
-
-    `flags_root` is the workspace whose `.vacant/flags/` holds the flags (default: `root`); a
-    replay passes the live workspace while `root` is a scratch directory.
-    """
-    from vacant.policy.flags import active_flags, locate
-
-    root = Path(root)
-    preconditions = [run_check(check, root, precondition=True) for check in (contract.precondition if contract else [])]
-    checks = [run_check(check, root) for check in (contract.check if contract else [])]
-    live_flags = active_flags(flags_root or root)  # signed and not withdrawn; tampered ones warn
-    standing = [(flag, finding) for flag in live_flags if (finding := locate(flag, root)) is not None]
-    findings = [finding for result in (*preconditions, *checks) for finding in result.findings]
-    findings += [finding for _flag, finding in standing]
-    nothing = not checks and not live_flags
-    return GateReport(preconditions, checks, standing, findings, nothing)

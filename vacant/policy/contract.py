@@ -45,10 +45,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from vacant.policy.checks import own_words, missing_tool, run_command
 from vacant.core.locations import SKIP_NAMES
+from vacant.policy.checks import missing_tool, own_words, run_command
+from vacant.policy.gate import RULE_NAMES, arms_problem, regex_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -189,8 +196,6 @@ class GateRule(_Strict):
     @field_validator("tool", "command")
     @classmethod
     def _regex(cls, value: str | None) -> str | None:
-        from vacant.policy.gate import regex_problem
-
         problem = regex_problem(value) if value is not None else None
         if problem:
             raise ValueError(problem)
@@ -215,8 +220,6 @@ class GateSettings(_Strict):
     @field_validator("arms")
     @classmethod
     def _arms(cls, value: str) -> str:
-        from vacant.policy.gate import arms_problem
-
         problem = arms_problem(value)
         if problem:
             raise ValueError(problem)
@@ -225,8 +228,6 @@ class GateSettings(_Strict):
     @field_validator("remove")
     @classmethod
     def _remove(cls, value: list[str]) -> list[str]:
-        from vacant.policy.gate import RULE_NAMES
-
         for name in value:
             if name not in RULE_NAMES:
                 raise ValueError(f"no shipped rule is named {name!r}; they are {', '.join(RULE_NAMES)}")

@@ -19,9 +19,10 @@ import re
 from collections import namedtuple
 from pathlib import Path
 
+from vacant.core.calls import Response
+from vacant.core.errlog import log_error
+from vacant.core.locations import state_dir, user_config_dir
 from vacant.policy import shellwords
-from vacant.platforms.base import Response
-from vacant.core.locations import state_dir
 
 CONTRACT_FILE = "vacant.toml"
 DEFAULT_ARMS = "arms"
@@ -615,7 +616,6 @@ def protected_reason(path: str, root: str, state: str, home: str | None) -> str 
 
 def _is_key(path: str, home: str | None) -> bool:
     """Inside the directory holding the person's signing key (`~/.config/vacant`)."""
-    from vacant.core.locations import user_config_dir
 
     try:
         key_dir = os.path.realpath(str(user_config_dir()))
@@ -986,53 +986,12 @@ def _unique(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-# -- the recorder's one call ----------------------------------------------------------------------
+# -- the hook's error path ----------------------------------------------------------------------
 
 
-def check(recorder, call) -> Response | None:
-    """None: let the step start. A deny Response: the action must not run (the denied call is
-    recorded as a not-run step; a pause also as `pause_surfaced`). Never raises: fails closed."""
-    try:
-        policy = load_policy(recorder.root)
-        verdict = classify(recorder.root, call, policy)
-        if verdict.kind == "pass":
-            return None
-        if verdict.kind == "refuse":
-            record_not_run(recorder, call, verdict.message)
-            return Response("deny", verdict.message)
-        from vacant.policy import asks
-
-        return asks.gate(recorder, call, verdict.action)
-    except Exception as error:  # noqa: BLE001 - fail closed, say why
-        return _failed(recorder, call, error)
-
-
-def record_not_run(recorder, call, detail: str, pause: dict | None = None) -> int:
-    """The denied call as a step that did not run (Claude's PostToolBatch then skips it)."""
-    key = recorder._key(call)
-    step = recorder._start_step(call, key, [])
-    if pause is not None:
-        recorder.log.emit("pause_surfaced", step=step, key=key, **pause)
-    recorder._end_step(key, "not-run", None, [], detail=detail[:2000])
-    return step
-
-
-def _failed(recorder, call, error: BaseException) -> Response | None:
-    _log(recorder.root, error)
-    if call.scope == []:
-        return None  # a tool that writes nothing (Read, Grep, …): nothing to hold back
-    message = FAILED.format(error=f"{type(error).__name__}: {error}")
-    try:
-        record_not_run(recorder, call, message)
-    except Exception:  # noqa: BLE001 - the deny matters more than its record
-        pass
-    return Response("deny", message)
-
-
-def _log(root: Path, error: BaseException) -> None:
-    import traceback
-
-    from vacant.hook import log_error
+def log_failure(root: Path, error: BaseException) -> None:
+    """A gate failure in the error log, with its traceback (the call was denied meanwhile)."""
+    import traceback  # only on the error path
 
     log_error(Path(root), f"gate: {type(error).__name__}: {error}\n{traceback.format_exc()}")
 

@@ -17,8 +17,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from vacant.store.objects import ObjectStore
 from vacant.core.locations import state_dir
+from vacant.store.objects import ObjectStore
 
 if TYPE_CHECKING:  # pragma: no cover
     from vacant.policy.contract import Contract

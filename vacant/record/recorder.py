@@ -12,12 +12,12 @@ import os
 import re
 from pathlib import Path
 
-from vacant.policy import gate
+from vacant.core.calls import HookCall, Read, Response
+from vacant.core.locations import ensure_state_dir, run_dir
+from vacant.policy import asks, gate
 from vacant.store.hasher import ScanResult, relative_to_root
-from vacant.platforms.base import HookCall, Read, Response
 from vacant.store.states import open_scanner, save_manifest
 from vacant.store.steplog import StepLog, file_lock
-from vacant.core.locations import ensure_state_dir, run_dir
 
 WORKSPACE_LOCK_TIMEOUT_S = 60.0
 MAIN = "main"
@@ -61,20 +61,48 @@ class Recorder:
             handler = getattr(self, f"_on_{call.kind}")
             response = handler(call) or Response()
             self._save_run()
-        if call.kind in ("stop", "subagent_stop"):
-            response = self._stop_pipeline(call)  # outside the lock: replay may take a while
         return response
 
-    def _stop_pipeline(self, call: HookCall) -> Response:
-        if call.kind == "stop" and os.environ.get(DO_ENV):
-            return Response()  # `vacant do` owns the rounds: it runs the pipeline when the agent exits
-        from vacant.attribute.stop import stop  # the Stop pipeline may import pydantic; the hot path does not
+    # -- the gate ----------------------------------------------------------------------------
 
-        # a platform whose Stop cannot carry feedback to the model reports only (no round claimed)
-        outcome = stop(self.root, self.log.run_dir, call.agent_id, rounds=getattr(self.platform, "stop_rounds", None))
-        if outcome.feedback:
-            return Response("block", outcome.feedback)
-        return Response(system_message=outcome.system_message or "")
+    def _gate(self, call: HookCall) -> Response | None:
+        """None: let the step start. A deny: the action must not run (recorded as a not-run step;
+        a pause also as `pause_surfaced`). Never raises: whatever fails, a call that may be ACT is
+        denied."""
+        try:
+            verdict = gate.classify(self.root, call, gate.load_policy(self.root))
+            if verdict.kind == "pass":
+                return None
+            if verdict.kind == "refuse":
+                self.record_not_run(call, verdict.message)
+                return Response("deny", verdict.message)
+            held = asks.consult(self.root, self.run_id, self._key(call), call, verdict.action)
+            if held is None:
+                return None  # a person's approval was spent on this very action
+            self.record_not_run(call, held.text, held.pause)
+            return Response("deny", held.text)
+        except Exception as error:  # noqa: BLE001 - fail closed, say why
+            return self._gate_failed(call, error)
+
+    def record_not_run(self, call: HookCall, detail: str, pause: dict | None = None) -> int:
+        """A denied call as a step that did not run (Claude's PostToolBatch then skips it)."""
+        key = self._key(call)
+        step = self._start_step(call, key, [])
+        if pause is not None:
+            self.log.emit("pause_surfaced", step=step, key=key, **pause)
+        self._end_step(key, "not-run", None, [], detail=detail[:2000])
+        return step
+
+    def _gate_failed(self, call: HookCall, error: BaseException) -> Response | None:
+        gate.log_failure(self.root, error)
+        if call.scope == []:
+            return None  # a tool that writes nothing (Read, Grep, …): nothing to hold back
+        message = gate.FAILED.format(error=f"{type(error).__name__}: {error}")
+        try:
+            self.record_not_run(call, message)
+        except Exception:  # noqa: BLE001 - the deny matters more than its record
+            pass
+        return Response("deny", message)
 
     # -- run state ---------------------------------------------------------------------------
 
@@ -258,7 +286,7 @@ class Recorder:
     def _on_tool_pre(self, call: HookCall) -> Response | None:
         key = self._key(call)
         if key not in self.run["open"] and key not in self.run["closed"]:
-            denied = gate.check(self, call)  # ACT without a person's answer: denied, never started
+            denied = self._gate(call)  # ACT without a person's answer: denied, never started
             if denied is not None:
                 return denied
             self._start_step(call, key, self._scope(call.scope))

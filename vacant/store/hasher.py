@@ -24,11 +24,11 @@ import os
 import stat
 import sys
 import time
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 
-from vacant.store.objects import ObjectStore, hash_bytes, hash_file
 from vacant.core.locations import SKIP_NAMES
+from vacant.store.objects import ObjectStore, hash_bytes, hash_file
 
 Entry = list  # [kind, size, mtime_ns, hash | None, mode]
 IGNORE_FILES = (".gitignore", ".vacantignore")

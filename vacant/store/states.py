@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 
+from vacant.core.locations import ensure_state_dir
 from vacant.store.hasher import Entry, Index, Scanner
 from vacant.store.objects import ObjectStore
-from vacant.core.locations import ensure_state_dir
 
 Manifest = dict[str, Entry]
 

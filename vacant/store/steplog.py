@@ -16,9 +16,9 @@ import hashlib
 import json
 import os
 import time
-from pathlib import Path
 from collections import namedtuple
 from collections.abc import Iterator
+from pathlib import Path
 
 from vacant.core import events
 from vacant.core.redact import redact

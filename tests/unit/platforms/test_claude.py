@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.calls import Response
 from vacant.platforms import claude, settings_file
-from vacant.platforms.base import Response
 
 ROOT = Path(__file__).resolve().parents[3]
 PAYLOADS = json.loads((ROOT / "fixtures/payloads/claude-code-hook_payloads.json").read_text())

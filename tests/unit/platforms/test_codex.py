@@ -8,13 +8,14 @@ import os
 import subprocess
 import sys
 import textwrap
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
+from vacant.core.calls import Response
 from vacant.platforms import codex, settings_file
-from vacant.platforms.base import Response, load
+from vacant.platforms.base import load
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "fixtures" / "payloads"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.calls import Response
 from vacant.platforms import opencode
-from vacant.platforms.base import Response, load
+from vacant.platforms.base import load
 from vacant.platforms.settings_file import InstallError
 from vacant.record.recorder import Recorder
 
