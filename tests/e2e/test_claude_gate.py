@@ -17,7 +17,7 @@ from harness import LOOK, MARK, marks, text
 from vacant_run import make_workspace, vacant
 
 from vacant.policy.asks import AGENT_ENV, WHY
-from vacant.policy.gate import ANSWER_REFUSAL
+from vacant.policy.rules import ANSWER_REFUSAL
 
 pytestmark = pytest.mark.e2e
 

@@ -29,7 +29,7 @@ from codex_harness import (
 from harness import LOOK, MARK, marks, text
 
 from vacant.policy.asks import AGENT_ENV, WHY
-from vacant.policy.gate import ANSWER_REFUSAL
+from vacant.policy.rules import ANSWER_REFUSAL
 
 pytestmark = pytest.mark.e2e
 

@@ -13,7 +13,8 @@ import pytest
 
 from vacant import hook
 from vacant.core.calls import HookCall
-from vacant.policy import gate
+from vacant.policy import gate, modes
+from vacant.policy import rules as policy_rules
 from vacant.policy.shellwords import normal_form, simple_commands
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
@@ -35,7 +36,7 @@ def call(root: Path, tool: str, tool_input, cwd: Path | str | None = None, scope
 
 
 def verdict(root: Path, command: str, cwd=None):
-    return gate.classify(root, call(root, "Bash", {"command": command}, cwd), gate.load_policy(root))
+    return gate.classify(root, call(root, "Bash", {"command": command}, cwd), policy_rules.load_policy(root))
 
 
 def rules(root: Path, command: str, cwd=None) -> set[str] | str:
@@ -183,7 +184,7 @@ def test_same_action_means_same_normal_form_and_cwd(ws):
     ("x.sh", "# MODE: READ and more\n", None),
 ])
 def test_mode_line(name, text, mode):
-    assert gate.mode_of(text, name) == mode
+    assert modes.mode_of(text, name) == mode
 
 
 @pytest.mark.parametrize("command, act", [
@@ -230,7 +231,7 @@ def test_the_approval_of_an_arm_is_bound_to_its_content(ws):
 
 
 def refusal(root: Path, tool: str, tool_input, cwd=None) -> str | None:
-    v = gate.classify(root, call(root, tool, tool_input, cwd), gate.load_policy(root))
+    v = gate.classify(root, call(root, tool, tool_input, cwd), policy_rules.load_policy(root))
     return v.message if v.kind == "refuse" else None
 
 
@@ -287,7 +288,7 @@ def test_the_arms_directory_is_configurable(ws):
 ])
 def test_the_agent_answering_itself_is_refused(ws, command):
     message = refusal(ws, "Bash", {"command": command})
-    assert message == gate.ANSWER_REFUSAL
+    assert message == policy_rules.ANSWER_REFUSAL
 
 
 @pytest.mark.parametrize("command", ["vacant asks", "vacant ask ask#1", "vacant log --json", "echo vacant approve"])
@@ -297,7 +298,7 @@ def test_the_agent_may_look_at_the_ask_book(ws, command):
 
 def test_the_signing_key_is_out_of_reach(ws, tmp_path):
     key = tmp_path / "home" / ".config" / "vacant" / "key"
-    assert gate.KEY_REFUSAL.split("{")[0] in refusal(ws, "Bash", {"command": f"cat {key}"})
+    assert policy_rules.KEY_REFUSAL.split("{")[0] in refusal(ws, "Bash", {"command": f"cat {key}"})
     assert refusal(ws, "Bash", {"command": "cat ~/.config/vacant/key"}) is not None
     assert refusal(ws, "Read", {"file_path": str(key)}) is not None
     assert refusal(ws, "Write", {"file_path": str(key), "content": "x"}) is not None
@@ -307,10 +308,10 @@ def test_gate_self(ws):
     (ws / "vacant.toml").write_text('task_family = "x"\n')
     toml = str(ws / "vacant.toml")
     changes_gate = gate.classify(ws, call(ws, "Write", {"file_path": toml, "content": '[gate]\nremove = ["git-push"]\n'}),
-                                 gate.load_policy(ws))
+                                 policy_rules.load_policy(ws))
     assert changes_gate.kind == "act" and [h.rule for h in changes_gate.action.hits] == ["gate-self"]
     same_gate = gate.classify(ws, call(ws, "Write", {"file_path": toml, "content": 'task_family = "y"\n'}),
-                              gate.load_policy(ws))
+                              policy_rules.load_policy(ws))
     assert same_gate.kind == "pass"
     assert "gate-self" in rules(ws, "echo '[gate]' >> vacant.toml")
     assert "gate-self" in rules(ws, "rm -rf .vacant")
@@ -332,9 +333,9 @@ def test_rules_are_added_and_removed(ws):
     assert rules(ws, "make  release") == {"release"}
     assert rules(ws, "npm publish --dry-run") == set()
     assert rules(ws, "npm publish") == {"package-publish"}
-    mcp = gate.classify(ws, call(ws, "mcp__github__create_issue", {"title": "t"}), gate.load_policy(ws))
+    mcp = gate.classify(ws, call(ws, "mcp__github__create_issue", {"title": "t"}), policy_rules.load_policy(ws))
     assert mcp.kind == "act" and mcp.action.receipts["rules"] == ["gh-writes"]
-    assert gate.classify(ws, call(ws, "mcp__github__get_issue", {"n": 1}), gate.load_policy(ws)).kind == "pass"
+    assert gate.classify(ws, call(ws, "mcp__github__get_issue", {"n": 1}), policy_rules.load_policy(ws)).kind == "pass"
 
 
 def test_defaults_can_be_switched_off(ws):
@@ -348,7 +349,7 @@ def test_an_unreadable_policy_fails_closed(ws):
     (ws / "vacant.toml").write_text("[gate]\nremove = [\"no-such-rule\"]\n")
     assert rules(ws, "ls") == "refuse"
     assert "no-such-rule" in verdict(ws, "ls").message
-    assert gate.classify(ws, call(ws, "Read", {"file_path": "x"}, scope=[]), gate.load_policy(ws)).kind == "pass"
+    assert gate.classify(ws, call(ws, "Read", {"file_path": "x"}, scope=[]), policy_rules.load_policy(ws)).kind == "pass"
     (ws / "vacant.toml").write_text("[gate\n")
     assert rules(ws, "ls") == "refuse"
     (ws / "vacant.toml").write_text("[gate]\narms = 'arms'\n")
@@ -371,7 +372,7 @@ def test_the_pydantic_model_says_the_same_as_the_hot_path(ws):
                  '[gate]\narms = "../out"\n', '[gate]\nunknown = 1\n'):
         with pytest.raises(ContractError):
             parse_contract(text)
-        assert gate.table_problems(__import__("tomllib").loads(text).get("gate"))
+        assert policy_rules.table_problems(__import__("tomllib").loads(text).get("gate"))
     contract = parse_contract('[gate]\nremove = ["deploy"]\n[[gate.allow]]\nname = "ok"\ntool = "X"\n')
     assert contract.gate.remove == ["deploy"] and contract.gate.allow[0].tool == "X"
 
@@ -427,7 +428,7 @@ def test_an_internal_error_denies_an_act_action(ws, monkeypatch):
     monkeypatch.setattr(gate, "classify", broken)
     out = run_hook(ws, {"tool_name": "Bash", "tool_input": {"command": "git push"}})
     assert out["permissionDecision"] == "deny"
-    assert out["permissionDecisionReason"] == gate.FAILED.format(error="RuntimeError: boom")
+    assert out["permissionDecisionReason"] == policy_rules.FAILED.format(error="RuntimeError: boom")
     assert "gate: RuntimeError: boom" in (ws / ".vacant" / "errors.log").read_text()
     # a tool that writes nothing is not held back by vacant's own error
     assert run_hook(ws, {"tool_name": "Read", "tool_input": {"file_path": str(ws / "x")}, "tool_use_id": "t2"}) is None
@@ -445,7 +446,7 @@ def test_when_the_recorder_fails_an_act_action_is_still_denied(ws, monkeypatch):
     with pytest.raises(OSError):  # READ: the hook entry logs it and fails open, as before the gate
         run_hook(ws, {"tool_name": "Bash", "tool_input": {"command": "ls"}})
     assert run_hook(ws, {"tool_name": "Bash", "tool_input": {"command": "vacant approve ask#1"}})[
-        "permissionDecisionReason"] == gate.ANSWER_REFUSAL
+        "permissionDecisionReason"] == policy_rules.ANSWER_REFUSAL
     assert "the call was denied" in (ws / ".vacant" / "errors.log").read_text()
 
 

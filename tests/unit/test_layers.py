@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import grimp
+import tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 

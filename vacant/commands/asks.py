@@ -194,7 +194,7 @@ def register(app: typer.Typer) -> None:
     def gate_command(as_json: bool = typer.Option(False, "--json", help="One JSON object.")) -> None:
         """Show the gate's policy for this workspace: ACT rules, exceptions, the arms directory."""
         from vacant.policy.contract import load_contract
-        from vacant.policy.gate import CODE_RULES, load_policy
+        from vacant.policy.rules import CODE_RULES, load_policy
 
         root = workspace()
         load_contract(root)  # a broken vacant.toml: one clear message (exit 3)

@@ -31,7 +31,7 @@ from vacant.core.calls import HookCall
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.keys import sign, verify_signature
 from vacant.core.locations import run_dir, runs_dir, state_dir
-from vacant.policy.gate import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
+from vacant.policy.rules import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
 from vacant.store.hasher import Index, Scanner
 from vacant.store.steplog import StepLog, file_lock
 

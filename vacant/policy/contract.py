@@ -55,7 +55,7 @@ from pydantic import (
 
 from vacant.core.locations import SKIP_NAMES
 from vacant.policy.checks import missing_tool, own_words, run_command
-from vacant.policy.gate import RULE_NAMES, arms_problem, regex_problem
+from vacant.policy.rules import RULE_NAMES, arms_problem, regex_problem
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import ensure_state_dir, run_dir
-from vacant.policy import asks, gate
+from vacant.policy import asks, gate, rules
 from vacant.store.hasher import ScanResult, relative_to_root
 from vacant.store.states import open_scanner, save_manifest
 from vacant.store.steplog import StepLog, file_lock
@@ -70,7 +70,7 @@ class Recorder:
         a pause also as `pause_surfaced`). Never raises: whatever fails, a call that may be ACT is
         denied."""
         try:
-            verdict = gate.classify(self.root, call, gate.load_policy(self.root))
+            verdict = gate.classify(self.root, call, rules.load_policy(self.root))
             if verdict.kind == "pass":
                 return None
             if verdict.kind == "refuse":
@@ -97,7 +97,7 @@ class Recorder:
         gate.log_failure(self.root, error)
         if call.scope == []:
             return None  # a tool that writes nothing (Read, Grep, …): nothing to hold back
-        message = gate.FAILED.format(error=f"{type(error).__name__}: {error}")
+        message = rules.FAILED.format(error=f"{type(error).__name__}: {error}")
         try:
             self.record_not_run(call, message)
         except Exception:  # noqa: BLE001 - the deny matters more than its record

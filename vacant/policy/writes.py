@@ -1,0 +1,129 @@
+"""File-writing tools: which paths a Write, Edit or `apply_patch` call will write, and with what
+text (predicted from the call's input before it runs), so the gate can read a new arm's mode line
+and a new `[gate]` table. Stdlib only (hot path)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from vacant.policy.rules import EDIT_TOOLS, PATCH_TOOLS, parse_gate_table
+
+# -- file-writing tools ---------------------------------------------------------------------------
+
+
+def patch_targets(patch: str, cwd: str) -> list[tuple[str, str | None]]:
+    """(absolute path, resulting text or None when it cannot be worked out) for each file an
+    apply_patch text adds, updates or moves to (deleted files are left out)."""
+    out: list[tuple[str, str | None]] = []
+    lines = patch.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        add = re.match(r"^\*\*\* Add File: (.+?)\s*$", line)
+        update = re.match(r"^\*\*\* Update File: (.+?)\s*$", line)
+        i += 1
+        if add:
+            body = []
+            while i < len(lines) and not lines[i].startswith("*** "):
+                body.append(lines[i][1:] if lines[i].startswith("+") else lines[i])
+                i += 1
+            out.append((os.path.normpath(os.path.join(cwd, add.group(1))), "\n".join(body)))
+        elif update:
+            source = os.path.normpath(os.path.join(cwd, update.group(1)))
+            target = source
+            if i < len(lines):
+                move = re.match(r"^\*\*\* Move to: (.+?)\s*$", lines[i])
+                if move:
+                    target = os.path.normpath(os.path.join(cwd, move.group(1)))
+                    i += 1
+            hunks: list[list[str]] = []
+            while i < len(lines) and not (lines[i].startswith("*** ") and lines[i] != "*** End of File"):
+                if lines[i].startswith("@@"):
+                    hunks.append([])
+                elif lines[i] != "*** End of File":
+                    if not hunks:
+                        hunks.append([])
+                    hunks[-1].append(lines[i])
+                i += 1
+            out.append((target, _apply_hunks(source, hunks)))
+    return out
+
+
+def _apply_hunks(path: str, hunks: list[list[str]]) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            current = handle.read().split("\n")
+    except OSError:
+        return None
+    position = 0
+    for hunk in hunks:
+        old = [line[1:] for line in hunk if line[:1] in (" ", "-") or line == ""]
+        new = [line[1:] for line in hunk if line[:1] in (" ", "+") or line == ""]
+        if not old:
+            current[position:position] = new
+            position += len(new)
+            continue
+        for start in range(position, len(current) - len(old) + 1):
+            if current[start : start + len(old)] == old:
+                current[start : start + len(old)] = new
+                position = start + len(new)
+                break
+        else:
+            return None
+    return "\n".join(current)
+
+
+def _edit_result(path: str, edits: list[dict]) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        text = ""
+    except OSError:
+        return None
+    for edit in edits:
+        old, new = edit.get("old_string"), edit.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        if old == "" and text == "":
+            text = new
+            continue
+        if old not in text:
+            return None
+        text = text.replace(old, new) if edit.get("replace_all") else text.replace(old, new, 1)
+    return text
+
+
+def file_targets(tool: str, tool_input: object, cwd: str) -> list[tuple[str, str | None]] | None:
+    """What a file tool would leave at each path it writes; None when the tool writes no file."""
+    data = tool_input if isinstance(tool_input, dict) else {}
+    if tool in PATCH_TOOLS:
+        patch = data.get("command") if data else tool_input
+        if isinstance(patch, list):
+            patch = patch[-1] if patch else ""
+        return patch_targets(patch if isinstance(patch, str) else "", cwd)
+    if tool not in EDIT_TOOLS:
+        return None
+    path = data.get("file_path") or data.get("filePath") or data.get("notebook_path") or data.get("path")
+    if not isinstance(path, str):
+        return []
+    path = os.path.normpath(os.path.join(cwd, path))
+    if tool in ("Write", "write"):
+        content = data.get("content")
+        return [(path, content if isinstance(content, str) else None)]
+    if tool == "MultiEdit":
+        return [(path, _edit_result(path, data.get("edits") or []))]
+    if tool in ("Edit", "edit"):
+        edit = {"old_string": data.get("old_string", data.get("oldString")),
+                "new_string": data.get("new_string", data.get("newString")),
+                "replace_all": data.get("replace_all", data.get("replaceAll"))}
+        return [(path, _edit_result(path, [edit]))]
+    return [(path, None)]
+
+
+def gate_table_of(text: str | None) -> object:
+    if text is None:
+        return ("unreadable",)
+    table, error = parse_gate_table(text.encode("utf-8", "surrogateescape"))
+    return ("invalid", error) if error else table
