@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from vacant.policy.contract import load_contract
-from vacant.core.calls import HookCall
-from vacant.platforms.claude import PLATFORM
-from vacant.record.recorder import Recorder
 from vacant.attribute.replay import Presence, _linear
 from vacant.attribute.stop import Pipeline
+from vacant.core.calls import HookCall
+from vacant.platforms.claude import PLATFORM
+from vacant.policy.contract import load_contract
+from vacant.record.recorder import Recorder
 
 CHECK = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios" / "check_value.py"
 TOML = 'task_family = "bench"\n\n[[check]]\nname = "rate"\ncommand = "python3 check_value.py RATE config.py 0.08"\n'

@@ -18,7 +18,7 @@ from vacant.commands import stop as stop_cmd
 from vacant.core.exitcodes import Exit
 from vacant.core.keys import KeyFileError
 from vacant.core.locations import WorkspaceError
-from vacant.platforms.base import UnknownPlatform
+from vacant.platforms.all_platforms import UnknownPlatform
 from vacant.platforms.settings_file import InstallError
 from vacant.policy.contract import ContractError
 from vacant.policy.flags import FlagError

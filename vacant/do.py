@@ -49,7 +49,7 @@ from typing import Any, Callable
 
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import ensure_state_dir, list_runs, run_dir, state_dir
-from vacant.platforms.base import load
+from vacant.platforms.all_platforms import load
 from vacant.platforms.settings_file import InstallError, hook_command
 from vacant.record.recorder import DO_ENV, Recorder
 from vacant.store.steplog import StepLog, file_lock

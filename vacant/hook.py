@@ -17,7 +17,7 @@ from pathlib import Path
 
 from vacant.core.calls import HookCall, Response
 from vacant.core.errlog import log_error
-from vacant.platforms.base import load
+from vacant.platforms.all_platforms import load
 from vacant.policy.gate import fail_closed
 from vacant.record.recorder import DO_ENV, Recorder
 

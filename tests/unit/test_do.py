@@ -248,7 +248,7 @@ def test_codex_adds_nothing_when_vacants_hooks_are_installed(tmp_path, monkeypat
 
 
 def test_a_change_set_is_one_step_of_the_command_or_nothing(tmp_path):
-    from vacant.platforms.base import load
+    from vacant.platforms.all_platforms import load
     from vacant.record.recorder import Recorder
     from vacant.store.run import RunView
 

@@ -9,7 +9,6 @@ pipeline keeps to a time budget; findings it could not replay in time are report
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -28,6 +27,7 @@ from vacant.attribute.replay import (
     find_flip,
 )
 from vacant.core import levels
+from vacant.core.atomic import atomic_write
 from vacant.core.findings import Finding
 from vacant.core.locations import state_dir
 from vacant.policy.checks import run_check
@@ -296,9 +296,7 @@ def _load_stop_state(run_dir: Path) -> dict[str, Any]:
 
 
 def _save_stop_state(run_dir: Path, state: dict[str, Any]) -> None:
-    temp = run_dir / f".{STOP_STATE}.{os.getpid()}"
-    temp.write_text(json.dumps(state))
-    os.replace(temp, run_dir / STOP_STATE)
+    atomic_write(run_dir / STOP_STATE, json.dumps(state))
 
 
 def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], state: dict[str, Any],

@@ -13,7 +13,7 @@ import typer
 from vacant.commands.common import workspace
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import ensure_state_dir, new_root
-from vacant.platforms.base import load
+from vacant.platforms.all_platforms import load
 from vacant.platforms.settings_file import hook_command
 
 SCOPES = ("local", "project", "user")

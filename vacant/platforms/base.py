@@ -1,13 +1,11 @@
 """The boundary every agent platform implements, and the normalised call the core consumes.
 
 One module per platform under `vacant/platforms/` (the way pre-commit keeps one module per
-language) exposes a `PLATFORM` object satisfying `Platform`. The core never asks which platform it
+language) exposes a `PLATFORM` object satisfying `Platform`, listed in `all_platforms.py`. The core never asks which platform it
 serves: it gets a `HookCall` and returns a `Response`. Stdlib only (hot path).
 """
 
 from __future__ import annotations
-
-import importlib
 
 from vacant.core.calls import HookCall, Response
 
@@ -74,22 +72,3 @@ def __getattr__(name: str):
     if name == "Platform":
         return _protocol()
     raise AttributeError(name)
-
-
-ALIASES = {"claude-code": "claude"}
-
-
-class UnknownPlatform(ValueError):
-    pass
-
-
-def load(name: str):
-    """The platform module named `name` (a new platform is one new module, no registry edit)."""
-    module_name = ALIASES.get(name, name)
-    if not module_name.isidentifier() or module_name == "base":
-        raise UnknownPlatform(f"unknown platform {name!r}")
-    try:
-        module = importlib.import_module(f"vacant.platforms.{module_name}")
-    except ModuleNotFoundError:
-        raise UnknownPlatform(f"unknown platform {name!r}") from None
-    return module.PLATFORM

@@ -28,6 +28,7 @@ import os
 import re
 from pathlib import Path
 
+from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
 from vacant.platforms.base import read_file_bytes, render_hook_json
@@ -601,9 +602,7 @@ def _load_record(hooks_file: Path) -> dict[str, object] | None:
 
 def _write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.vacant.tmp")
-    temp.write_text(text)
-    os.replace(temp, path)
+    atomic_write(path, text)
 
 
 def check_installable(project: Path | None) -> None:

@@ -26,6 +26,7 @@ import json
 import os
 from pathlib import Path
 
+from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
 from vacant.platforms.base import read_file_bytes
@@ -224,9 +225,7 @@ def write_plugin(path: Path, hook_command: str) -> bool:
     if not record.exists():
         record.parent.mkdir(parents=True, exist_ok=True)
         record.write_text(json.dumps({"plugin": str(path), "created_dirs": created}))
-    temp = path.with_name(f".{path.name}.vacant.tmp")
-    temp.write_text(text)
-    os.replace(temp, path)
+    atomic_write(path, text)
     return True
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from vacant.core.atomic import atomic_write
 from vacant.core.locations import user_data_dir
 
 MARK = "vacant-hook"
@@ -117,9 +117,7 @@ def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
 
 def _write(path: Path, settings: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.vacant.tmp")
-    temp.write_text(json.dumps(settings, indent=2) + "\n")
-    os.replace(temp, path)
+    atomic_write(path, json.dumps(settings, indent=2) + "\n")
 
 
 def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[str]]) -> bool:

@@ -27,6 +27,7 @@ from collections import namedtuple
 from pathlib import Path
 
 from vacant.core import events
+from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.keys import sign, verify_signature
@@ -133,9 +134,7 @@ class AskBook:
     def save(self, card: dict) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         path = self.path(card["n"])
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temp.write_text(json.dumps(card, indent=1, ensure_ascii=False))
-        os.replace(temp, path)
+        atomic_write(path, json.dumps(card, indent=1, ensure_ascii=False))
 
     def new(self, fields: dict) -> dict:
         """A new card with the next number (call under `lock()`)."""

@@ -53,6 +53,7 @@ from pydantic import (
     model_validator,
 )
 
+from vacant.core.atomic import atomic_write
 from vacant.core.locations import SKIP_NAMES
 from vacant.policy.checks import missing_tool, own_words, run_command
 from vacant.policy.rules import RULE_NAMES, arms_problem, regex_problem
@@ -582,11 +583,7 @@ def _append(root: Path, check: Check, precondition: bool) -> None:
     separator = "" if not before else ("\n" if before.endswith("\n") else "\n\n")
     after = before + separator + render_check(check, precondition)
     parse_contract(after, str(path))  # never write a file that would not load
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(after, encoding="utf-8")
-    if path.exists():
-        os.chmod(temp, path.stat().st_mode & 0o7777)
-    os.replace(temp, path)
+    atomic_write(path, after)
 
 
 def probe_vacuous(root: Path, cap: float = PROBE_CAP_S) -> list[str]:

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from vacant.core.atomic import atomic_write
 from vacant.core.findings import Finding, finding_id, read_text_lines, split_lines
 from vacant.core.keys import key_path, sign, verify_signature
 from vacant.core.locations import STATE_DIR_NAME, ensure_state_dir, state_dir
@@ -161,9 +162,7 @@ def add_flag(root: Path, spec: str, note: str, cwd: Path | None = None) -> Flag:
 
 
 def _write(path: Path, flag: Flag) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(flag.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    atomic_write(path, json.dumps(flag.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
 # -- reading flags back ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import re
 from collections import namedtuple
 from pathlib import Path
 
+from vacant.core.atomic import atomic_write
 from vacant.core.locations import state_dir
 
 CONTRACT_FILE = "vacant.toml"
@@ -219,9 +220,7 @@ def load_policy(root: Path) -> Policy:
     table, error = parse_gate_table(data)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        temp = cache.with_name(f".gate-policy.{os.getpid()}.tmp")
-        temp.write_text(json.dumps({"key": key, "table": table, "error": error}))
-        os.replace(temp, cache)
+        atomic_write(cache, json.dumps({"key": key, "table": table, "error": error}))
     except (OSError, TypeError, ValueError):
         pass  # the cache is an optimisation only
     if error:

@@ -8,10 +8,10 @@ agents) is read and written under the same lock. Stdlib + xxhash only (hot path)
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
+from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import ensure_state_dir, run_dir
 from vacant.policy import asks, gate, rules
@@ -113,9 +113,7 @@ class Recorder:
             return {"started": False, "next_step": 1, "open": {}, "closed": {}, "agents": {}, "oob": 0}
 
     def _save_run(self) -> None:
-        temp = self.state_path.with_name(f".run.{os.getpid()}.tmp")
-        temp.write_text(json.dumps(self.run))
-        os.replace(temp, self.state_path)
+        atomic_write(self.state_path, json.dumps(self.run))
 
     @property
     def scanner(self):

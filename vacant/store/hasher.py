@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from vacant.core.atomic import atomic_write
 from vacant.core.locations import SKIP_NAMES
 from vacant.store.objects import ObjectStore, hash_bytes, hash_file
 
@@ -137,7 +138,7 @@ class Index:
         """After a full scan: a new main file, and no overlay."""
         header = {"version": INDEX_VERSION, "clock_ns": clock_ns, "ignore_stamp": ignore_stamp}
         body = json.dumps(header).encode() + b"\n" + json.dumps(entries, separators=(",", ":")).encode()
-        _atomic_write(self.path, body)
+        atomic_write(self.path, body)
         self._raw, self._entries, self.clock_ns, self.ignore_stamp = body, entries, clock_ns, ignore_stamp
         self.overlay = {}
         try:
@@ -149,13 +150,7 @@ class Index:
         """After a scoped scan: record the scanned paths in the overlay."""
         for rel, entry in changes.items():
             self.overlay[rel] = [entry, clock_ns]
-        _atomic_write(self.overlay_path, json.dumps(self.overlay, separators=(",", ":")).encode())
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_bytes(data)
-    os.replace(temp, path)
+        atomic_write(self.overlay_path, json.dumps(self.overlay, separators=(",", ":")).encode())
 
 
 class ScanResult:

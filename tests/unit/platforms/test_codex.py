@@ -15,7 +15,7 @@ import tomllib
 
 from vacant.core.calls import Response
 from vacant.platforms import codex, settings_file
-from vacant.platforms.base import load
+from vacant.platforms.all_platforms import load
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "fixtures" / "payloads"

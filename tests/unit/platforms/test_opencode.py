@@ -10,7 +10,7 @@ import pytest
 
 from vacant.core.calls import Response
 from vacant.platforms import opencode
-from vacant.platforms.base import load
+from vacant.platforms.all_platforms import load
 from vacant.platforms.settings_file import InstallError
 from vacant.record.recorder import Recorder
 
