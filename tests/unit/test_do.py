@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from vacant import do
 from vacant.core.exitcodes import Exit
+from vacant.do import runner, watch
+from vacant.platforms import claude, opencode
+from vacant.platforms import driver as do_driver
+from vacant.platforms.codex import driver as codex_driver
 
 FEEDBACK = "vacant: 1 finding(s) must be fixed before you stop (round 1 of 3)."
 
@@ -32,16 +35,16 @@ def driver(cls, argv, tmp_path, **env):
 
 
 def test_parse_args_like_the_agents_parsers():
-    parsed = do.parse_args(["-p", "--allowedTools", "Bash", "Edit", "--model=x", "--resume", "task", "--", "-lit"],
+    parsed = do_driver.parse_args(["-p", "--allowedTools", "Bash", "Edit", "--model=x", "--resume", "task", "--", "-lit"],
                            {"--model"}, {"--allowedTools"}, {"--resume"})
     assert parsed.positionals == ["-lit"]
     assert parsed.values == {"-p": [None], "--allowedTools": ["Bash", "Edit"], "--model": ["x"], "--resume": ["task"]}
-    assert do._without(parsed, {"--resume", "-p"}) == ["--allowedTools", "Bash", "Edit", "--model=x"]
+    assert do_driver.without(parsed, {"--resume", "-p"}) == ["--allowedTools", "Bash", "Edit", "--model=x"]
 
 
 def test_claude_pins_a_session_and_resumes_it_with_the_feedback(tmp_path):
     argv = ["claude", "-p", "set the rate", "--permission-mode", "acceptEdits", "--allowedTools", "Bash"]
-    made = driver(do.ClaudeDriver, argv, tmp_path)
+    made = driver(claude.ClaudeDriver, argv, tmp_path)
     made.prepare()
     first = made.first()
     assert first[:2] == ["claude", "set the rate"] and "--session-id" in first and first[-2] == "--settings"
@@ -56,20 +59,20 @@ def test_claude_pins_a_session_and_resumes_it_with_the_feedback(tmp_path):
 
 def test_claude_keeps_the_persons_settings_and_session(tmp_path):
     mine = {"env": {"X": "1"}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}}
-    made = driver(do.ClaudeDriver, ["claude", "-p", "t", "--settings", json.dumps(mine), "--resume", "abc"], tmp_path)
+    made = driver(claude.ClaudeDriver, ["claude", "-p", "t", "--settings", json.dumps(mine), "--resume", "abc"], tmp_path)
     made.prepare()
     assert made.session == "abc" and "--session-id" not in made.first()
     settings = json.loads(made.first()[-1])
     assert settings["env"] == {"X": "1"} and settings["hooks"]["Stop"][0]["hooks"][0]["command"] == "echo mine"
     assert len(settings["hooks"]["Stop"]) == 2 and made.first().count("--settings") == 1
-    with pytest.raises(do.DoError, match="skip every hook"):
-        driver(do.ClaudeDriver, ["claude", "--bare", "-p", "t"], tmp_path).prepare()
+    with pytest.raises(do_driver.DoError, match="skip every hook"):
+        driver(claude.ClaudeDriver, ["claude", "--bare", "-p", "t"], tmp_path).prepare()
 
 
 def test_codex_exec_gets_session_flag_hooks_and_resumes_after_exec(tmp_path, monkeypatch):
-    monkeypatch.setattr(do, "foreign_untrusted_codex_hooks", lambda binary, root, env: [])
+    monkeypatch.setattr(codex_driver, "foreign_untrusted_codex_hooks", lambda binary, root, env: [])
     argv = ["codex", "exec", "--sandbox", "workspace-write", "-c", 'x="y"', "--json", "task"]
-    made = driver(do.CodexDriver, argv, tmp_path)
+    made = driver(codex_driver.CodexDriver, argv, tmp_path)
     made.prepare()
     first = made.first()
     assert first[:2] == ["codex", "exec"] and first[-1] == "task" and "--dangerously-bypass-hook-trust" in first
@@ -82,24 +85,24 @@ def test_codex_exec_gets_session_flag_hooks_and_resumes_after_exec(tmp_path, mon
 
 
 def test_codex_resume_forms(tmp_path, monkeypatch):
-    monkeypatch.setattr(do, "foreign_untrusted_codex_hooks", lambda binary, root, env: [])
-    made = driver(do.CodexDriver, ["codex", "exec", "resume", "--last", "-m", "gpt-5.5", "more"], tmp_path)
+    monkeypatch.setattr(codex_driver, "foreign_untrusted_codex_hooks", lambda binary, root, env: [])
+    made = driver(codex_driver.CodexDriver, ["codex", "exec", "resume", "--last", "-m", "gpt-5.5", "more"], tmp_path)
     made.prepare()
     assert made.session is None
     assert made.resume("S", FEEDBACK)[-5:] == ["resume", "-m", "gpt-5.5", "S", FEEDBACK]
-    tui = driver(do.CodexDriver, ["codex", "-m", "gpt-5.5", "task"], tmp_path)
+    tui = driver(codex_driver.CodexDriver, ["codex", "-m", "gpt-5.5", "task"], tmp_path)
     tui.prepare()
     assert tui.resume("S", FEEDBACK)[-3:] == ["resume", "S", FEEDBACK] and "task" not in tui.resume("S", FEEDBACK)
 
 
 def test_codex_refuses_to_bypass_trust_over_untrusted_hooks(tmp_path, monkeypatch):
-    monkeypatch.setattr(do, "foreign_untrusted_codex_hooks", lambda binary, root, env: ["/x/hooks.json:stop:0:0"])
-    with pytest.raises(do.DoError, match="not trusted"):
-        driver(do.CodexDriver, ["codex", "exec", "task"], tmp_path).prepare()
+    monkeypatch.setattr(codex_driver, "foreign_untrusted_codex_hooks", lambda binary, root, env: ["/x/hooks.json:stop:0:0"])
+    with pytest.raises(do_driver.DoError, match="not trusted"):
+        driver(codex_driver.CodexDriver, ["codex", "exec", "task"], tmp_path).prepare()
 
 
 def test_opencode_plugin_from_a_temporary_file(tmp_path):
-    made = driver(do.OpenCodeDriver, ["opencode", "run", "--format", "json", "task", "-f", "a.txt"], tmp_path)
+    made = driver(opencode.OpenCodeDriver, ["opencode", "run", "--format", "json", "task", "-f", "a.txt"], tmp_path)
     made.prepare()
     (entry,) = json.loads(made.env["OPENCODE_CONFIG_CONTENT"])["plugin"]
     plugin = Path(entry.removeprefix("file://"))
@@ -111,15 +114,15 @@ def test_opencode_plugin_from_a_temporary_file(tmp_path):
 
 
 def test_opencode_merges_into_the_persons_own_config_content(tmp_path):
-    made = driver(do.OpenCodeDriver, ["opencode", "run", "task"], tmp_path, OPENCODE_CONFIG_DIR="/mine",
+    made = driver(opencode.OpenCodeDriver, ["opencode", "run", "task"], tmp_path, OPENCODE_CONFIG_DIR="/mine",
                   OPENCODE_CONFIG_CONTENT='{"plugin": ["p1"]}')
     made.prepare()
     assert made.env["OPENCODE_CONFIG_DIR"] == "/mine"
     plugins = json.loads(made.env["OPENCODE_CONFIG_CONTENT"])["plugin"]
     assert plugins[0] == "p1" and plugins[1].startswith("file://") and plugins[1].endswith("/vacant.js")
-    with pytest.raises(do.DoError, match="--pure"):
-        driver(do.OpenCodeDriver, ["opencode", "run", "--pure", "t"], tmp_path).prepare()
-    assert not driver(do.OpenCodeDriver, ["opencode"], tmp_path).can_continue  # the TUI: one round
+    with pytest.raises(do_driver.DoError, match="--pure"):
+        driver(opencode.OpenCodeDriver, ["opencode", "run", "--pure", "t"], tmp_path).prepare()
+    assert not driver(opencode.OpenCodeDriver, ["opencode"], tmp_path).can_continue  # the TUI: one round
 
 
 @pytest.mark.parametrize("argv, platform, expected", [
@@ -131,12 +134,12 @@ def test_opencode_merges_into_the_persons_own_config_content(tmp_path):
     (["x"], "claude-code", "claude"),
 ])
 def test_pick_platform(argv, platform, expected):
-    assert do.pick_platform(argv, platform) == expected
+    assert runner.pick_platform(argv, platform) == expected
 
 
 def test_pick_platform_rejects_unknown():
-    with pytest.raises(do.DoError):
-        do.pick_platform(["x"], "cursor")
+    with pytest.raises(do_driver.DoError):
+        runner.pick_platform(["x"], "cursor")
 
 
 def test_do_root_prefers_the_git_top_over_an_enclosing_workspace(tmp_path):
@@ -145,12 +148,12 @@ def test_do_root_prefers_the_git_top_over_an_enclosing_workspace(tmp_path):
     repo = outer / "repo"
     (repo / "sub").mkdir(parents=True)
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    assert do.do_root(repo / "sub") == repo.resolve()
+    assert runner.do_root(repo / "sub") == repo.resolve()
     (repo / ".vacant").mkdir()
-    assert do.do_root(repo / "sub") == repo.resolve()
+    assert runner.do_root(repo / "sub") == repo.resolve()
     plain = outer / "plain" / "deep"
     plain.mkdir(parents=True)
-    assert do.do_root(plain) == outer.resolve()  # no git: the enclosing workspace
+    assert runner.do_root(plain) == outer.resolve()  # no git: the enclosing workspace
 
 
 def test_find_run_is_the_log_that_grew(tmp_path):
@@ -160,18 +163,18 @@ def test_find_run_is_the_log_that_grew(tmp_path):
     for name in ("a", "b"):
         StepLog(root / ".vacant" / "runs" / name).emit("run_start", run=name, platform="codex", workspace="w",
                                                        source="startup", baseline="x", session=f"S-{name}")
-    before = do._sizes(root)
-    assert do.find_run(root, before, None, "codex") is None
+    before = runner._sizes(root)
+    assert runner.find_run(root, before, None, "codex") is None
     StepLog(root / ".vacant" / "runs" / "b").emit("run_end", reason="other")
-    assert do.find_run(root, before, None, "codex").name == "b"
-    assert do.find_run(root, before, "a", "codex").name == "b"  # the pinned one did not grow
-    assert do.run_session(root / ".vacant" / "runs" / "b") == "S-b"
+    assert runner.find_run(root, before, None, "codex").name == "b"
+    assert runner.find_run(root, before, "a", "codex").name == "b"  # the pinned one did not grow
+    assert do_driver.run_session(root / ".vacant" / "runs" / "b") == "S-b"
 
 
 def test_exit_code_is_about_the_deliverable():
-    assert do._exit_code({"findings": [], "nothing_to_verify": False}) == Exit.OK
-    assert do._exit_code({"findings": [{"id": "x"}], "nothing_to_verify": False}) == Exit.FAILED
-    assert do._exit_code({"findings": [], "nothing_to_verify": True}) == Exit.NOTHING_TO_VERIFY
+    assert runner._exit_code({"findings": [], "nothing_to_verify": False}) == Exit.OK
+    assert runner._exit_code({"findings": [{"id": "x"}], "nothing_to_verify": False}) == Exit.FAILED
+    assert runner._exit_code({"findings": [], "nothing_to_verify": True}) == Exit.NOTHING_TO_VERIFY
 
 
 class Bursts:
@@ -198,7 +201,7 @@ def test_watcher_groups_a_burst_and_ignores_reads_and_state_dirs(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / "seen.txt").write_text("x\n")
     bursts = Bursts()
-    watcher = do.Watcher(tmp_path, bursts, gap=0.3)
+    watcher = watch.Watcher(tmp_path, bursts, gap=0.3)
     watcher.start()
     try:
         for _ in range(200):  # a read-only pass: the kernel is not even asked for these events
@@ -220,7 +223,7 @@ def test_watcher_groups_a_burst_and_ignores_reads_and_state_dirs(tmp_path):
 
 def test_watcher_full_scan_after_an_overflow(tmp_path):
     bursts = Bursts()
-    watcher = do.Watcher(tmp_path, bursts, gap=0.2)
+    watcher = watch.Watcher(tmp_path, bursts, gap=0.2)
     watcher.start()
     try:
         (tmp_path / "a.txt").write_text("a\n")
@@ -239,9 +242,9 @@ def test_watcher_full_scan_after_an_overflow(tmp_path):
 
 
 def test_codex_adds_nothing_when_vacants_hooks_are_installed(tmp_path, monkeypatch):
-    monkeypatch.setattr(do, "installed_codex_hooks", lambda root: True)
-    monkeypatch.setattr(do, "foreign_untrusted_codex_hooks", lambda *a: pytest.fail("no trust bypass needed"))
-    made = driver(do.CodexDriver, ["codex", "exec", "task"], tmp_path)
+    monkeypatch.setattr(codex_driver, "installed_codex_hooks", lambda root: True)
+    monkeypatch.setattr(codex_driver, "foreign_untrusted_codex_hooks", lambda *a: pytest.fail("no trust bypass needed"))
+    made = driver(codex_driver.CodexDriver, ["codex", "exec", "task"], tmp_path)
     made.prepare()
     assert made.first() == ["codex", "exec", "task"]
     assert made.resume("S", FEEDBACK) == ["codex", "exec", "resume", "S", FEEDBACK]
@@ -300,18 +303,18 @@ def test_read_coverage_counts_vacant_dos_own_resume_as_observed():
 def test_a_terminal_ctrl_c_is_left_to_the_agent_other_signals_are_forwarded(tmp_path):
     import signal as sig
 
-    runner = do.Runner(["./agent.sh"], tmp_path, "auto", None, cwd=tmp_path)
-    runner.child = subprocess.Popen(["sleep", "30"])
+    made_runner = runner.Runner(["./agent.sh"], tmp_path, "auto", None, cwd=tmp_path)
+    made_runner.child = subprocess.Popen(["sleep", "30"])
     try:
-        runner.terminal = True
-        runner._on_signal(sig.SIGINT, None)  # the terminal already sent it to the agent's group
-        assert runner.child.poll() is None and runner.terminal_sigint and runner.interrupted is None
-        runner.terminal = False
-        runner._on_signal(sig.SIGTERM, None)
-        assert runner.child.wait(timeout=5) == -sig.SIGTERM and runner.interrupted == sig.SIGTERM
+        made_runner.terminal = True
+        made_runner._on_signal(sig.SIGINT, None)  # the terminal already sent it to the agent's group
+        assert made_runner.child.poll() is None and made_runner.terminal_sigint and made_runner.interrupted is None
+        made_runner.terminal = False
+        made_runner._on_signal(sig.SIGTERM, None)
+        assert made_runner.child.wait(timeout=5) == -sig.SIGTERM and made_runner.interrupted == sig.SIGTERM
     finally:
-        if runner.child.poll() is None:
-            runner.child.kill()
-    runner.child = None
-    with pytest.raises(do.Interrupted):
-        runner._on_signal(sig.SIGINT, None)  # no agent running: vacant do itself stops
+        if made_runner.child.poll() is None:
+            made_runner.child.kill()
+    made_runner.child = None
+    with pytest.raises(runner.Interrupted):
+        made_runner._on_signal(sig.SIGINT, None)  # no agent running: vacant do itself stops

@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 
 from vacant.core.exitcodes import Exit
-from vacant.do import DEFAULT_BURST_GAP_S, DoError, Runner, do_root
+from vacant.do.runner import DEFAULT_BURST_GAP_S, Runner, do_root
+from vacant.platforms.driver import DoError
 
 
 def register(app: typer.Typer) -> None:

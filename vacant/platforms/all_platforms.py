@@ -6,7 +6,8 @@ hook imports them all rather than looking one up by name at run time.
 
 from __future__ import annotations
 
-from vacant.platforms import claude, codex, command, opencode
+from vacant.platforms import claude, command, opencode
+from vacant.platforms.codex import platform as codex
 
 PLATFORMS = {platform.name: platform for platform in (claude.PLATFORM, codex.PLATFORM, opencode.PLATFORM,
                                                       command.PLATFORM)}

@@ -30,6 +30,7 @@ BURST_TOOL = "burst"
 
 class Command:
     name = "command"
+    driver = None  # no hooks to install: `vacant do` records a command by watching (vacant/do/watch.py)
     cell_platform = "command"
 
     def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:

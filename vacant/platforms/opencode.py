@@ -30,6 +30,9 @@ from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
 from vacant.platforms.base import read_file_bytes
+from vacant.platforms.driver import DoError, Driver, parse_args, run_session, without
+from vacant.platforms.settings_file import hook_command
+from vacant.record.recorder import Recorder
 
 EVENT_KINDS = {
     "chat.message": "prompt",
@@ -250,4 +253,54 @@ def remove_plugin(path: Path) -> bool:
     return removed
 
 
+
+# -- `vacant do` ----------------------------------------------------------------------------------
+
+
+class OpenCodeDriver(Driver):
+    platform = "opencode"
+    VALUE = {"--log-level", "--command", "-s", "--session", "-m", "--model", "--agent", "--format", "--title",
+             "--attach", "-p", "--password", "-u", "--username", "--dir", "--port", "--variant", "--prompt"}
+    VARIADIC = {"-f", "--file"}
+    SESSION_OPTS = {"-s", "--session", "-c", "--continue", "--fork"}
+
+    @property
+    def can_continue(self) -> bool:  # type: ignore[override]
+        return self.argv[1:2] == ["run"]
+
+    def prepare(self) -> None:
+        parsed = parse_args(self.argv[1:], self.VALUE, self.VARIADIC)
+        if parsed.has("--pure"):
+            raise DoError("opencode --pure loads no plugin: vacant do cannot record that run")
+        self.session = parsed.value("-s", "--session")
+        self.env["PWD"] = str(self.root)  # OpenCode takes its project directory from $PWD
+        installed = [PLATFORM.plugin_path(self.root, scope) for scope in ("project", "user")]
+        if any(p.exists() and PLUGIN_MARK in p.read_text(errors="replace") for p in installed):
+            return  # `vacant init --platform opencode` installed it
+        # a `file://` plugin entry, not a config directory: OpenCode installs its plugin SDK into
+        # every config directory before loading its plugins (~10 s on a fresh one)
+        plugin = self.tmp / PLUGIN_NAME
+        plugin.write_text(render_plugin(hook_command("opencode")))
+        try:
+            content = json.loads(self.env.get("OPENCODE_CONFIG_CONTENT") or "{}")
+        except ValueError:
+            raise DoError("$OPENCODE_CONFIG_CONTENT is not valid JSON") from None
+        content["plugin"] = [*content.get("plugin", []), plugin.as_uri()]
+        self.env["OPENCODE_CONFIG_CONTENT"] = json.dumps(content)
+
+    def resume(self, session: str, feedback: str) -> list[str]:
+        parsed = parse_args(self.argv[2:], self.VALUE, self.VARIADIC)
+        return [self.argv[0], "run", feedback, *without(parsed, self.SESSION_OPTS), "--session", session]
+
+    def finish_round(self, run: Path | None) -> None:
+        """OpenCode reports no session end: close open steps and take the final scan here."""
+        if run is None:
+            return
+        session = run_session(run)
+        call = PLATFORM.parse({"event": "session.end", "sessionID": session, "directory": str(self.root),
+                                        "reason": "process exited"}, self.env)
+        Recorder(self.root, session, PLATFORM).handle(call)
+
+
+OpenCode.driver = OpenCodeDriver
 PLATFORM = OpenCode()

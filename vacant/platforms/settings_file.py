@@ -12,8 +12,8 @@ import hashlib
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
 
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import user_data_dir
@@ -25,8 +25,8 @@ class InstallError(RuntimeError):
     pass
 
 
-def hook_problems(settings: dict[str, Any], group_problems: Callable[[str, dict], list[str]],
-                  handler_problems: Callable[[str, Any], list[str]]) -> list[str]:
+def hook_problems(settings: dict[str, object], group_problems: Callable[[str, dict], list[str]],
+                  handler_problems: Callable[[str, object], list[str]]) -> list[str]:
     """Walk `{"hooks": {Event: [{matcher, hooks: [handler…]}]}}` and collect what a platform's
     own rules (per matcher group, per handler) say is wrong, each with where it is."""
     hooks = settings.get("hooks", {})
@@ -48,16 +48,16 @@ def hook_problems(settings: dict[str, Any], group_problems: Callable[[str, dict]
     return problems
 
 
-def _is_ours(handler: Any) -> bool:
+def _is_ours(handler: object) -> bool:
     return isinstance(handler, dict) and MARK in str(handler.get("command", ""))
 
 
-def strip(settings: dict[str, Any]) -> dict[str, Any]:
+def strip(settings: dict[str, object]) -> dict[str, object]:
     """The settings without any of vacant's hook handlers (empty groups and events dropped)."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return dict(settings)
-    kept: dict[str, Any] = {}
+    kept: dict[str, object] = {}
     for event, groups in hooks.items():
         if not isinstance(groups, list):
             kept[event] = groups
@@ -77,7 +77,7 @@ def strip(settings: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def count_ours(settings: dict[str, Any]) -> int:
+def count_ours(settings: dict[str, object]) -> int:
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return 0
@@ -89,7 +89,7 @@ def count_ours(settings: dict[str, Any]) -> int:
     )
 
 
-def _normal(settings: dict[str, Any]) -> dict[str, Any]:
+def _normal(settings: dict[str, object]) -> dict[str, object]:
     result = dict(settings)
     if result.get("hooks") == {}:
         del result["hooks"]
@@ -101,7 +101,7 @@ def _backup_path(path: Path) -> Path:
     return user_data_dir() / "installs" / f"{digest}.json"
 
 
-def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
+def _read(path: Path) -> tuple[bytes | None, dict[str, object]]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -115,7 +115,7 @@ def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
     return raw, settings
 
 
-def _write(path: Path, settings: dict[str, Any]) -> None:
+def _write(path: Path, settings: dict[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(settings, indent=2) + "\n")
 

@@ -14,8 +14,13 @@ import pytest
 import tomllib
 
 from vacant.core.calls import Response
-from vacant.platforms import codex, settings_file
+from vacant.platforms import settings_file
 from vacant.platforms.all_platforms import load
+from vacant.platforms.codex import appserver as codex_appserver
+from vacant.platforms.codex import payloads as codex_payloads
+from vacant.platforms.codex import platform as codex_platform
+from vacant.platforms.codex import schema as codex_schema
+from vacant.platforms.codex import trust as codex_trust
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "fixtures" / "payloads"
@@ -60,7 +65,7 @@ def payload(ws: Path, name: str) -> dict:
 
 
 def parse(ws: Path, name: str):
-    return codex.PLATFORM.parse(payload(ws, name), {})
+    return codex_platform.PLATFORM.parse(payload(ws, name), {})
 
 
 def find(event: str, tool: str = "", nth: int = 0) -> str:
@@ -71,15 +76,15 @@ def find(event: str, tool: str = "", nth: int = 0) -> str:
 
 
 def test_loader_finds_the_module():
-    assert load("codex") is codex.PLATFORM
-    assert (codex.PLATFORM.name, codex.PLATFORM.cell_platform) == ("codex", "codex")
+    assert load("codex") is codex_platform.PLATFORM
+    assert (codex_platform.PLATFORM.name, codex_platform.PLATFORM.cell_platform) == ("codex", "codex")
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_real_payload_parses(ws, name):
     raw = PAYLOADS[NAMES.index(name)]
     call = parse(ws, name)
-    assert call.kind == codex.EVENT_KINDS[raw["hook_event_name"]]
+    assert call.kind == codex_payloads.EVENT_KINDS[raw["hook_event_name"]]
     assert call.session_id == raw["session_id"]
     assert call.workspace == ws
     expected_model = None if raw["hook_event_name"] in ("SessionStart", "SessionEnd") else "gpt-5.5"
@@ -114,18 +119,18 @@ def test_tool_scopes(ws):
     assert parse(ws, find("PreToolUse", "view_image")).scope == []
     shell_patch = parse(ws, find("PreToolUse", "Bash", 3))
     assert shell_patch.tool_input["command"].startswith("apply_patch <<'EOF'") and shell_patch.scope is None
-    assert codex.tool_scope("mcp__fs__write", {"path": "x"}, str(ws)) is None
+    assert codex_payloads.tool_scope("mcp__fs__write", {"path": "x"}, str(ws)) is None
 
 
 def test_patch_paths():
     text = ("*** Begin Patch\n*** Add File: a/b.txt\n+x\n*** Update File: ../up.txt\n@@\n-a\n+b\n"
             "*** Update File: c.txt\n*** Move to: d/c.txt\n@@\n-a\n+b\n*** Delete File: /abs/gone.txt  \n"
             "*** Add File: a/b.txt\n+again\n*** End Patch\n")
-    assert codex.patch_paths(text, "/ws/sub") == [
+    assert codex_payloads.patch_paths(text, "/ws/sub") == [
         "/ws/sub/a/b.txt", "/ws/up.txt", "/ws/sub/c.txt", "/ws/sub/d/c.txt", "/abs/gone.txt"]
-    assert codex.patch_paths("no headers here", "/ws") is None  # unparsable: full scan
-    assert codex.tool_scope("apply_patch", {"command": "garbage"}, "/ws") is None
-    assert codex.tool_scope("apply_patch", "*** Add File: x\n+y\n", "/ws") == ["/ws/x"]
+    assert codex_payloads.patch_paths("no headers here", "/ws") is None  # unparsable: full scan
+    assert codex_payloads.tool_scope("apply_patch", {"command": "garbage"}, "/ws") is None
+    assert codex_payloads.tool_scope("apply_patch", "*** Add File: x\n+y\n", "/ws") == ["/ws/x"]
 
 
 def test_shell_post_reads_and_exit_codes_come_from_the_transcript(ws):
@@ -152,14 +157,14 @@ def test_patch_and_image_posts(ws):
 def test_no_transcript_record_means_unknown_outcome(ws):
     data = payload(ws, find("PostToolUse", "Bash", 2))
     data["transcript_path"] = str(ws / "absent.jsonl")
-    call = codex.PLATFORM.parse(data, {})
+    call = codex_platform.PLATFORM.parse(data, {})
     assert (call.outcome, call.exit_code) == ("unknown", None)
     assert [(r.origin, r.content) for r in call.reads] == [("command", "to-stderr\nto-stdout\n")]
     patch = payload(ws, find("PostToolUse", "apply_patch"))
     patch["transcript_path"] = None
-    assert codex.PLATFORM.parse(patch, {}).outcome == "ok"  # "Exit code: 0" in the tool response
+    assert codex_platform.PLATFORM.parse(patch, {}).outcome == "ok"  # "Exit code: 0" in the tool response
     patch["tool_response"] = "Exit code: 1\nWall time: 0 seconds\nOutput:\nerror\n"
-    assert codex.PLATFORM.parse(patch, {}).outcome == "failed"
+    assert codex_platform.PLATFORM.parse(patch, {}).outcome == "failed"
 
 
 def test_transcript_item_reads_only_the_tail(tmp_path):
@@ -168,11 +173,11 @@ def test_transcript_item_reads_only_the_tail(tmp_path):
     other = {"type": "event_msg", "payload": {"type": "item_completed", "item": {"id": "call_10", "exit_code": 5}}}
     transcript.write_text(json.dumps(item) + "\n" + "x" * 5000 + "\n{torn json call_1 item_completed\n"
                           + json.dumps(other) + "\n")
-    assert codex.transcript_item(str(transcript), "call_1")["exit_code"] == 0
-    assert codex.transcript_item(str(transcript), "call_10")["exit_code"] == 5
-    assert codex.transcript_item(str(transcript), "call_1", tail=1000) is None  # beyond the bound
-    assert codex.transcript_item(str(tmp_path / "absent"), "call_1") is None
-    assert codex.transcript_item(None, "call_1") is None
+    assert codex_payloads.transcript_item(str(transcript), "call_1")["exit_code"] == 0
+    assert codex_payloads.transcript_item(str(transcript), "call_10")["exit_code"] == 5
+    assert codex_payloads.transcript_item(str(transcript), "call_1", tail=1000) is None  # beyond the bound
+    assert codex_payloads.transcript_item(str(tmp_path / "absent"), "call_1") is None
+    assert codex_payloads.transcript_item(None, "call_1") is None
 
 
 def test_settled_needs_the_completion_and_the_output_the_model_got(tmp_path):
@@ -190,13 +195,13 @@ def test_settled_needs_the_completion_and_the_output_the_model_got(tmp_path):
     transcript = tmp_path / "rollout.jsonl"
     lines = [shell_patch, output("call_resp_6_0"), failed, output("call_9", "custom_tool_call_output"), running]
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    call = codex.PLATFORM.parse({"hook_event_name": "Stop", "session_id": "s", "transcript_path": str(transcript)}, {})
+    call = codex_platform.PLATFORM.parse({"hook_event_name": "Stop", "session_id": "s", "transcript_path": str(transcript)}, {})
     assert shell_patch["payload"]["item"]["status"] == "completed"
     # call_8's output is not written yet: its PostToolUse may still be running; call_7 is unknown
-    assert codex.PLATFORM.settled(call, ["call_resp_6_0", "call_9", "call_8", "call_7"]) == {
+    assert codex_platform.PLATFORM.settled(call, ["call_resp_6_0", "call_9", "call_8", "call_7"]) == {
         "call_resp_6_0": ("ok", None), "call_9": ("failed", 2)}
     call.transcript_path = None
-    assert codex.PLATFORM.settled(call, ["call_resp_6_0"]) == {}
+    assert codex_platform.PLATFORM.settled(call, ["call_resp_6_0"]) == {}
 
 
 def test_read_content_falls_back_to_the_files_bytes(tmp_path):
@@ -205,26 +210,26 @@ def test_read_content_falls_back_to_the_files_bytes(tmp_path):
     item = {"cwd": f"file://{tmp_path}", "aggregated_output": "one\ntwo\n", "parsed_cmd": [
         {"type": "read", "path": "one.txt"}, {"type": "read", "path": "two.txt"},
         {"type": "read", "path": "missing.txt"}, {"type": "list_files", "path": None}]}
-    reads = codex.command_reads(item, "cat one.txt two.txt missing.txt", None, "/elsewhere")
+    reads = codex_payloads.command_reads(item, "cat one.txt two.txt missing.txt", None, "/elsewhere")
     assert [(r.origin, r.ref, r.content) for r in reads] == [
         ("file", str(tmp_path / "one.txt"), b"one\n"), ("file", str(tmp_path / "two.txt"), b"two\n"),
         ("command", "cat one.txt two.txt missing.txt", "one\ntwo\n")]
     single = {"parsed_cmd": [{"type": "read", "path": "one.txt"}]}  # no output recorded
-    assert [(r.ref, r.content) for r in codex.command_reads(single, "cat one.txt", None, str(tmp_path))] == [
+    assert [(r.ref, r.content) for r in codex_payloads.command_reads(single, "cat one.txt", None, str(tmp_path))] == [
         (str(tmp_path / "one.txt"), b"one\n")]
 
 
 def test_render_contracts(ws):
     pre, stop = parse(ws, find("PreToolUse", "Bash")), parse(ws, find("Stop"))
-    out, code = codex.PLATFORM.render(pre, Response("deny", "no"))
+    out, code = codex_platform.PLATFORM.render(pre, Response("deny", "no"))
     assert code == 0 and json.loads(out) == {"hookSpecificOutput": {
         "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}
-    out, code = codex.PLATFORM.render(stop, Response("block", "fix a.py:3"))
+    out, code = codex_platform.PLATFORM.render(stop, Response("block", "fix a.py:3"))
     assert code == 0 and json.loads(out) == {"decision": "block", "reason": "fix a.py:3"}
-    assert codex.PLATFORM.render(stop, Response()) == ("", 0)
-    assert codex.PLATFORM.render(pre, Response()) == ("", 0)
-    assert codex.PLATFORM.render(pre, Response("block", "x")) == ("", 0)  # block only means Stop
-    out, _ = codex.PLATFORM.render(stop, Response(system_message="3 findings"))
+    assert codex_platform.PLATFORM.render(stop, Response()) == ("", 0)
+    assert codex_platform.PLATFORM.render(pre, Response()) == ("", 0)
+    assert codex_platform.PLATFORM.render(pre, Response("block", "x")) == ("", 0)  # block only means Stop
+    out, _ = codex_platform.PLATFORM.render(stop, Response(system_message="3 findings"))
     assert json.loads(out) == {"systemMessage": "3 findings"}
 
 
@@ -235,7 +240,7 @@ from vacant.hook import run
 print(run("codex", sys.stdin.buffer.read(), {}), file=sys.stderr)
 extra = sorted({m.split(".")[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names)
                - {"vacant", "xxhash", "_xxhash"})
-heavy = sorted(m for m in sys.modules if m in ("tomllib", "subprocess", "vacant.platforms.settings_file")
+heavy = sorted(m for m in sys.modules if m in ("tomllib", "subprocess", "typing", "dataclasses")
                or m.split(".")[0] in ("pydantic", "typer", "rich", "click"))
 print(json.dumps([extra, heavy]))
 """
@@ -259,19 +264,19 @@ def config_file(tmp_path: Path) -> Path:
 
 def test_hash_matches_what_codex_itself_lists():
     hooks = HOOKS_LIST["hooks_json"]["hooks"]
-    snake = {v: k for k, v in codex.SNAKE.items()}
+    snake = {v: k for k, v in codex_payloads.SNAKE.items()}
     for listed in HOOKS_LIST["listed"]:
         _, event, group, handler = listed["key"].rsplit(":", 3)
         entry = hooks[snake[event]][int(group)]
-        assert codex.hook_hash(snake[event], entry.get("matcher"), entry["hooks"][int(handler)]) == listed["currentHash"]
+        assert codex_trust.hook_hash(snake[event], entry.get("matcher"), entry["hooks"][int(handler)]) == listed["currentHash"]
 
 
 def test_install_project_writes_hooks_and_trust(tmp_path, ws):
-    target = codex.PLATFORM.install(ws, "project", CMD)
+    target = codex_platform.PLATFORM.install(ws, "project", CMD)
     assert target == ws / ".codex" / "hooks.json"
     settings = json.loads(target.read_text())
-    assert codex.validate_hooks(settings) == []
-    assert list(settings["hooks"]) == list(codex.INSTALL_EVENTS)
+    assert codex_schema.validate_hooks(settings) == []
+    assert list(settings["hooks"]) == list(codex_payloads.INSTALL_EVENTS)
     handlers = {e: g[0]["hooks"][0] for e, g in settings["hooks"].items()}
     assert all("matcher" not in g[0] for g in settings["hooks"].values())
     assert {e: h["timeout"] for e, h in handlers.items()} == {
@@ -281,23 +286,23 @@ def test_install_project_writes_hooks_and_trust(tmp_path, ws):
     config = tomllib.loads(config_file(tmp_path).read_text())
     assert config["projects"][str(ws)] == {"trust_level": "trusted"}
     state = config["hooks"]["state"]
-    assert sorted(state) == sorted(f"{target}:{codex.SNAKE[e]}:0:0" for e in codex.INSTALL_EVENTS)
-    assert {k: v["trusted_hash"] for k, v in state.items()} == codex.our_hooks(target)
-    report = {name: (ok, detail) for name, ok, detail in codex.PLATFORM.doctor(ws, CMD)}
+    assert sorted(state) == sorted(f"{target}:{codex_payloads.SNAKE[e]}:0:0" for e in codex_payloads.INSTALL_EVENTS)
+    assert {k: v["trusted_hash"] for k, v in state.items()} == codex_trust.our_hooks(target)
+    report = {name: (ok, detail) for name, ok, detail in codex_platform.PLATFORM.doctor(ws, CMD)}
     assert all(ok for ok, _ in report.values()), report
     assert "6 of 6 vacant hooks trusted" in report["hooks would fire"][1]
 
 
 def test_local_is_project_and_user_scope_goes_to_codex_home(tmp_path, ws):
-    assert codex.PLATFORM.install(ws, "local", CMD) == ws / ".codex" / "hooks.json"
-    codex.PLATFORM.uninstall(ws, "local")
-    target = codex.PLATFORM.install(ws, "user", CMD)
+    assert codex_platform.PLATFORM.install(ws, "local", CMD) == ws / ".codex" / "hooks.json"
+    codex_platform.PLATFORM.uninstall(ws, "local")
+    target = codex_platform.PLATFORM.install(ws, "user", CMD)
     assert target == tmp_path / "codex_home" / "hooks.json"
     config = tomllib.loads(config_file(tmp_path).read_text())
     assert "projects" not in config  # user hooks need no project trust
     assert len(config["hooks"]["state"]) == 6
     with pytest.raises(ValueError):
-        codex.PLATFORM.hooks_path(ws, "global")
+        codex_platform.PLATFORM.hooks_path(ws, "global")
 
 
 USER_CONFIG = textwrap.dedent("""\
@@ -321,9 +326,9 @@ def test_install_merges_is_idempotent_and_uninstall_restores_bytes(tmp_path, ws)
     hooks = ws / ".codex" / "hooks.json"
     hooks.parent.mkdir()
     hooks.write_bytes(USER_HOOKS)
-    codex.PLATFORM.install(ws, "project", CMD)
+    codex_platform.PLATFORM.install(ws, "project", CMD)
     once = (hooks.read_bytes(), config.read_bytes())
-    codex.PLATFORM.install(ws, "project", CMD)
+    codex_platform.PLATFORM.install(ws, "project", CMD)
     assert (hooks.read_bytes(), config.read_bytes()) == once  # running it twice changes nothing
     settings = json.loads(once[0])
     assert [h["command"] for g in settings["hooks"]["PreToolUse"] for h in g["hooks"]] == ["lint.sh", CMD]
@@ -331,17 +336,17 @@ def test_install_merges_is_idempotent_and_uninstall_restores_bytes(tmp_path, ws)
     assert f"{hooks}:pre_tool_use:1:0" in state  # ours is the second group: the key says so
     assert f"{hooks}:pre_tool_use:0:0" not in state  # the person's own hook is not trusted by us
     assert once[1].decode().startswith(USER_CONFIG)  # appended, nothing rewritten
-    assert codex.PLATFORM.uninstall(ws, "project") == hooks
+    assert codex_platform.PLATFORM.uninstall(ws, "project") == hooks
     assert hooks.read_bytes() == USER_HOOKS
     assert config.read_text() == USER_CONFIG
     assert list((tmp_path / "data" / "installs").iterdir()) == []
-    assert codex.PLATFORM.uninstall(ws, "project") is None
+    assert codex_platform.PLATFORM.uninstall(ws, "project") is None
 
 
 def test_uninstall_removes_created_files_and_directory(tmp_path, ws):
-    codex.PLATFORM.install(ws, "project", CMD)
+    codex_platform.PLATFORM.install(ws, "project", CMD)
     assert config_file(tmp_path).exists()
-    codex.PLATFORM.uninstall(ws, "project")
+    codex_platform.PLATFORM.uninstall(ws, "project")
     assert not config_file(tmp_path).exists()
     assert not (ws / ".codex").exists()
 
@@ -350,9 +355,9 @@ def test_uninstall_keeps_what_the_person_changed_since(tmp_path, ws):
     config = config_file(tmp_path)
     config.parent.mkdir(parents=True)
     config.write_text(USER_CONFIG)
-    codex.PLATFORM.install(ws, "project", CMD)
+    codex_platform.PLATFORM.install(ws, "project", CMD)
     config.write_text(config.read_text() + '\n[features]\nweb_search = true\n')
-    codex.PLATFORM.uninstall(ws, "project")
+    codex_platform.PLATFORM.uninstall(ws, "project")
     assert config.read_text() == USER_CONFIG + '\n[features]\nweb_search = true\n'
 
 
@@ -361,9 +366,9 @@ def test_trust_the_project_already_had_stays(tmp_path, ws):
     config.parent.mkdir(parents=True)
     original = f'[projects."{ws}"]\ntrust_level = "trusted"\n'
     config.write_text(original)
-    codex.PLATFORM.install(ws, "project", CMD)
+    codex_platform.PLATFORM.install(ws, "project", CMD)
     assert config.read_text().count("[projects.") == 1
-    codex.PLATFORM.uninstall(ws, "project")
+    codex_platform.PLATFORM.uninstall(ws, "project")
     assert config.read_text() == original
 
 
@@ -373,37 +378,37 @@ def test_explicitly_untrusted_project_is_refused_untouched(tmp_path, ws):
     config.write_text(f'[projects."{ws}"]\ntrust_level = "untrusted"\n')
     before = config.read_bytes()
     with pytest.raises(settings_file.InstallError, match="untrusted"):
-        codex.PLATFORM.install(ws, "project", CMD)
+        codex_platform.PLATFORM.install(ws, "project", CMD)
     assert config.read_bytes() == before and not (ws / ".codex").exists()
 
 
 def test_a_changed_hook_command_is_trusted_again(tmp_path, ws):
-    codex.PLATFORM.install(ws, "project", CMD)
+    codex_platform.PLATFORM.install(ws, "project", CMD)
     other = "/other/venv/bin/python /other/venv/bin/vacant-hook codex"
-    codex.PLATFORM.install(ws, "project", other)
+    codex_platform.PLATFORM.install(ws, "project", other)
     target = ws / ".codex" / "hooks.json"
     config = tomllib.loads(config_file(tmp_path).read_text())
-    assert {k: v["trusted_hash"] for k, v in config["hooks"]["state"].items()} == codex.our_hooks(target)
+    assert {k: v["trusted_hash"] for k, v in config["hooks"]["state"].items()} == codex_trust.our_hooks(target)
     assert len(config["hooks"]["state"]) == 6
-    report = {name: ok for name, ok, _ in codex.PLATFORM.doctor(ws, CMD)}
+    report = {name: ok for name, ok, _ in codex_platform.PLATFORM.doctor(ws, CMD)}
     assert report["hook command"] is False and report["hooks would fire"] is True
-    codex.PLATFORM.uninstall(ws, "project")
+    codex_platform.PLATFORM.uninstall(ws, "project")
     assert not config_file(tmp_path).exists()
 
 
 def test_doctor_says_when_hooks_would_not_fire(tmp_path, ws):
-    codex.PLATFORM.install(ws, "project", CMD)
+    codex_platform.PLATFORM.install(ws, "project", CMD)
     config = config_file(tmp_path)
     text = config.read_text()
     config.write_text(text.split("\n[hooks.state.")[0] + '\n[features]\nhooks = false\n')
-    report = {name: (ok, detail) for name, ok, detail in codex.PLATFORM.doctor(ws, CMD)}
+    report = {name: (ok, detail) for name, ok, detail in codex_platform.PLATFORM.doctor(ws, CMD)}
     assert report["hooks would fire"][0] is False and "0 of 6" in report["hooks would fire"][1]
     assert report["features.hooks"][0] is False
     assert report["project trust"][0] is True
     config.write_text("")
-    report = {name: (ok, detail) for name, ok, detail in codex.PLATFORM.doctor(ws, CMD)}
+    report = {name: (ok, detail) for name, ok, detail in codex_platform.PLATFORM.doctor(ws, CMD)}
     assert report["project trust"][0] is False and "codex exec --trust" in report["project trust"][1]
-    assert {name: ok for name, ok, _ in codex.PLATFORM.doctor(tmp_path / "elsewhere", CMD)} == {"hooks installed": False}
+    assert {name: ok for name, ok, _ in codex_platform.PLATFORM.doctor(tmp_path / "elsewhere", CMD)} == {"hooks installed": False}
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -419,7 +424,7 @@ def test_install_refuses_a_file_codex_would_reject(tmp_path, ws, bad, message):
     target.write_text(json.dumps(bad))
     before = target.read_bytes()
     with pytest.raises(settings_file.InstallError, match=message):
-        codex.PLATFORM.install(ws, "project", CMD)
+        codex_platform.PLATFORM.install(ws, "project", CMD)
     assert target.read_bytes() == before
     assert not config_file(tmp_path).exists()
 
@@ -429,13 +434,13 @@ def test_offline_trust_refuses_a_config_it_cannot_extend(tmp_path, ws):
     config.parent.mkdir(parents=True)
     config.write_text('hooks = { state = {} }\n')  # an inline table: no [hooks.state."…"] can follow
     with pytest.raises(settings_file.InstallError):
-        codex.PLATFORM.install(ws, "project", CMD)
+        codex_platform.PLATFORM.install(ws, "project", CMD)
     assert config.read_text() == 'hooks = { state = {} }\n'
 
 
 def test_remove_sections_takes_only_single_key_tables():
     text = 'a = 1\n\n[X]\nk = "1"\n\n[Y]\nk = "2"\nother = 3\n\n[Z]\nk = "3"\n'
-    assert codex._remove_sections(text, {"[X]": "k", "[Y]": "k", "[Z]": "k"}) == 'a = 1\n\n[Y]\nk = "2"\nother = 3\n'
+    assert codex_trust._remove_sections(text, {"[X]": "k", "[Y]": "k", "[Z]": "k"}) == 'a = 1\n\n[Y]\nk = "2"\nother = 3\n'
 
 
 # -- the app-server client, against a stand-in ---------------------------------------------------
@@ -470,25 +475,25 @@ def fake_codex(tmp_path: Path, mode: str) -> str:
 
 
 def test_app_server_client_skips_notifications_and_reports_errors(tmp_path):
-    with codex.AppServer(fake_codex(tmp_path, "ok"), tmp_path) as server:
+    with codex_appserver.AppServer(fake_codex(tmp_path, "ok"), tmp_path) as server:
         assert server.hooks(tmp_path) == [{"key": "k", "currentHash": "sha256:1", "trustStatus": "trusted"}]
         server.write([("hooks.state.\"k\".trusted_hash", "sha256:1")])
-    with codex.AppServer(fake_codex(tmp_path, "error"), tmp_path) as server:
-        with pytest.raises(codex.AppServerError, match="nope"):
+    with codex_appserver.AppServer(fake_codex(tmp_path, "error"), tmp_path) as server:
+        with pytest.raises(codex_appserver.AppServerError, match="nope"):
             server.hooks(tmp_path)
-    with codex.AppServer(fake_codex(tmp_path, "hang"), tmp_path, timeout=0.5) as server:
-        with pytest.raises(codex.AppServerError, match="in time"):
+    with codex_appserver.AppServer(fake_codex(tmp_path, "hang"), tmp_path, timeout=0.5) as server:
+        with pytest.raises(codex_appserver.AppServerError, match="in time"):
             server.hooks(tmp_path)
-    with pytest.raises(codex.AppServerError):
-        codex.AppServer(str(tmp_path / "absent"), tmp_path)
+    with pytest.raises(codex_appserver.AppServerError):
+        codex_appserver.AppServer(str(tmp_path / "absent"), tmp_path)
 
 
 def test_a_failing_app_server_falls_back_to_offline_trust(tmp_path, ws, monkeypatch):
     monkeypatch.setenv("VACANT_CODEX_BIN", fake_codex(tmp_path, "error"))
-    target = codex.PLATFORM.install(ws, "project", CMD)
+    target = codex_platform.PLATFORM.install(ws, "project", CMD)
     state = tomllib.loads(config_file(tmp_path).read_text())["hooks"]["state"]
-    assert {k: v["trusted_hash"] for k, v in state.items()} == codex.our_hooks(target)
+    assert {k: v["trusted_hash"] for k, v in state.items()} == codex_trust.our_hooks(target)
     monkeypatch.setenv("VACANT_CODEX_BIN", str(tmp_path / "none"))
-    codex.PLATFORM.uninstall(ws, "project")
+    codex_platform.PLATFORM.uninstall(ws, "project")
     assert not config_file(tmp_path).exists()
     assert os.listdir(tmp_path / "data" / "installs") == []

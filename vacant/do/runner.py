@@ -1,0 +1,268 @@
+"""The rounds of `vacant do`: run the agent, find the run its hooks wrote, run the Stop pipeline,
+continue the session with the feedback while blocking findings remain and rounds are left."""
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from vacant.core.exitcodes import Exit
+from vacant.core.locations import ensure_state_dir, list_runs, run_dir, state_dir
+from vacant.do.watch import CommandDriver
+from vacant.platforms.all_platforms import load
+from vacant.platforms.driver import DoError, Driver, run_session
+from vacant.record.recorder import DO_ENV
+from vacant.store.steplog import StepLog, file_lock
+
+PLATFORMS = ("claude", "codex", "opencode", "command")
+KNOWN_PROGRAMS = {"claude": "claude", "codex": "codex", "opencode": "opencode"}
+DEFAULT_BURST_GAP_S = 0.5
+KILL_GRACE_S = 10.0
+HOOK_SETTLE_TIMEOUT_S = 60.0
+
+
+class Interrupted(Exception):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def do_root(cwd: Path) -> Path:
+    """The workspace `vacant do` records: the nearest `.vacant/` ancestor inside the git top level
+    (a `.vacant/` above it belongs to an enclosing workspace), else the git top level, else `cwd`."""
+    from vacant.core.locations import find_root, new_root
+
+    top, found = new_root(cwd), find_root(cwd)
+    if (top / ".git").exists() and not (found == top or top in found.parents):
+        return top
+    return found
+
+
+def pick_platform(argv: list[str], platform: str) -> str:
+    if platform == "auto":
+        return KNOWN_PROGRAMS.get(os.path.basename(argv[0]), "command")
+    if platform == "claude-code":
+        return "claude"
+    if platform not in PLATFORMS:
+        raise DoError(f"--platform must be one of {', '.join(PLATFORMS)} or auto")
+    return platform
+
+
+def _sizes(root: Path) -> dict[Path, int]:
+    return {run: (run / "events.jsonl").stat().st_size for run in list_runs(root)}
+
+
+def find_run(root: Path, before: dict[Path, int], session: str | None, cell_platform: str) -> Path | None:
+    """The run this round wrote to (its log grew): the known session's, else the only one, else
+    the newest of this platform's. None when no hook recorded anything."""
+    after = _sizes(root)
+    grown = [run for run, size in after.items() if before.get(run) != size]
+    if session and run_dir(root, session) in grown:
+        return run_dir(root, session)
+    if len(grown) > 1:
+        same = [run for run in grown if _run_platform(run) == cell_platform]
+        grown = same or grown
+    return grown[-1] if grown else None
+
+
+def _run_platform(run: Path) -> str | None:
+    try:
+        first = json.loads((run / "events.jsonl").read_bytes().split(b"\n", 1)[0])
+        return first.get("platform")
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass
+class Result:
+    code: int
+    run: Path | None
+    rounds: int
+    report: dict[str, Any] | None
+
+
+class Runner:
+    def __init__(self, argv: list[str], root: Path, platform: str, rounds: int | None,
+                 gap: float = DEFAULT_BURST_GAP_S, out: Callable[[str], None] | None = None,
+                 cwd: Path | None = None) -> None:
+        if not argv:
+            raise DoError("nothing to run: give the agent's command after --, e.g. vacant do -- claude -p \"task\"")
+        self.argv = argv
+        self.root = Path(root).resolve()
+        # agents run at the workspace root (Claude's project dir is its launch directory); a plain
+        # command runs where it was given, so that its relative paths keep their meaning
+        self.platform = pick_platform(argv, platform)
+        self.cwd = Path(cwd or os.getcwd()).resolve() if self.platform == "command" else self.root
+        self.rounds = rounds
+        self.gap = gap
+        self.out = out or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.child: subprocess.Popen | None = None
+        self.interrupted: int | None = None
+        self.terminal = sys.stdin.isatty()
+        self.terminal_sigint = False
+
+    # signals: forwarded to the agent; the loop ends after it exits, and cleanup always runs
+    def _on_signal(self, signum: int, frame) -> None:
+        child = self.child if self.child is not None and self.child.poll() is None else None
+        if child is None:
+            self.interrupted = signum
+            raise Interrupted(signum)
+        if signum == signal.SIGINT and self.terminal:
+            # Ctrl-C at a terminal reached the agent too (same foreground group): it decides (a
+            # TUI stops its turn and goes on); only its dying of it stops `vacant do`
+            self.terminal_sigint = True
+            return
+        self.interrupted = signum
+        try:
+            child.send_signal(signum)
+        except OSError:
+            pass
+
+    def _run_child(self, argv: list[str], env: dict[str, str]) -> int:
+        try:
+            self.child = subprocess.Popen(argv, cwd=str(self.cwd), env={**env, "PWD": str(self.cwd)})
+        except OSError as error:
+            raise DoError(f"cannot run {argv[0]}: {error.strerror or error}") from None
+        deadline = None
+        try:
+            while True:
+                try:
+                    return self.child.wait(timeout=0.2)
+                except subprocess.TimeoutExpired:
+                    if self.interrupted:
+                        deadline = deadline or time.monotonic() + KILL_GRACE_S
+                        if time.monotonic() > deadline:
+                            self.child.kill()  # it ignored the forwarded signal
+        finally:
+            self.child = None
+
+    def run(self) -> Result:
+        from vacant.policy.contract import load_contract
+
+        ensure_state_dir(self.root)
+        contract = load_contract(self.root)
+        budget = self.rounds if self.rounds is not None else (contract.stop.rounds if contract else 3)
+        tmp = Path(tempfile.mkdtemp(prefix="vacant-do-"))
+        had_do_env = os.environ.get(DO_ENV)
+        os.environ[DO_ENV] = "1"  # the agent's hooks (and the in-process recorder) leave Stop to us
+        env = dict(os.environ)
+        platform = load(self.platform)
+        if platform.driver is None:  # no hooks: a watcher records what the command changes
+            driver: Driver = CommandDriver(self.argv, self.root, env, tmp, self.gap)
+        else:
+            driver = platform.driver(self.argv, self.root, env, tmp)
+        cell = platform.cell_platform
+        handlers = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        run: Path | None = None
+        round_no = 0
+        try:
+            driver.prepare()
+            session, feedback = driver.session, None
+            while True:
+                round_no += 1
+                argv = driver.first() if feedback is None else driver.resume(session, feedback)
+                before = _sizes(self.root)
+                driver.before_start()
+                self.out(f"vacant do: round {round_no}: {shlex.join(_short(argv))}")
+                code = self._run_child(argv, env)
+                if self.terminal_sigint and code in (-signal.SIGINT, 128 + signal.SIGINT):
+                    self.interrupted = signal.SIGINT
+                self.terminal_sigint = False
+                found = find_run(self.root, before, session, cell)
+                grew = found is not None
+                run = found or run
+                driver.finish_round(run)
+                if self.interrupted:
+                    raise Interrupted(self.interrupted)
+                if run is None:
+                    raise DoError(f"{driver.program} exited ({code}) and none of vacant's hooks fired: nothing was "
+                                  f"recorded (`vacant doctor --platform {self.platform}` says why)")
+                session = session or run_session(run)
+                settle_hooks(self.root)
+                outcome = _stop(self.root, run, budget if driver.can_continue else 0)
+                report = outcome.report
+                decision = self._decision(outcome, driver, code, grew)
+                StepLog(run).emit("round", round=round_no, command=self.argv, exit_code=code, decision=decision,
+                                  session=session, resumed=feedback is not None,
+                                  findings=[f["id"] for f in outcome.blocking],
+                                  rounds=budget if driver.can_continue else 0)
+                self._say(round_no, decision, outcome, code)
+                if decision != "continue":
+                    code_out = _exit_code(report)
+                    if decision == "agent_failed" and code_out == int(Exit.OK):
+                        code_out = int(Exit.FAILED)
+                    return Result(code_out, run, round_no, report)
+                feedback = outcome.feedback
+        except Interrupted as stop:
+            if run is not None:
+                StepLog(run).emit("round", round=round_no, command=self.argv, exit_code=None, decision="interrupted",
+                                  signal=stop.signum)
+            self.out(f"vacant do: stopped by {signal.Signals(stop.signum).name}; vacant's hooks are gone, "
+                     "nothing was verified")
+            return Result(int(Exit.INTERRUPTED), run, round_no, None)
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+            if had_do_env is None:
+                os.environ.pop(DO_ENV, None)
+            driver.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _decision(self, outcome, driver: Driver, code: int, grew: bool) -> str:
+        if code != 0 and not grew:
+            return "agent_failed"  # it recorded nothing this round: continuing would only repeat that
+        if outcome.feedback and driver.can_continue:
+            return "continue"
+        if not outcome.report.get("findings"):
+            return "nothing_to_verify" if outcome.report.get("nothing_to_verify") else "green"
+        if outcome.blocking and driver.can_continue:
+            return "budget_spent"
+        return "cannot_continue"
+
+    def _say(self, round_no: int, decision: str, outcome, code: int) -> None:
+        report = outcome.report
+        findings = report.get("findings", [])
+        tail = f" (the agent exited {code})" if code else ""
+        if decision == "continue":
+            self.out(f"vacant do: round {round_no}: {len(outcome.blocking)} blocking finding(s); continuing the "
+                     f"session with the feedback (round {report.get('round')} of {report.get('rounds')}){tail}")
+        elif decision in ("green", "nothing_to_verify"):
+            what = "green" if decision == "green" else "nothing to verify (no checks, no flags): not a pass"
+            self.out(f"vacant do: round {round_no}: {what}{tail}")
+        elif decision == "agent_failed":
+            self.out(f"vacant do: round {round_no}: the agent exited {code} without a recorded step; stopping here")
+        else:
+            why = "the round budget is spent" if decision == "budget_spent" else "this agent cannot be continued"
+            self.out(f"vacant do: round {round_no}: {len(findings)} finding(s) left; {why}{tail}")
+
+
+def _short(argv: list[str], width: int = 60) -> list[str]:
+    return [a if len(a) <= width else a[: width - 1] + "…" for a in argv]
+
+
+def settle_hooks(root: Path) -> None:
+    """Wait for a hook still holding the workspace lock (a plugin's last call may outlive the agent)."""
+    with file_lock(state_dir(root) / "lock", HOOK_SETTLE_TIMEOUT_S):
+        pass
+
+
+def _stop(root: Path, run: Path, rounds: int):
+    from vacant.attribute.stop import stop
+
+    return stop(root, run, None, rounds=rounds)
+
+
+def _exit_code(report: dict[str, Any]) -> int:
+    if report.get("findings"):
+        return int(Exit.FAILED)
+    if report.get("nothing_to_verify"):
+        return int(Exit.NOTHING_TO_VERIFY)
+    return int(Exit.OK)

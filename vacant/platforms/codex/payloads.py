@@ -1,0 +1,170 @@
+"""Codex CLI (0.171): hook payloads in, decisions out, hooks installed in `hooks.json` and trusted.
+
+Facts this module relies on (measured on the real CLI, see shared/platforms/codex-and-opencode.md):
+- `exec_command` arrives as tool `Bash` ({"command": …}); the freeform `apply_patch` tool as
+  `apply_patch` with the patch text in `tool_input.command`; every payload but SessionEnd carries
+  the `model`.
+- In tool events the payload `cwd` is the tool's workdir; the hook process itself runs in the
+  session cwd, so the workspace is found from os.getcwd().
+- PostToolUse carries no exit code and there is no read tool, but the rollout transcript
+  (`transcript_path`) already holds the call's `item_completed` line when PostToolUse runs: exit
+  code, status, `aggregated_output` and `parsed_cmd` (reads the shell parser recognised).
+- No PostToolUse for: denied calls, spawn failures, sandbox rejections, and `apply_patch` run
+  through the shell. Their steps stay open (the full scans around them still see every change).
+- Hooks run only when trusted: project-local config needs the project trusted
+  (`[projects."<abs>"] trust_level = "trusted"`), and every non-managed hook needs its hash in
+  `[hooks.state."<file>:<event>:<group>:<handler>"] trusted_hash` of `$CODEX_HOME/config.toml`.
+  Untrusted hooks are skipped with no warning in `codex exec`. Trust is written through Codex's own
+  app-server (`hooks/list`, `config/batchWrite`) when a `codex` binary is at hand, else computed
+  offline the way Codex does.
+
+Module level imports the standard library only (hot path); the installer imports more lazily.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from vacant.core.calls import Read
+from vacant.platforms.base import read_file_bytes
+
+EVENT_KINDS = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "prompt",
+    "PreToolUse": "tool_pre",
+    "PostToolUse": "tool_post",
+    "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
+    "Stop": "stop",
+    "SessionEnd": "session_end",
+}
+INSTALL_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd")
+# Seconds. Codex clamps SessionEnd to 3 s (and warns unless we ask for 3 ourselves).
+TIMEOUTS = {"Stop": 600, "SessionStart": 120, "UserPromptSubmit": 30, "SessionEnd": 3}
+DEFAULT_TIMEOUT = 60
+DEFAULT_CODEX_TIMEOUT = 600  # what Codex assumes when a handler has no timeout
+HOOK_TYPES = ("command", "prompt", "agent", "mcpTool")
+SNAKE = {
+    "SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit", "PreToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use", "Stop": "stop", "SessionEnd": "session_end", "PreCompact": "pre_compact",
+    "PostCompact": "post_compact", "PermissionRequest": "permission_request", "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
+}
+
+SHELL_TOOL = "Bash"
+PATCH_TOOL = "apply_patch"
+READ_ONLY_TOOLS = frozenset({"view_image", "web_search", "tool_search", "update_plan"})
+TRANSCRIPT_TAIL = 1024 * 1024
+OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
+FINAL_STATUSES = ("completed", "failed", "declined")
+
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
+_EXIT_CODE = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
+
+
+# -- payload helpers (hot path) ------------------------------------------------------------------
+
+
+def patch_paths(patch: str, cwd: str) -> list[str] | None:
+    """The absolute paths an apply_patch text adds, updates, deletes or moves to (None: unparsable)."""
+    found = _PATCH_PATH.findall(patch or "")
+    if not found:
+        return None
+    paths: list[str] = []
+    for path in found:
+        absolute = os.path.normpath(os.path.join(cwd, path))
+        if absolute not in paths:
+            paths.append(absolute)
+    return paths
+
+
+def tool_scope(tool: str, tool_input: object, cwd: str) -> list[str] | None:
+    if tool == PATCH_TOOL:
+        patch = (tool_input or {}).get("command") if isinstance(tool_input, dict) else tool_input
+        return patch_paths(patch if isinstance(patch, str) else "", cwd)
+    if tool in READ_ONLY_TOOLS:
+        return []
+    return None  # the shell, MCP tools and anything unknown may touch anything
+
+
+def _transcript_records(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> list[dict]:
+    """The rollout lines (last `tail` bytes) that mention this id, newest first."""
+    if not path or not item_id:
+        return []
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - tail))
+            data = handle.read()
+    except OSError:
+        return []
+    needle = json.dumps(item_id).encode()
+    records = []
+    for raw in reversed(data.split(b"\n")):
+        if needle not in raw:
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        payload = line.get("payload") if isinstance(line, dict) else None
+        if isinstance(payload, dict):
+            records.append(payload)
+    return records
+
+
+def _completed_item(records: list[dict], item_id: str) -> dict | None:
+    for payload in records:
+        item = payload.get("item")
+        if payload.get("type") == "item_completed" and isinstance(item, dict) and item.get("id") == item_id:
+            return item
+    return None
+
+
+def transcript_item(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> dict | None:
+    """The `item_completed` item with this id, from the last `tail` bytes of the rollout."""
+    return _completed_item(_transcript_records(path, item_id, tail), item_id) if item_id else None
+
+
+def finished_unreported(path: str | None, item_id: str) -> dict | None:
+    """The completed item of a call whose PostToolUse, if Codex had sent one, has already run.
+
+    Codex writes a call's `item_completed` before PostToolUse and the output the model gets
+    (`function_call_output` / `custom_tool_call_output`) after it. A call with both whose step is
+    still open got no PostToolUse and never will (apply_patch run through the shell)."""
+    records = _transcript_records(path, item_id)
+    answered = any(p.get("type") in OUTPUT_TYPES and p.get("call_id") == item_id for p in records)
+    item = _completed_item(records, item_id) if answered else None
+    return item if item is not None and item.get("status") in FINAL_STATUSES else None
+
+
+def _item_cwd(item: dict, fallback: str) -> str:
+    cwd = item.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        return cwd[len("file://"):] if cwd.startswith("file://") else cwd
+    return fallback
+
+
+def command_reads(item: dict | None, command: str, output: str | None, cwd: str) -> list[Read]:
+    """The file reads the shell parser recognised, then the command's own output."""
+    reads: list[Read] = []
+    if item is not None:
+        cwd = _item_cwd(item, cwd)
+        aggregated = item.get("aggregated_output")
+        if output is None and isinstance(aggregated, str):
+            output = aggregated
+        parsed = [p for p in item.get("parsed_cmd") or [] if isinstance(p, dict)]
+        file_reads = [p for p in parsed if p.get("type") == "read" and isinstance(p.get("path"), str) and p["path"]]
+        for entry in file_reads:
+            path = os.path.normpath(os.path.join(cwd, entry["path"]))
+            content: str | bytes | None = output if len(file_reads) == 1 and output is not None else None
+            if content is None:
+                content = read_file_bytes(path)
+            if content is not None:
+                reads.append(Read("file", path, content))
+    if output is not None:
+        reads.append(Read("command", command, output))
+    return reads

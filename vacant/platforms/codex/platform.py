@@ -1,0 +1,177 @@
+"""Codex as a platform: parse a hook payload into a HookCall, render a Response, install and uninstall `hooks.json` (trusted through trust.py), check a hooks file against Codex's schema."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from vacant.core.calls import HookCall, Read, Response
+from vacant.core.locations import find_root
+from vacant.platforms import settings_file
+from vacant.platforms.base import read_file_bytes, render_hook_json
+from vacant.platforms.codex.doctor import doctor
+from vacant.platforms.codex.driver import CodexDriver
+from vacant.platforms.codex.payloads import (
+    _EXIT_CODE,
+    EVENT_KINDS,
+    PATCH_TOOL,
+    SHELL_TOOL,
+    command_reads,
+    finished_unreported,
+    tool_scope,
+    transcript_item,
+)
+from vacant.platforms.codex.schema import hooks_block, hooks_path, validate_hooks
+from vacant.platforms.codex.trust import (
+    _load_record,
+    check_installable,
+    trust,
+    untrust,
+)
+
+
+class Codex:
+    name = "codex"
+    cell_platform = "codex"
+
+    # -- payloads ----------------------------------------------------------------------------
+
+    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
+        event = payload.get("hook_event_name", "")
+        call = HookCall(
+            kind=EVENT_KINDS.get(event, "ignore"),
+            session_id=str(payload.get("session_id") or "unknown"),
+            workspace=self.workspace(),
+            agent_id=payload.get("agent_id"),
+            agent_type=payload.get("agent_type"),
+            transcript_path=payload.get("transcript_path"),
+            source=payload.get("source"),
+            stop_hook_active=bool(payload.get("stop_hook_active")),
+            reason=payload.get("reason"),
+        )
+        model = payload.get("model")
+        if isinstance(model, str) and model and call.kind != "session_start":
+            # (SessionStart is left without it: the run has not started yet, and the prompt that
+            # always follows carries the same model)
+            call.model = model
+        getattr(self, "_parse_" + call.kind)(call, payload)
+        return call
+
+    @staticmethod
+    def workspace() -> Path:
+        """The hook runs in the session cwd: its nearest ancestor with `.vacant/` (else git top)."""
+        try:
+            return find_root(Path(os.getcwd()))
+        except OSError:
+            return Path(".")
+
+    def _parse_ignore(self, call: HookCall, payload: dict) -> None:
+        pass
+
+    _parse_session_start = _parse_session_end = _parse_subagent_start = _parse_stop = _parse_ignore
+
+    def _parse_prompt(self, call: HookCall, payload: dict) -> None:
+        call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
+
+    def _parse_tool_pre(self, call: HookCall, payload: dict) -> None:
+        call.tool = str(payload.get("tool_name", ""))
+        call.tool_input = payload.get("tool_input")
+        call.key = str(payload.get("tool_use_id", ""))
+        call.scope = tool_scope(call.tool, call.tool_input, str(payload.get("cwd") or os.getcwd()))
+        call.cwd = str(payload.get("cwd") or os.getcwd())  # the tool's workdir
+
+    def _parse_tool_post(self, call: HookCall, payload: dict) -> None:
+        self._parse_tool_pre(call, payload)
+        cwd = str(payload.get("cwd") or os.getcwd())
+        response = payload.get("tool_response")
+        item = transcript_item(call.transcript_path, call.key)
+        if call.tool == SHELL_TOOL:
+            command = str((call.tool_input or {}).get("command", "")) if isinstance(call.tool_input, dict) else ""
+            exit_code = item.get("exit_code") if item else None
+            if isinstance(exit_code, int) and not isinstance(exit_code, bool):
+                call.exit_code = exit_code
+                call.outcome = "ok" if exit_code == 0 else "failed"
+            elif item and item.get("status") in ("completed", "failed"):
+                call.outcome = "ok" if item["status"] == "completed" else "failed"
+            else:
+                call.outcome = "unknown"  # the transcript has no record of it (yet)
+            output = response if isinstance(response, str) else None
+            call.reads = command_reads(item, command, output, cwd)
+            return
+        if call.tool == PATCH_TOOL:
+            status = item.get("status") if item else None
+            match = _EXIT_CODE.search(response) if isinstance(response, str) else None
+            if status in ("completed", "failed"):
+                call.outcome = "ok" if status == "completed" else "failed"
+            elif match:
+                call.outcome = "ok" if match.group(1) == "0" else "failed"
+            else:
+                call.outcome = "ok"
+            return
+        call.outcome = "ok"
+        if call.tool == "view_image" and isinstance(call.tool_input, dict) and isinstance(call.tool_input.get("path"), str):
+            path = os.path.normpath(os.path.join(cwd, call.tool_input["path"]))
+            content = read_file_bytes(path)
+            if content is not None:
+                call.reads = [Read("file", path, content)]
+
+    def settled(self, call: HookCall, ids: list[str]) -> dict[str, tuple[str, int | None]]:
+        """Of these open calls, those Codex finished without a PostToolUse: id -> (outcome,
+        exit code). The recorder closes them (their changes were seen by its scans)."""
+        done: dict[str, tuple[str, int | None]] = {}
+        for item_id in ids:
+            item = finished_unreported(call.transcript_path, item_id)
+            if item is None:
+                continue
+            exit_code = item.get("exit_code")
+            exit_code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
+            ok = item["status"] == "completed" and exit_code in (None, 0)
+            done[item_id] = ("ok" if ok else "failed", exit_code)
+        return done
+
+    def _parse_subagent_stop(self, call: HookCall, payload: dict) -> None:
+        message = payload.get("last_assistant_message")
+        if isinstance(message, str):
+            call.reads = [Read("subagent", str(call.agent_id), message)]
+
+    # -- responses ---------------------------------------------------------------------------
+
+    def render(self, call: HookCall, response: Response) -> tuple[str, int]:
+        return render_hook_json(call, response)
+
+    # -- installation ------------------------------------------------------------------------
+
+    def hooks_path(self, root: Path, scope: str) -> Path:
+        return hooks_path(root, scope)
+
+    def hooks_block(self, hook_command: str) -> dict[str, list]:
+        return hooks_block(hook_command)
+
+    def install(self, root: Path, scope: str, hook_command: str) -> Path:
+        path = self.hooks_path(root, scope)
+        root = Path(root).resolve()
+        project = root if scope in ("project", "local") else None
+        check_installable(project)
+        created_dir = project is not None and not path.parent.exists()
+        settings_file.install(path, self.hooks_block(hook_command), validate_hooks)
+        trust(path, project, root, created_dir=created_dir)
+        return path
+
+    def uninstall(self, root: Path, scope: str) -> Path | None:
+        path = self.hooks_path(root, scope)
+        record = _load_record(path) or {}
+        removed = settings_file.uninstall(path)
+        untrusted = untrust(path)
+        if record.get("created_dir") and not path.exists():
+            try:
+                path.parent.rmdir()  # the `.codex/` vacant created, if nothing else is in it
+            except OSError:
+                pass
+        return path if (removed or untrusted) else None
+
+    def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
+        return doctor(self, Path(root).resolve(), hook_command)
+
+
+Codex.driver = CodexDriver
+PLATFORM = Codex()
