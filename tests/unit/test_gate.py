@@ -13,6 +13,7 @@ import pytest
 
 from vacant import hook
 from vacant.core.calls import HookCall
+from vacant.platforms.all_platforms import PLATFORMS
 from vacant.policy import gate, modes
 from vacant.policy import rules as policy_rules
 from vacant.policy.shellwords import normal_form, simple_commands
@@ -31,8 +32,14 @@ def ws_files() -> dict:
 
 
 def call(root: Path, tool: str, tool_input, cwd: Path | str | None = None, scope=None) -> HookCall:
+    """A PreToolUse call as the platform that owns `tool` reads it (the first that knows its name)."""
+    kind, intent = None, {}
+    for platform in PLATFORMS.values():
+        kind, intent = platform.intent(tool, tool_input)
+        if kind is not None:
+            break
     return HookCall("tool_pre", "s1", root, tool=tool, tool_input=tool_input, key="t1",
-                    scope=scope, cwd=str(cwd or root))
+                    scope=scope, cwd=str(cwd or root), tool_kind=kind, intent=intent)
 
 
 def verdict(root: Path, command: str, cwd=None):

@@ -23,6 +23,18 @@ KINDS = (
     "ignore",
 )
 
+# What a tool call does, as the gate reads it. Each platform maps its own tool names and input
+# keys onto one of these kinds and a canonical `intent` (vacant/platforms/*: `intent()`), so the
+# core never knows a platform's tool names:
+#   shell    {"command": str}
+#   patch    {"patch": str}                          (apply_patch text)
+#   write    {"path": str, "content": str | None}
+#   edit     {"path": str, "edits": [{"old_string", "new_string", "replace_all"}]}
+#   notebook {"path": str}                           (writes the file; its result is not predicted)
+#   read     {"path": str}
+# Any other tool has kind None (a write scope of None still makes the recorder scan everything).
+TOOL_KINDS = ("shell", "patch", "write", "edit", "notebook", "read")
+
 # origin: file | command | url | search | subagent | prompt; ref: the path, command, URL, query,
 # agent id, or "user"; content: what was observed (str or bytes).
 Read = namedtuple("Read", "origin ref content")
@@ -42,7 +54,8 @@ class HookCall:
                  exit_code: int | None = None, reads: list | None = None, batch: list | None = None,
                  source: str | None = None, transcript_path: str | None = None, model: str | None = None,
                  models: dict[str, str] | None = None, stop_hook_active: bool = False,
-                 reason: str | None = None, cwd: str | None = None) -> None:
+                 reason: str | None = None, cwd: str | None = None, tool_kind: str | None = None,
+                 intent: dict | None = None) -> None:
         self.kind = kind
         self.session_id = session_id
         self.workspace = workspace
@@ -63,3 +76,5 @@ class HookCall:
         self.stop_hook_active = stop_hook_active
         self.reason = reason
         self.cwd = cwd  # tool calls: the directory the tool runs in (the payload's cwd)
+        self.tool_kind = tool_kind  # one of TOOL_KINDS, or None
+        self.intent = intent if intent is not None else {}  # the canonical input for tool_kind

@@ -25,6 +25,10 @@ def read_file_bytes(path: str) -> bytes | None:
         return None
 
 
+def edit_intent(path: object, old: object, new: object, replace_all: object) -> dict:
+    return {"path": path, "edits": [{"old_string": old, "new_string": new, "replace_all": bool(replace_all)}]}
+
+
 def render_hook_json(call: HookCall, response: Response) -> tuple[str, int]:
     """The JSON-on-stdout contract Claude Code and Codex share: a PreToolUse deny, a Stop block,
     a message for the person; an allow is empty output. Always exit 0 (exit 2 would prefix the
@@ -58,6 +62,10 @@ def _protocol():
         def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
 
         def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
+
+        def intent(self, tool: str, tool_input: object) -> tuple[str | None, dict]: ...  # a TOOL_KIND and its input
+
+        driver: Any  # the `vacant do` driver class (vacant/platforms/driver.py), or None: recorded by watching
 
         def install(self, root, scope: str, hook_command: str): ...
 

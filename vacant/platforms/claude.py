@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from vacant.core.calls import BatchCall, HookCall, Read, Response
-from vacant.platforms.base import render_hook_json
+from vacant.platforms.base import edit_intent, render_hook_json
 from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
 from vacant.platforms.settings_file import hook_command
 
@@ -165,7 +165,29 @@ class Claude:
         call.key = str(payload.get("tool_use_id", ""))
         call.scope = _scope(call.tool, call.tool_input)
         call.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+        call.tool_kind, call.intent = self.intent(call.tool, call.tool_input)
         self._resolve_model(call)
+
+    @staticmethod
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+        """Claude's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
+        data = tool_input if isinstance(tool_input, dict) else {}
+        if tool == "Bash":
+            return "shell", {"command": data.get("command")}
+        if tool == "Write":
+            return "write", {"path": data.get("file_path"), "content": data.get("content")}
+        if tool == "Edit":
+            return "edit", edit_intent(data.get("file_path"), data.get("old_string"), data.get("new_string"),
+                                       data.get("replace_all"))
+        if tool == "MultiEdit":
+            return "edit", {"path": data.get("file_path"), "edits": data.get("edits") or []}
+        if tool == "NotebookEdit":
+            return "notebook", {"path": data.get("notebook_path")}
+        if tool == "Read":
+            return "read", {"path": data.get("file_path")}
+        if tool in ("Grep", "Glob", "LS"):
+            return "read", {"path": data.get("path")}
+        return None, {}
 
     def _parse_tool_post(self, call: HookCall, payload: dict) -> None:
         self._parse_tool_pre(call, payload)

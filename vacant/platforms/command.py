@@ -30,6 +30,10 @@ BURST_TOOL = "burst"
 
 class Command:
     name = "command"
+    @staticmethod
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+        return None, {}  # a watched command makes no tool calls
+
     driver = None  # no hooks to install: `vacant do` records a command by watching (vacant/do/watch.py)
     cell_platform = "command"
 

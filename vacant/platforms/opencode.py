@@ -29,7 +29,7 @@ from pathlib import Path
 from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
-from vacant.platforms.base import read_file_bytes
+from vacant.platforms.base import edit_intent, read_file_bytes
 from vacant.platforms.driver import DoError, Driver, parse_args, run_session, without
 from vacant.platforms.settings_file import hook_command
 from vacant.record.recorder import Recorder
@@ -109,9 +109,25 @@ class OpenCode:
             call.tool_input = args
             call.key = str(payload.get("callID", ""))
             call.scope = tool_scope(call.tool, args, directory)
+            call.tool_kind, call.intent = self.intent(call.tool, args)
             if call.kind == "tool_post":
                 self._post(call, args, payload, directory)
         return call
+
+    @staticmethod
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+        """OpenCode's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
+        data = tool_input if isinstance(tool_input, dict) else {}
+        if tool == "bash":
+            return "shell", {"command": data.get("command")}
+        if tool == "write":
+            return "write", {"path": data.get("filePath"), "content": data.get("content")}
+        if tool == "edit":
+            return "edit", edit_intent(data.get("filePath"), data.get("oldString"), data.get("newString"),
+                                       data.get("replaceAll"))
+        if tool == "read":
+            return "read", {"path": data.get("filePath")}
+        return None, {}
 
     @staticmethod
     def workspace(directory: str) -> Path:

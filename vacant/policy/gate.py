@@ -29,8 +29,6 @@ from vacant.policy.rules import (
     MODE_HINT,
     MODE_REFUSAL,
     PASS,
-    READ_TOOLS,
-    SHELL_TOOLS,
     Action,
     Hit,
     Policy,
@@ -41,17 +39,6 @@ from vacant.policy.shellscan import ShellScan, inside, is_key, rule_matches
 from vacant.policy.writes import file_targets, gate_table_of, patch_targets
 
 # -- classification -------------------------------------------------------------------------------
-
-
-def shell_command(tool_input: object) -> str | None:
-    if not isinstance(tool_input, dict):
-        return tool_input if isinstance(tool_input, str) else None
-    command = tool_input.get("command", tool_input.get("cmd"))
-    if isinstance(command, list) and all(isinstance(part, str) for part in command):
-        import shlex
-
-        return shlex.join(command)
-    return command if isinstance(command, str) else None
 
 
 def call_cwd(root: Path, call) -> str:
@@ -77,15 +64,16 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
     env = os.environ if env is None else env
     root_real = os.path.realpath(root)
     tool = call.tool or ""
+    kind, intent = getattr(call, "tool_kind", None), getattr(call, "intent", None) or {}
     cwd = call_cwd(root, call)
     home = env.get("HOME")
-    if tool in READ_TOOLS and isinstance(call.tool_input, dict):
-        path = call.tool_input.get(READ_TOOLS[tool])
+    if kind == "read":
+        path = intent.get("path")
         if isinstance(path, str) and is_key(os.path.normpath(os.path.join(cwd, path)), home):
             return Verdict("refuse", None, KEY_REFUSAL.format(path=path))
-    if tool in SHELL_TOOLS:
-        command = shell_command(call.tool_input)
-        if command is None:
+    if kind == "shell":
+        command = intent.get("command")
+        if not isinstance(command, str):
             return PASS
         if policy.error:
             return Verdict("refuse", None, CONFIG_REFUSAL.format(error=policy.error))
@@ -126,7 +114,7 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
         fingerprint = _fingerprint({"tool": "shell", "command": normal, "cwd": os.path.realpath(cwd),
                                     "arms": arm_hashes})
         return Verdict("act", Action(kind, tool, normal, cwd, hits, receipts, fingerprint), "")
-    targets = file_targets(tool, call.tool_input, cwd)
+    targets = file_targets(kind, intent, cwd)
     hits: list[Hit] = []
     if targets is not None:
         scan = ShellScan(root, cwd, policy, home)

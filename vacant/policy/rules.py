@@ -37,10 +37,6 @@ FAILED = (
     "Not run: vacant could not decide whether this action may run ({error}), so it was stopped. Nothing has been "
     "done. This is vacant's own error, not yours: tell the person (details in .vacant/errors.log)."
 )
-SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "local_shell", "run_shell_command"})
-PATCH_TOOLS = frozenset({"apply_patch"})
-EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "write", "edit"})
-READ_TOOLS = {"Read": "file_path", "Grep": "path", "Glob": "path", "LS": "path", "view_image": "path", "read": "filePath"}
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MAX_DEPTH = 8
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from vacant.policy.rules import EDIT_TOOLS, PATCH_TOOLS, parse_gate_table
+from vacant.policy.rules import parse_gate_table
 
 # -- file-writing tools ---------------------------------------------------------------------------
 
@@ -95,30 +95,24 @@ def _edit_result(path: str, edits: list[dict]) -> str | None:
     return text
 
 
-def file_targets(tool: str, tool_input: object, cwd: str) -> list[tuple[str, str | None]] | None:
-    """What a file tool would leave at each path it writes; None when the tool writes no file."""
-    data = tool_input if isinstance(tool_input, dict) else {}
-    if tool in PATCH_TOOLS:
-        patch = data.get("command") if data else tool_input
-        if isinstance(patch, list):
-            patch = patch[-1] if patch else ""
+def file_targets(kind: str | None, intent: dict, cwd: str) -> list[tuple[str, str | None]] | None:
+    """What a file tool would leave at each path it writes; None when the tool writes no file.
+    `kind` and `intent` are the platform's canonical reading of the call (vacant/core/calls.py)."""
+    if kind == "patch":
+        patch = intent.get("patch")
         return patch_targets(patch if isinstance(patch, str) else "", cwd)
-    if tool not in EDIT_TOOLS:
+    if kind not in ("write", "edit", "notebook"):
         return None
-    path = data.get("file_path") or data.get("filePath") or data.get("notebook_path") or data.get("path")
+    path = intent.get("path")
     if not isinstance(path, str):
         return []
     path = os.path.normpath(os.path.join(cwd, path))
-    if tool in ("Write", "write"):
-        content = data.get("content")
+    if kind == "write":
+        content = intent.get("content")
         return [(path, content if isinstance(content, str) else None)]
-    if tool == "MultiEdit":
-        return [(path, _edit_result(path, data.get("edits") or []))]
-    if tool in ("Edit", "edit"):
-        edit = {"old_string": data.get("old_string", data.get("oldString")),
-                "new_string": data.get("new_string", data.get("newString")),
-                "replace_all": data.get("replace_all", data.get("replaceAll"))}
-        return [(path, _edit_result(path, [edit]))]
+    if kind == "edit":
+        edits = intent.get("edits")
+        return [(path, _edit_result(path, edits if isinstance(edits, list) else []))]
     return [(path, None)]
 
 

@@ -53,7 +53,8 @@ SNAKE = {
     "SubagentStop": "subagent_stop",
 }
 
-SHELL_TOOL = "Bash"
+SHELL_TOOL = "Bash"  # exec_command arrives under this name
+SHELL_TOOLS = frozenset({SHELL_TOOL, "shell", "exec_command", "local_shell"})  # older and raw names
 PATCH_TOOL = "apply_patch"
 READ_ONLY_TOOLS = frozenset({"view_image", "web_search", "tool_search", "update_plan"})
 TRANSCRIPT_TAIL = 1024 * 1024

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from vacant.core.calls import HookCall, Read, Response
@@ -16,6 +17,7 @@ from vacant.platforms.codex.payloads import (
     EVENT_KINDS,
     PATCH_TOOL,
     SHELL_TOOL,
+    SHELL_TOOLS,
     command_reads,
     finished_unreported,
     tool_scope,
@@ -79,6 +81,25 @@ class Codex:
         call.key = str(payload.get("tool_use_id", ""))
         call.scope = tool_scope(call.tool, call.tool_input, str(payload.get("cwd") or os.getcwd()))
         call.cwd = str(payload.get("cwd") or os.getcwd())  # the tool's workdir
+        call.tool_kind, call.intent = self.intent(call.tool, call.tool_input)
+
+    @staticmethod
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+        """Codex's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
+        data = tool_input if isinstance(tool_input, dict) else {}
+        if tool in SHELL_TOOLS:
+            command = data.get("command", data.get("cmd")) if data else tool_input
+            if isinstance(command, list) and all(isinstance(part, str) for part in command):
+                command = shlex.join(command)
+            return "shell", {"command": command}
+        if tool == PATCH_TOOL:
+            patch = data.get("command") if data else tool_input
+            if isinstance(patch, list):
+                patch = patch[-1] if patch else ""
+            return "patch", {"patch": patch if isinstance(patch, str) else ""}
+        if tool == "view_image":
+            return "read", {"path": data.get("path")}
+        return None, {}
 
     def _parse_tool_post(self, call: HookCall, payload: dict) -> None:
         self._parse_tool_pre(call, payload)
