@@ -192,7 +192,7 @@ class Pipeline:
 
 def grade(view: RunView, timeline: Timeline, store: ObjectStore, finding: Finding, flip: Flip,
           contract: Contract | None) -> Attribution:
-    """The five levels (DESIGN §2), decided from the flip and the reads."""
+    """The five levels (docs/LEVELS.md), decided from the flip and the reads."""
     if flip.index is None:
         if finding.path is None:
             return Attribution(levels.INCOMPLETE, evidence={"why": "the check never passed on any replayed state"})
@@ -301,7 +301,7 @@ def _save_stop_state(run_dir: Path, state: dict[str, Any]) -> None:
 
 def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], state: dict[str, Any],
                        main_stop: bool = True) -> None:
-    """DESIGN §2: each graded finding touches exactly what its level says, once per run."""
+    """Each graded finding (docs/LEVELS.md) touches exactly what its level says, once per run."""
     run = report["run"]
     for item in report["findings"]:
         if item["id"] in state["consequences"]:

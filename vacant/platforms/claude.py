@@ -1,6 +1,6 @@
 """Claude Code (2.1.x): hook payloads in, decisions out, hooks installed in settings JSON.
 
-Facts this module relies on (measured on the real CLI, see shared/platforms/claude-code.md):
+Facts this module relies on (measured on the real CLI; captured payloads under fixtures/payloads/):
 paths come from $CLAUDE_PROJECT_DIR (the payload's cwd follows `cd`); failing Bash gets
 PostToolUseFailure with "Exit code N" in `error`; denied or invalid calls get no Post and show up
 only in PostToolBatch; the model id is in no payload, only in the transcript and in the Agent

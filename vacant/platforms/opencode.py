@@ -1,7 +1,7 @@
 """OpenCode (opencode-ai 1.18): a plugin forwards tool calls to `vacant-hook opencode`.
 
-Facts this module relies on (measured on the real CLI, see shared/platforms/codex-and-opencode.md
-§8, and the payloads captured by the plugin in tests/e2e/test_opencode.py):
+Facts this module relies on (measured on the real CLI: the payloads captured by the
+plugin in tests/e2e/test_opencode.py):
 - OpenCode has no command hooks, only JS plugins: every `plugins/*.js` of its config directories
   (`<project>/.opencode/`, `~/.config/opencode/`, `$OPENCODE_CONFIG_DIR`) is loaded. The plugin
   template is `hooks/opencode/vacant.js`; it runs the hook command for `tool.execute.before` /

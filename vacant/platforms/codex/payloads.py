@@ -1,6 +1,6 @@
 """Codex CLI (0.171): hook payloads in, decisions out, hooks installed in `hooks.json` and trusted.
 
-Facts this module relies on (measured on the real CLI, see shared/platforms/codex-and-opencode.md):
+Facts this module relies on (measured on the real CLI; captured payloads under fixtures/payloads/):
 - `exec_command` arrives as tool `Bash` ({"command": …}); the freeform `apply_patch` tool as
   `apply_patch` with the patch text in `tool_input.command`; every payload but SessionEnd carries
   the `model`.
