@@ -14,15 +14,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from vacant.policy.checks import run_command
-from vacant.policy.contract import (
-    MULTILINE,
-    CheckRefused,
-    ContractError,
-    add_check,
-    load_contract,
-    matches,
-    probe_vacuous,
-)
+from vacant.policy.contract import MULTILINE, CheckRefused, ContractError, load_contract
+from vacant.policy.globs import matches
+from vacant.policy.red_first import add_check, probe_vacuous
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

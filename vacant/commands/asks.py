@@ -1,11 +1,11 @@
-"""`vacant asks`, `vacant ask ID`, `vacant approve ASK`, `vacant decline ASK`, `vacant gate`: the
-person's side of the confirmation gate (see docs/GATE.md)."""
+"""`vacant asks`, `vacant ask ID`: what the gate holds for the person, and any id's fate now
+(see docs/GATE.md). The answers are `vacant approve` / `vacant decline` (answer.py)."""
 
 from __future__ import annotations
 
 import json
 import time
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -14,16 +14,16 @@ from vacant.core.exitcodes import Exit
 from vacant.policy import asks as book
 
 
-def _fail(message: str, code: Exit = Exit.USER_ERROR) -> None:
+def fail(message: str, code: Exit = Exit.USER_ERROR) -> None:
     typer.echo(f"vacant: {message}", err=True)
     raise typer.Exit(int(code))
 
 
-def _when(ts: Any) -> str:
+def when(ts: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "-"
 
 
-def _receipt_lines(receipts: dict[str, Any] | None) -> list[str]:
+def receipt_lines(receipts: dict[str, Any] | None) -> list[str]:
     receipts = receipts or {}
     lines = []
     if receipts.get("arm"):
@@ -40,8 +40,8 @@ def _receipt_lines(receipts: dict[str, Any] | None) -> list[str]:
 
 def _print_card(view: dict[str, Any]) -> None:
     typer.echo(f"{view['id']}  {view['fate']}: {view['detail']}")
-    typer.echo("\n".join(_receipt_lines(view.get("receipts"))))
-    typer.echo(f"  asked:       {view.get('asked', 1)} time(s), first at {_when(view.get('created'))}, "
+    typer.echo("\n".join(receipt_lines(view.get("receipts"))))
+    typer.echo(f"  asked:       {view.get('asked', 1)} time(s), first at {when(view.get('created'))}, "
                f"run {', '.join(view.get('runs') or []) or '-'}")
     if view.get("replaces"):
         typer.echo(f"  replaces:    {view['replaces']} (its approval went stale)")
@@ -92,7 +92,7 @@ def _print_lists(lists: dict[str, list[dict]]) -> None:
             typer.echo(f"  … and {len(items) - 20} more", err=True)
 
 
-def _resolve(root, ask_id: str, as_json: bool) -> dict:
+def resolve_id(root, ask_id: str, as_json: bool) -> dict:
     try:
         return book.resolve(root, ask_id)
     except book.UnknownId as error:
@@ -104,13 +104,13 @@ def _resolve(root, ask_id: str, as_json: bool) -> dict:
     except book.AmbiguousId as error:
         if as_json:
             print_json({"id": ask_id, "error": "ambiguous", "matches": error.matches})
-        _fail(f"refused: {error}")
+        fail(f"refused: {error}")
 
 
-def _refuse_inside_agent() -> None:
+def refuse_inside_agent() -> None:
     name = book.agent_env()
     if name:
-        _fail(f"refused: this shell belongs to an agent's tool ({name} is set). The answer must come from the "
+        fail(f"refused: this shell belongs to an agent's tool ({name} is set). The answer must come from the "
               "person's own terminal; nothing was approved or declined.")
 
 
@@ -141,80 +141,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="One JSON object."),
     ) -> None:
         """Answer any id, read now: a card's fate (awaiting-human, approved, declined, stale, spent) or a step's state."""
-        view = _resolve(workspace(), ask_id, as_json)
+        view = resolve_id(workspace(), ask_id, as_json)
         if as_json:
             print_json(view)
         elif view["kind"] == "card":
             _print_card(view)
         else:
             _print_step(view)
-
-    @app.command("approve")
-    def approve_command(
-        ask_id: str = typer.Argument(..., metavar="ASK", help="The card's id, e.g. ask#3 (`vacant asks`)."),
-        expires: Optional[str] = typer.Option(None, "--expires", metavar="DURATION",
-                                              help="The approval goes stale after this long, e.g. 10m, 2h, 1d."),
-        refuse_if_moved: bool = typer.Option(False, "--refuse-if-moved",
-                                             help="The approval goes stale if the workspace changes before it is used."),
-    ) -> None:
-        """Approve an action the gate held back: the same action passes exactly once (signed with your key)."""
-        _refuse_inside_agent()
-        seconds = None
-        if expires is not None:
-            try:
-                seconds = book.parse_duration(expires)
-            except ValueError as error:
-                raise typer.BadParameter(str(error), param_hint="--expires") from None
-        root = workspace()
-        _resolve(root, ask_id, False)
-        try:
-            card = book.answer(root, ask_id, "approved", expires_s=seconds, refuse_if_moved=refuse_if_moved)
-        except book.AskError as error:
-            _fail(str(error))
-        until = f" until {_when(card['decision']['expires_at'])}" if card["decision"].get("expires_at") else ""
-        moved = ", unless the workspace changes first" if refuse_if_moved else ""
-        typer.echo(f"approved {card['id']}{until}{moved}: the agent may now make the same call once")
-        typer.echo("\n".join(_receipt_lines(card.get("receipts"))))
-
-    @app.command("decline")
-    def decline_command(
-        ask_id: str = typer.Argument(..., metavar="ASK", help="The card's id, e.g. ask#3 (`vacant asks`)."),
-    ) -> None:
-        """Decline an action the gate held back (signed with your key); the agent is told, nothing runs."""
-        _refuse_inside_agent()
-        root = workspace()
-        _resolve(root, ask_id, False)
-        try:
-            card = book.answer(root, ask_id, "declined")
-        except book.AskError as error:
-            _fail(str(error))
-        typer.echo(f"declined {card['id']}: the action will not run")
-
-    @app.command("gate")
-    def gate_command(as_json: bool = typer.Option(False, "--json", help="One JSON object.")) -> None:
-        """Show the gate's policy for this workspace: ACT rules, exceptions, the arms directory."""
-        from vacant.policy.contract import load_contract
-        from vacant.policy.rules import CODE_RULES, load_policy
-
-        root = workspace()
-        load_contract(root)  # a broken vacant.toml: one clear message (exit 3)
-        policy = load_policy(root)
-        if policy.error:
-            _fail(f"the [gate] table cannot be used: {policy.error}")
-        act = [{"name": r.name, "tool": r.tool.pattern if r.tool else None,
-                "command": r.command.pattern if r.command else None, "why": r.why} for r in policy.act]
-        act += [{"name": name, "tool": None, "command": "(in code)", "why": why}
-                for name, why in CODE_RULES.items() if name not in policy.removed]
-        allow = [{"name": r.name, "tool": r.tool.pattern if r.tool else None,
-                  "command": r.command.pattern if r.command else None} for r in policy.allow]
-        if as_json:
-            print_json({"arms": policy.arms, "act": act, "allow": allow, "removed": sorted(policy.removed)})
-            return
-        typer.echo(f"arms: {policy.arms}/ (a script there declares `MODE: READ` or `MODE: ACT` on its first line)")
-        for rule in act:
-            where = f"tool {rule['tool']}" if rule["tool"] else "shell"
-            typer.echo(f"act    {rule['name']:<26} {where}: {rule['why']}")
-        for rule in allow:
-            typer.echo(f"allow  {rule['name']:<26} tool {rule['tool'] or 'shell'} command {rule['command']}")
-        if policy.removed:
-            typer.echo(f"removed: {', '.join(sorted(policy.removed))}")

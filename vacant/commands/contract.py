@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 
 from vacant.commands.common import print_json, workspace
-from vacant.policy.contract import CONTRACT_FILE, PROBE_CAP_S, add_check, load_contract
+from vacant.policy.contract import CONTRACT_FILE, PROBE_CAP_S, load_contract
+from vacant.policy.red_first import add_check
 
 
 def command_line(words: list[str]) -> str:

@@ -289,100 +289,135 @@ def parse_locations(output: str, root: Path) -> list[Location]:
     workspace is kept, with the failure's own words (`E   ...`, the exception line) as message.
     pytest's `FAILED path::test - msg` lines give file-only locations when no traceback did.
     """
-    resolve = _Resolver(root)
-    found: list[Location] = []
-    summary: list[Location] = []
-    block: dict[str, Any] | None = None  # the pytest failure or traceback being read
-    previous = ""  # the last non-blank line: ruff's and rustc's `-->` follow their message
-
-    def close_block() -> None:
-        nonlocal block
-        if block and block["frames"]:
-            path, line, col, message = block["frames"][-1]
-            words = block["message"]
-            if words and (_WEAK.match(message) or block["kind"] == "traceback"):
-                message = words
-            if block.get("test") and words:
-                message = f"{block['test']}: {message}"
-            found.append(Location(path, line, col, _trim(message)))
-        block = None
-
+    reader = _LocationReader(root)
     for raw_line in _ANSI.sub("", output).splitlines():
-        line = raw_line.rstrip()
+        reader.feed(raw_line.rstrip())
+    return reader.result()
+
+
+class _LocationReader:
+    """The line-by-line state of `parse_locations`: each `_on_*` step returns True when it
+    consumed the line."""
+
+    def __init__(self, root: Path) -> None:
+        self.resolve = _Resolver(root)
+        self.found: list[Location] = []
+        self.summary: list[Location] = []
+        self.block: dict[str, Any] | None = None  # the pytest failure or traceback being read
+        self.previous = ""  # the last non-blank line: ruff's and rustc's `-->` follow their message
+
+    def feed(self, line: str) -> None:
+        for step in (self._on_block_boundary, self._on_frame, self._on_block_words, self._on_summary,
+                     self._on_arrow, self._on_generic):
+            if step(line):
+                return
+        if line.strip():
+            self.previous = line.strip()
+
+    def result(self) -> list[Location]:
+        self.close_block()
+        unique: list[Location] = []
+        seen: set[Location] = set()
+        for location in self.found or self.summary:
+            if location not in seen:
+                seen.add(location)
+                unique.append(location)
+        return unique
+
+    def close_block(self) -> None:
+        block, self.block = self.block, None
+        if not block or not block["frames"]:
+            return
+        path, line, col, message = block["frames"][-1]
+        words = block["message"]
+        if words and (_WEAK.match(message) or block["kind"] == "traceback"):
+            message = words
+        if block.get("test") and words:
+            message = f"{block['test']}: {message}"
+        self.found.append(Location(path, line, col, _trim(message)))
+
+    def _on_block_boundary(self, line: str) -> bool:
         header = _PYTEST_HEADER.match(line)
         if header:
-            close_block()
-            block = {"kind": "pytest", "test": header.group("name"), "frames": [], "message": ""}
-            continue
+            self.close_block()
+            self.block = {"kind": "pytest", "test": header.group("name"), "frames": [], "message": ""}
+            return True
         if _SECTION.match(line):
-            close_block()
-            continue
+            self.close_block()
+            return True
         if line.startswith("Traceback (most recent call last)"):
-            if block is None or block["kind"] != "pytest":
-                close_block()
-                block = {"kind": "traceback", "test": None, "frames": [], "message": ""}
-            continue
+            if self.block is None or self.block["kind"] != "pytest":
+                self.close_block()
+                self.block = {"kind": "traceback", "test": None, "frames": [], "message": ""}
+            return True
+        return False
+
+    def _on_frame(self, line: str) -> bool:
         frame = _PYFRAME.match(line)
-        if frame:
-            path = resolve(frame.group("path"))
-            if path and block is not None:
-                block["frames"].append((path, int(frame.group("line")), None, f"in {frame.group('func') or '?'}"))
-            elif path:
-                found.append(Location(path, int(frame.group("line")), None, f"in {frame.group('func') or '?'}"))
-            continue
-        if block is not None:
-            e_line = _PYTEST_E.match(line)
-            if e_line and block["kind"] == "pytest":
-                if not block["message"]:
-                    block["message"] = e_line.group("msg")
-                continue
-            if block["kind"] == "pytest" and not block["message"] and _EXCEPTION_LINE.match(line):
-                block["message"] = line  # --tb=native: the exception line closes the traceback
-                continue
-            if block["kind"] == "traceback" and line and not line[0].isspace():
-                block["message"] = block["message"] or line
-                close_block()
-                continue
-        pytest_summary = _PYTEST_SUMMARY.match(line)
-        if pytest_summary:
-            path = resolve(pytest_summary.group("path"))
-            if path:
-                words = ": ".join(p for p in (pytest_summary.group("test"), pytest_summary.group("msg")) if p)
-                summary.append(Location(path, None, None, _trim(words or line)))
-            continue
-        arrow = _ARROW.match(line)
-        if arrow:
-            path = resolve(arrow.group("path"))
-            if path:
-                col = int(arrow.group("col")) if arrow.group("col") else None
-                found.append(Location(path, int(arrow.group("line")), col, _trim(previous)))
-            continue
-        match = _GENERIC.match(line) or _TSC.match(line)
-        if match:
-            message = (match.group("msg") or "").strip()
-            if message.startswith("note:"):
-                continue  # mypy's notes explain an error printed on their own line
-            path = resolve(match.group("path"))
-            if not path:
-                continue
-            col = int(match.group("col")) if match.group("col") else None
-            if block is not None and block["kind"] == "pytest":
-                block["frames"].append((path, int(match.group("line")), col, message))
+        if not frame:
+            return False
+        path = self.resolve(frame.group("path"))
+        if path:
+            location = (path, int(frame.group("line")), None, f"in {frame.group('func') or '?'}")
+            if self.block is not None:
+                self.block["frames"].append(location)
             else:
-                found.append(Location(path, int(match.group("line")), col, _trim(message)))
-            continue
-        if line.strip():
-            previous = line.strip()
-    close_block()
-    if not found:
-        found = summary
-    unique: list[Location] = []
-    seen: set[Location] = set()
-    for location in found:
-        if location not in seen:
-            seen.add(location)
-            unique.append(location)
-    return unique
+                self.found.append(Location(*location))
+        return True
+
+    def _on_block_words(self, line: str) -> bool:
+        block = self.block
+        if block is None:
+            return False
+        e_line = _PYTEST_E.match(line)
+        if e_line and block["kind"] == "pytest":
+            block["message"] = block["message"] or e_line.group("msg")
+            return True
+        if block["kind"] == "pytest" and not block["message"] and _EXCEPTION_LINE.match(line):
+            block["message"] = line  # --tb=native: the exception line closes the traceback
+            return True
+        if block["kind"] == "traceback" and line and not line[0].isspace():
+            block["message"] = block["message"] or line
+            self.close_block()
+            return True
+        return False
+
+    def _on_summary(self, line: str) -> bool:
+        pytest_summary = _PYTEST_SUMMARY.match(line)
+        if not pytest_summary:
+            return False
+        path = self.resolve(pytest_summary.group("path"))
+        if path:
+            words = ": ".join(p for p in (pytest_summary.group("test"), pytest_summary.group("msg")) if p)
+            self.summary.append(Location(path, None, None, _trim(words or line)))
+        return True
+
+    def _on_arrow(self, line: str) -> bool:
+        arrow = _ARROW.match(line)
+        if not arrow:
+            return False
+        path = self.resolve(arrow.group("path"))
+        if path:
+            col = int(arrow.group("col")) if arrow.group("col") else None
+            self.found.append(Location(path, int(arrow.group("line")), col, _trim(self.previous)))
+        return True
+
+    def _on_generic(self, line: str) -> bool:
+        match = _GENERIC.match(line) or _TSC.match(line)
+        if not match:
+            return False
+        message = (match.group("msg") or "").strip()
+        if message.startswith("note:"):
+            return True  # mypy's notes explain an error printed on their own line
+        path = self.resolve(match.group("path"))
+        if not path:
+            return True
+        col = int(match.group("col")) if match.group("col") else None
+        if self.block is not None and self.block["kind"] == "pytest":
+            self.block["frames"].append((path, int(match.group("line")), col, message))
+        else:
+            self.found.append(Location(path, int(match.group("line")), col, _trim(message)))
+        return True
 
 
 # -- one check, and all the gates ----------------------------------------------------------------

@@ -131,7 +131,7 @@ def _baseline(store: ObjectStore, view: "RunView") -> dict[str, Any]:
 
 def unsourced_number(root: Path, view: "RunView | None", contract: "Contract | None") -> list[Hint]:
     """Numbers in text deliverables found in no pinned input, no observed read, and not at baseline."""
-    from vacant.policy.contract import matches
+    from vacant.policy.globs import matches
 
     if contract is None or not contract.deliverables:
         return []

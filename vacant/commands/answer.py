@@ -1,0 +1,62 @@
+"""`vacant approve ASK`, `vacant decline ASK`: the person's answer to an action the gate held back,
+signed with their key; refused from inside an agent's tool call."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from vacant.commands.asks import (
+    fail,
+    receipt_lines,
+    refuse_inside_agent,
+    resolve_id,
+    when,
+)
+from vacant.commands.common import workspace
+from vacant.policy import asks as book
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("approve")
+    def approve_command(
+        ask_id: str = typer.Argument(..., metavar="ASK", help="The card's id, e.g. ask#3 (`vacant asks`)."),
+        expires: Optional[str] = typer.Option(None, "--expires", metavar="DURATION",
+                                              help="The approval goes stale after this long, e.g. 10m, 2h, 1d."),
+        refuse_if_moved: bool = typer.Option(False, "--refuse-if-moved",
+                                             help="The approval goes stale if the workspace changes before it is used."),
+    ) -> None:
+        """Approve an action the gate held back: the same action passes exactly once (signed with your key)."""
+        refuse_inside_agent()
+        seconds = None
+        if expires is not None:
+            try:
+                seconds = book.parse_duration(expires)
+            except ValueError as error:
+                raise typer.BadParameter(str(error), param_hint="--expires") from None
+        root = workspace()
+        resolve_id(root, ask_id, False)
+        try:
+            card = book.answer(root, ask_id, "approved", expires_s=seconds, refuse_if_moved=refuse_if_moved)
+        except book.AskError as error:
+            fail(str(error))
+        until = f" until {when(card['decision']['expires_at'])}" if card["decision"].get("expires_at") else ""
+        moved = ", unless the workspace changes first" if refuse_if_moved else ""
+        typer.echo(f"approved {card['id']}{until}{moved}: the agent may now make the same call once")
+        typer.echo("\n".join(receipt_lines(card.get("receipts"))))
+
+    @app.command("decline")
+    def decline_command(
+        ask_id: str = typer.Argument(..., metavar="ASK", help="The card's id, e.g. ask#3 (`vacant asks`)."),
+    ) -> None:
+        """Decline an action the gate held back (signed with your key); the agent is told, nothing runs."""
+        refuse_inside_agent()
+        root = workspace()
+        resolve_id(root, ask_id, False)
+        try:
+            card = book.answer(root, ask_id, "declined")
+        except book.AskError as error:
+            fail(str(error))
+        typer.echo(f"declined {card['id']}: the action will not run")
+
