@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import sys
 
+from vacant.attribute import report_shape
 from vacant.core import events, exitcodes, levels
 from vacant.core.docgen import COMMAND, GeneratedDoc, check_or_write
-from vacant.policy import asks
+from vacant.policy import asks, contract
 
-ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC]
+ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC]
 
 
 def main(argv: list[str]) -> int:

@@ -1,10 +1,10 @@
 """`vacant demo`: vacant's whole job on a bundled planted error, end to end.
 
-With the pinned `claude` binary installed (a checkout after `scripts/test`), the demo runs the
-real binary against the scripted fake upstream on the `later_edit_breaks` scenario. Otherwise
-(or with `--replay`) it plays real Claude Code hook payload shapes through `vacant-hook claude`
-exactly as Claude would call it, doing the tools' file effects in between. Either way: the step
-log, what the agent was told at Stop, the graded report, and the reputation table.
+It plays a session of real Claude Code hook payload shapes (`vacant/demo/session.json`, shipped in
+the package) through `vacant-hook claude` exactly as Claude would call it, doing the tools' file
+effects in between: the step log, what the agent was told at Stop, the graded report, and the
+reputation table. Nothing outside the package is needed (the end-to-end tests run the same kind
+of session on the real binaries).
 """
 
 from __future__ import annotations
@@ -25,10 +25,7 @@ from vacant.core.locations import list_runs
 from vacant.store import reputation
 from vacant.store.steplog import StepLog, verify
 
-SESSION = Path(__file__).resolve().parent.parent / "demo" / "session.json"
-REPO = Path(__file__).resolve().parents[2]
-HARNESS = REPO / "tests" / "e2e"
-CLAUDE = REPO / "fixtures" / "agents" / "node_modules" / ".bin" / "claude"
+SESSION = Path(__file__).resolve().parents[1] / "demo" / "session.json"
 
 
 def seed(workspace: Path, files: dict[str, str]) -> None:
@@ -54,48 +51,22 @@ def play(session: dict, workspace: Path) -> list[str]:
     return answers
 
 
-def run_real_binary(scratch: Path) -> tuple[Path, list[str]]:
-    """The `later_edit_breaks` planted error on the real claude binary, offline."""
-    sys.path.insert(0, str(HARNESS))
-    from claude_harness import (  # the repo's own offline harness
-        FakeUpstream,
-        run_claude_p,
-    )
-    from scenarios import load
-    from scenarios import seed as seed_scenario
-    from vacant_run import make_workspace
-
-    workspace, home = make_workspace(scratch)
-    scenario = load("later_edit_breaks", workspace, scratch / "memory")
-    seed_scenario(workspace, scenario["files"])
-    with FakeUpstream({"turns": scenario["turns"]}, scratch / "upstream") as upstream:
-        proc = run_claude_p(workspace, home, upstream, scenario["rounds"][0]["prompt"])
-        sent = [json.dumps(r["body"]) for r in upstream.requests() if "Stop hook feedback" in json.dumps(r["body"])]
-    typer.echo(f"claude exited {proc.returncode}; its final answer: {json.loads(proc.stdout or '{}').get('result')!r}")
-    return workspace, [f"(the model's next request carried it: {'yes' if sent else 'no'})"]
-
-
 def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo_command(
-        replay: bool = typer.Option(False, "--replay", help="Replay recorded hook payloads even if claude is installed."),
+        replay: bool = typer.Option(True, "--replay", hidden=True, help="Kept for compatibility: the demo always replays."),
         keep: bool = typer.Option(False, "--keep", help="Keep the demo workspace."),
     ) -> None:
         """Record a bundled agent session with a planted error; show the step, the feedback, the report."""
         scratch = Path(tempfile.mkdtemp(prefix="vacant-demo-"))
         os.environ["VACANT_HOME"] = str(scratch / "vacant-home")  # the demo never touches your reputation table
-        real = CLAUDE.exists() and HARNESS.exists() and not replay
+        workspace = scratch / "ws"
         try:
-            if real:
-                typer.echo("demo: the real claude binary against a scripted fake model (fixtures/)\n")
-                workspace, answers = run_real_binary(scratch)
-            else:
-                typer.echo("demo: real Claude Code hook payloads replayed through `vacant-hook claude`\n")
-                workspace = scratch / "ws"
-                workspace.mkdir()
-                session = json.loads(SESSION.read_text())
-                seed(workspace, session["files"])
-                answers = play(session, workspace)
+            typer.echo("demo: real Claude Code hook payloads replayed through `vacant-hook claude`\n")
+            workspace.mkdir()
+            session = json.loads(SESSION.read_text())
+            seed(workspace, session["files"])
+            answers = play(session, workspace)
             show(workspace, answers)
         finally:
             if keep:

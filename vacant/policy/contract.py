@@ -36,6 +36,7 @@ red only because its tool is missing is accepted but flagged `env/NAME`.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -50,6 +51,7 @@ from pydantic import (
     model_validator,
 )
 
+from vacant.core.docgen import GeneratedDoc
 from vacant.policy.rules import RULE_NAMES, arms_problem, regex_problem
 
 if sys.version_info >= (3, 11):
@@ -371,3 +373,34 @@ def load_contract(root: Path) -> Contract | None:
     except UnicodeDecodeError:
         raise ContractError(f"{path} is not UTF-8 text: save it as UTF-8") from None
     return parse_contract(text, str(path))
+
+
+# -- the reference table in docs/CONTRACT.md, generated from the models above ---------------------
+
+RULE_ALLOWED = {"command": "a regular expression searched in the command line (its normal form)"}
+_TABLES = (("top level", "Contract"), ("[[check]], [[precondition]]", "Check"), ("probe", "Probe"),
+           ("[stop]", "StopSettings"), ("[gate]", "GateSettings"), ("[[gate.act]], [[gate.allow]]", "GateRule"))
+
+
+def _default(field: Any) -> str:
+    if field.is_required():
+        return "required"
+    value = field.get_default(call_default_factory=True)
+    if isinstance(value, BaseModel):
+        return "its defaults"
+    return "none" if value is None else f"`{json.dumps(value)}`"
+
+
+def render_fields() -> str:
+    """Every key `vacant.toml` accepts, table by table, with what is allowed (the same words a
+    bad file's error message uses) and its default. Any other key is an error."""
+    lines = ["| table | key | allowed | default |", "|---|---|---|---|"]
+    for table, model_name in _TABLES:
+        model = globals()[model_name]
+        for key, field in model.model_fields.items():
+            allowed = RULE_ALLOWED.get(key, ALLOWED[key]) if model is GateRule else ALLOWED[key]
+            lines.append(f"| {table} | `{key}` | {allowed} | {_default(field)} |")
+    return "\n".join(lines) + "\n"
+
+
+DOC = GeneratedDoc("CONTRACT.md", render_fields, ("vacant/policy/contract.py",), region=True)

@@ -1,0 +1,134 @@
+"""The Stop report's JSON shape, in one place: the fields the pipeline writes, what each means,
+and a checker that a report holds exactly these fields. `docs/REPORT.md` is generated from it
+(`python -m vacant.gendocs --write`), and a test runs the checker on reports the real pipeline
+wrote, so a field added to the pipeline and not here fails the suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from vacant.core.docgen import GeneratedDoc
+from vacant.core.levels import LEVELS
+
+
+class Field(NamedTuple):
+    name: str
+    json_type: str
+    meaning: str
+    always: bool = True  # False: present only in some reports (say when in `meaning`)
+
+
+REPORT_FIELDS = (
+    Field("run", "string", "the run id (the agent's session id)"),
+    Field("stop", "int", "which Stop of the run this is (1, 2, …)"),
+    Field("agent_id", "string|null", "null: the main agent's Stop; else the sub-agent's SubagentStop"),
+    Field("at", "number", "unix time of the report"),
+    Field("read_coverage", "object", "`state` (complete, partial, none) and `why`: what the hooks saw of the reads"),
+    Field("checks", "array", "each acceptance check on the final state: `name`, `passed`, `exit_code`, `seconds`, "
+                             "`timed_out`"),
+    Field("findings", "array", "one object per finding (below)"),
+    Field("check_runs", "int", "real check executions this Stop (final state plus replay)"),
+    Field("states", "int", "recorded states (the baseline plus one per change delta)"),
+    Field("budget_s", "number", "the Stop pipeline's time budget"),
+    Field("seconds", "number", "how long this Stop's pipeline took"),
+    Field("nothing_to_verify", "bool", "no checks and no flags at all: never a pass"),
+    Field("vacuous", "array", "acceptance checks that already passed on the run's baseline (they cannot measure "
+                              "the work)"),
+    Field("round", "int", "feedback rounds used so far (for this agent)"),
+    Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
+    Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),
+)
+
+FINDING_FIELDS = (
+    Field("id", "string", "stable across rounds: a hash of (check or flag, path, offending text)"),
+    Field("source", "string", "`check` or `flag`"),
+    Field("name", "string", "the check's name, or the flag's id"),
+    Field("path", "string|null", "the file, when the check or flag gives one"),
+    Field("line", "int|null", "the line, when known"),
+    Field("message", "string", "the check's own words (or the flag's note)"),
+    Field("text", "string|null", "the offending line's text"),
+    Field("level", "string", "the grade: " + ", ".join(f"`{name}`" for name in LEVELS) + " (docs/LEVELS.md)"),
+    Field("final_level", "string|null", "lineage_internal only: the grade at the producing step"),
+    Field("step", "int|null", "the step blamed (after lineage hops), or null"),
+    Field("flip_step", "int|null", "the step where the finding appeared on replay, or null"),
+    Field("tool", "string|null", "the blamed step's tool"),
+    Field("agent_id", "string|null", "the blamed step's sub-agent id, if any"),
+    Field("actor", "object|null", "the blamed step's cell (`platform`, `agent_definition`, `model`, "
+                                  "`task_family`): for people only, never sent to the agent"),
+    Field("lineage_source", "string|null", "where the wrong value was copied from (`file:…`, `url:…`, `prompt:user`, "
+                                           "`subagent:<id>`, `command:<cmd>`, `pinned:<path>`)"),
+    Field("origin_source", "string|null", "the source outside the run, if the value came from one"),
+    Field("evidence", "object", "how the grade was reached (below)"),
+    Field("blocking", "bool", "whether the finding holds the agent back (env and gap findings never do)"),
+)
+
+EVIDENCE_FIELDS = (
+    Field("why", "string", "why the grade is not `provable` (present at baseline, flaky, parallel writers, "
+                           "out-of-band change, missing tool, the time budget)", always=False),
+    Field("value", "array", "the wrong value: the salient tokens the flip step introduced", always=False),
+    Field("method", "string", "how the flip was found: `bisection` or `linear`", always=False),
+    Field("flaky", "bool", "the check gave different answers on the same state", always=False),
+    Field("states_evaluated", "array", "the states the check actually ran on", always=False),
+    Field("rerun", "string", "the command that recomputes this report", always=False),
+    Field("hops", "array", "lineage hops from the flip step to the producing step", always=False),
+    Field("pointer", "string", "what a heuristic grade points at", always=False),
+    Field("group", "array", "the steps open together when the change was seen", always=False),
+)
+
+
+def problems(report: Mapping[str, Any]) -> list[str]:
+    """Every way `report` differs from the documented shape (unknown or missing fields)."""
+    found = _compare("report", report, REPORT_FIELDS)
+    for index, finding in enumerate(report.get("findings") or []):
+        found += _compare(f"findings[{index}]", finding, FINDING_FIELDS)
+        evidence = finding.get("evidence") if isinstance(finding, Mapping) else None
+        if isinstance(evidence, Mapping):
+            found += _compare(f"findings[{index}].evidence", evidence, EVIDENCE_FIELDS)
+    return found
+
+
+def _compare(where: str, data: object, fields: tuple[Field, ...]) -> list[str]:
+    if not isinstance(data, Mapping):
+        return [f"{where} is not an object"]
+    names = {field.name for field in fields}
+    unknown = [f"{where}.{key} is not documented" for key in data if key not in names]
+    missing = [f"{where}.{field.name} is missing" for field in fields if field.always and field.name not in data]
+    return unknown + missing
+
+
+def _table(fields: tuple[Field, ...]) -> list[str]:
+    lines = ["| field | type | meaning |", "|---|---|---|"]
+    lines += [f"| `{f.name}` | {f.json_type} | {f.meaning}{'' if f.always else ' (when it applies)'} |" for f in fields]
+    return lines
+
+
+def render_doc() -> str:
+    lines = [
+        "# The Stop report (`vacant report --json`)",
+        "",
+        DOC.header(),
+        "",
+        "Each Stop writes one report: `runs/<run>/reports/NNNN.json` in the state directory (the N-th Stop of",
+        "the run) and `report.json` (the latest). `vacant report [RUN] [--stop N] [--json]` prints them;",
+        "`vacant replay [RUN] [--json]` recomputes one without telling the agent anything. Levels are defined",
+        "in [LEVELS.md](LEVELS.md). A finding the budget did not reach is reported with level `not_replayed`,",
+        "never dropped.",
+        "",
+        "## The report",
+        "",
+        *_table(REPORT_FIELDS),
+        "",
+        "## A finding",
+        "",
+        *_table(FINDING_FIELDS),
+        "",
+        "## Evidence",
+        "",
+        *_table(EVIDENCE_FIELDS),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+DOC = GeneratedDoc("REPORT.md", render_doc, ("vacant/attribute/report_shape.py",))
