@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vacant.commands.install import hook_command
+from vacant.platforms.settings_file import hook_command
 
 PYTHON = sys.executable
 HOOK = shlex.split(hook_command("claude"))  # exactly what `vacant init` installs

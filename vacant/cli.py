@@ -11,7 +11,7 @@ from vacant.commands import answer as answer_cmd
 from vacant.commands import asks as asks_cmd
 from vacant.commands import check as check_cmd
 from vacant.commands import contract as contract_cmd
-from vacant.commands import demo, install, runs, scan
+from vacant.commands import demo, doctor, init, runs, scan, uninstall
 from vacant.commands import do as do_cmd
 from vacant.commands import flag as flag_cmd
 from vacant.commands import gate as gate_cmd
@@ -47,7 +47,7 @@ def root(
     """vacant records agent runs through the platforms' own hooks."""
 
 
-for module in (install, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd):
+for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd):
     module.register(app)
 
 

@@ -1,5 +1,5 @@
 """The real `opencode` binary (opencode-ai, pinned) under `vacant do --platform opencode`: a planted
-error end to end. The plugin (hooks/opencode/vacant.js, in a temporary $OPENCODE_CONFIG_DIR)
+error end to end. The plugin (vacant/platforms/assets/opencode-plugin.js, in a temporary $OPENCODE_CONFIG_DIR)
 records every tool call; OpenCode has no Stop hook, so `vacant do` runs the Stop pipeline when
 `opencode run` exits and continues the session with `opencode run --session <id> FEEDBACK`.
 A missing binary fails this test, it never skips it."""

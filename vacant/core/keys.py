@@ -8,7 +8,6 @@ keys, no spaces), so any edit of a signed record, by hand or by an agent, fails 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 import stat
@@ -72,6 +71,8 @@ def canonical(obj: object) -> bytes:
 
 def sign(obj: object) -> str:
     """HMAC-SHA256 (hex) of `obj`'s canonical JSON under the user's key."""
+    import hmac  # signing happens on a person's command or an ACT call, never on an ordinary hook call
+
     return hmac.new(user_key(), canonical(obj), hashlib.sha256).hexdigest()
 
 
@@ -82,4 +83,6 @@ def verify_signature(obj: object, signature: object) -> bool:
         expected = sign(obj)
     except (TypeError, ValueError):
         return False
+    import hmac
+
     return hmac.compare_digest(expected, signature)

@@ -7,7 +7,22 @@ serves: it gets a `HookCall` and returns a `Response`. Stdlib only (hot path).
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 from vacant.core.calls import HookCall, Response
+
+# One line of `vacant doctor`: status ok | warn | fail. Only a fail (a broken install: hooks that
+# will not run, or not there at all) makes doctor exit non-zero; a warn is advice.
+Diagnosis = namedtuple("Diagnosis", "name status detail")
+STATUSES = ("ok", "warn", "fail")
+
+
+def diagnosis(name: str, ok: bool, detail: str) -> Diagnosis:
+    return Diagnosis(name, "ok" if ok else "fail", detail)
+
+
+def advice(name: str, detail: str) -> Diagnosis:
+    return Diagnosis(name, "warn", detail)
 
 MAX_READ_BYTES = 32 * 1024 * 1024
 
@@ -71,7 +86,11 @@ def _protocol():
 
         def uninstall(self, root, scope: str): ...
 
-        def doctor(self, root, hook_command: str) -> list[tuple[str, bool, str]]: ...
+        def doctor(self, root, hook_command: str) -> list[Diagnosis]: ...
+
+        scopes: tuple[str, ...]  # where install can put the hooks (`vacant uninstall` looks in each)
+
+        def files(self, root) -> list: ...  # every file an install may write, in every scope
 
     return Platform
 

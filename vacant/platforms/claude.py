@@ -14,7 +14,13 @@ import re
 from pathlib import Path
 
 from vacant.core.calls import BatchCall, HookCall, Read, Response
-from vacant.platforms.base import edit_intent, render_hook_json
+from vacant.platforms.base import (
+    Diagnosis,
+    advice,
+    diagnosis,
+    edit_intent,
+    render_hook_json,
+)
 from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
 from vacant.platforms.settings_file import hook_command
 
@@ -240,6 +246,12 @@ class Claude:
 
     # -- installation ------------------------------------------------------------------------
 
+    scopes = ("local", "project", "user")
+
+    def files(self, root: Path) -> list[Path]:
+        """Every file an install may write, in every scope (`vacant init` lists what it touched)."""
+        return [self.settings_path(root, scope) for scope in self.scopes]
+
     def settings_path(self, root: Path, scope: str) -> Path:
         if scope == "user":
             return Path.home() / ".claude" / "settings.json"
@@ -276,7 +288,7 @@ class Claude:
         path = self.settings_path(root, scope)
         return path if settings_file.uninstall(path) else None
 
-    def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
+    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
         return settings_doctor(self, root, hook_command)
 
 
@@ -307,8 +319,8 @@ def _handler_problems(where: str, handler: object) -> list[str]:
     return problems
 
 
-def settings_doctor(platform: Claude, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
-    report: list[tuple[str, bool, str]] = []
+def settings_doctor(platform: Claude, root: Path, hook_command: str) -> list[Diagnosis]:
+    report: list[Diagnosis] = []
     installed_anywhere = False
     for scope in ("local", "project", "user"):
         path = platform.settings_path(root, scope)
@@ -317,26 +329,30 @@ def settings_doctor(platform: Claude, root: Path, hook_command: str) -> list[tup
         try:
             settings = json.loads(path.read_text())
         except ValueError as error:
-            report.append((f"{path}", False, f"not valid JSON ({error}): Claude ignores every hook in it"))
+            report.append(diagnosis(f"{path}", False, f"not valid JSON ({error}): Claude ignores every hook in it"))
             continue
         problems = validate_settings(settings)
-        report.append((f"{path}", not problems, "; ".join(problems) or "valid hook schema"))
+        report.append(diagnosis(f"{path}", not problems, "; ".join(problems) or "valid hook schema"))
         if settings.get("disableAllHooks"):
-            report.append((f"{path} disableAllHooks", False, "disableAllHooks is true: no hook runs at all"))
+            report.append(diagnosis(f"{path} disableAllHooks", False, "disableAllHooks is true: no hook runs at all"))
         from vacant.platforms import settings_file
 
         ours = settings_file.count_ours(settings)
         installed_anywhere |= ours > 0
+        for command in sorted(settings_file.our_commands(settings)):
+            problem = settings_file.command_problem(command)
+            if problem:
+                report.append(diagnosis("hook command", False, f"{path} runs {command!r}, which cannot start: "
+                                        f"{problem}; run `vacant init --platform claude --scope {scope}` again"))
         mode = (settings.get("permissions") or {}).get("defaultMode")
         if ours and mode in (None, "default"):
-            report.append(
-                ("permission mode", False,
-                 f"{path.name}: default mode in `claude -p` denies Write/Edit/Bash and PostToolUse never fires; "
-                 "run with --permission-mode acceptEdits --allowedTools Bash")
-            )
-    report.append(("hooks installed", installed_anywhere,
+            report.append(advice(
+                "permission mode",
+                f"{path.name}: default mode in `claude -p` denies Write/Edit/Bash and PostToolUse never fires; "
+                "run with --permission-mode acceptEdits --allowedTools Bash"))
+    report.append(diagnosis("hooks installed", installed_anywhere,
                    "vacant's hooks are installed" if installed_anywhere else "run `vacant init --platform claude`"))
-    report.append(("--bare", True, "never run claude with --bare or --safe-mode: both skip every hook"))
+    report.append(advice("--bare", "never run claude with --bare or --safe-mode: both skip every hook"))
     return report
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vacant.core.calls import HookCall, Response
+from vacant.platforms.base import Diagnosis, diagnosis
 
 EVENT_KINDS = {"start": "session_start", "burst": "change_set", "stop": "stop", "end": "session_end"}
 BURST_TOOL = "burst"
@@ -33,6 +34,12 @@ class Command:
     @staticmethod
     def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
         return None, {}  # a watched command makes no tool calls
+
+    scopes: tuple[str, ...] = ()
+
+    @staticmethod
+    def files(root) -> list:
+        return []  # nothing is installed: `vacant do -- COMMAND` watches
 
     driver = None  # no hooks to install: `vacant do` records a command by watching (vacant/do/watch.py)
     cell_platform = "command"
@@ -67,8 +74,8 @@ class Command:
     def uninstall(self, root, scope: str):
         return None
 
-    def doctor(self, root, hook_command: str) -> list[tuple[str, bool, str]]:
-        return [("hooks", True, "none needed: `vacant do -- COMMAND` watches the workspace and records each "
+    def doctor(self, root, hook_command: str) -> list[Diagnosis]:
+        return [diagnosis("hooks", True, "none needed: `vacant do -- COMMAND` watches the workspace and records each "
                                 "burst of changes as a step (no reads: read_coverage none)")]
 
 

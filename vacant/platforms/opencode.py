@@ -4,7 +4,7 @@ Facts this module relies on (measured on the real CLI: the payloads captured by 
 plugin in tests/e2e/test_opencode.py):
 - OpenCode has no command hooks, only JS plugins: every `plugins/*.js` of its config directories
   (`<project>/.opencode/`, `~/.config/opencode/`, `$OPENCODE_CONFIG_DIR`) is loaded. The plugin
-  template is `hooks/opencode/vacant.js`; it runs the hook command for `tool.execute.before` /
+  template is `vacant/platforms/assets/opencode-plugin.js` (inside the package); it runs the hook command for `tool.execute.before` /
   `tool.execute.after`, `chat.message` and the `session.idle` event, payload on stdin.
 - before: `{tool, sessionID, callID}` + `args` (bash `{command, description}`, read `{filePath}`,
   write `{filePath, content}`, edit `{filePath, oldString, newString}`); throwing blocks the tool
@@ -29,7 +29,14 @@ from pathlib import Path
 from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
-from vacant.platforms.base import edit_intent, read_file_bytes
+from vacant.platforms import settings_file
+from vacant.platforms.base import (
+    Diagnosis,
+    advice,
+    diagnosis,
+    edit_intent,
+    read_file_bytes,
+)
 from vacant.platforms.driver import DoError, Driver, parse_args, run_session, without
 from vacant.platforms.settings_file import hook_command
 from vacant.record.recorder import Recorder
@@ -45,7 +52,7 @@ FILE_TOOLS = {"write": "filePath", "edit": "filePath"}
 READ_ONLY_TOOLS = frozenset({"read", "glob", "grep", "list", "webfetch", "websearch", "codesearch", "todowrite",
                              "todoread", "skill", "task", "question", "lsp"})
 PLUGIN_NAME = "vacant.js"
-TEMPLATE = Path(__file__).resolve().parents[2] / "hooks" / "opencode" / PLUGIN_NAME
+TEMPLATE = Path(__file__).resolve().parent / "assets" / "opencode-plugin.js"  # shipped in the wheel
 PLACEHOLDER = '"__VACANT_HOOK_COMMAND__"'
 PLUGIN_MARK = "// vacant-plugin"
 
@@ -158,6 +165,12 @@ class OpenCode:
 
     # -- installation ------------------------------------------------------------------------
 
+    scopes = ("project", "user")  # `local` is the project's .opencode/plugins too
+
+    def files(self, root: Path) -> list[Path]:
+        """Every file an install may write: the plugin, in each scope."""
+        return [self.plugin_path(root, scope) for scope in self.scopes]
+
     def plugin_path(self, root: Path, scope: str) -> Path:
         if scope in ("project", "local"):
             return Path(root).resolve() / ".opencode" / "plugins" / PLUGIN_NAME
@@ -174,8 +187,8 @@ class OpenCode:
         path = self.plugin_path(root, scope)
         return path if remove_plugin(path) else None
 
-    def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
-        report: list[tuple[str, bool, str]] = []
+    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
+        report: list[Diagnosis] = []
         installed = []
         for scope in ("project", "user"):
             path = self.plugin_path(root, scope)
@@ -183,18 +196,20 @@ class OpenCode:
                 continue
             text = path.read_text(errors="replace")
             if PLUGIN_MARK not in text:
-                report.append((str(path), False, "a plugin named vacant.js that vacant did not write"))
+                report.append(diagnosis(str(path), False, "a plugin named vacant.js that vacant did not write"))
                 continue
             installed.append(scope)
-            ok = json.dumps(hook_command) in text
-            report.append((str(path), ok, f"runs {hook_command}" if ok else
-                           f"runs another hook command: run `vacant init --platform opencode --scope {scope}` again"))
-        report.append(("plugin installed", bool(installed),
+            runs = [command for form in ("local", "project")
+                    if json.dumps(command := settings_file.hook_command("opencode", form)) in text]
+            problem = settings_file.command_problem(runs[0]) if runs else "it runs another hook command"
+            report.append(diagnosis(str(path), problem is None, f"runs {runs[0]}" if problem is None else
+                                    f"{problem}: run `vacant init --platform opencode --scope {scope}` again"))
+        report.append(diagnosis("plugin installed", bool(installed),
                        "vacant's plugin is installed" if installed else
                        "run `vacant init --platform opencode` (or record one run with `vacant do -- opencode run …`)"))
         if "project" in installed and os.environ.get("OPENCODE_DISABLE_PROJECT_CONFIG"):
-            report.append(("OPENCODE_DISABLE_PROJECT_CONFIG", False, "set: OpenCode ignores the project's .opencode/plugins"))
-        report.append(("--pure", True, "never run opencode with --pure: it loads no plugin"))
+            report.append(diagnosis("OPENCODE_DISABLE_PROJECT_CONFIG", False, "set: OpenCode ignores the project's .opencode/plugins"))
+        report.append(advice("--pure", "never run opencode with --pure: it loads no plugin"))
         return report
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -165,9 +166,48 @@ def uninstall(path: Path) -> bool:
     return True
 
 
-def hook_command(platform: str) -> str:
-    """The installed command: the environment's real interpreter by absolute path (a pyenv
-    shim would cost ~150 ms per call), started with -I -S on the `vacant-hook.py` launcher (no
-    site processing at each of the agent's tool calls)."""
+PORTABLE_SCOPES = ("project",)  # files meant to be committed: no path that exists only on this machine
+
+
+def hook_command(platform: str, scope: str = "local") -> str:
+    """The installed command. In a file meant to be committed (`--scope project`) it is the
+    portable `vacant-hook PLATFORM`, found on each person's PATH. Elsewhere it is the environment's
+    real interpreter by absolute path (a pyenv shim would cost ~150 ms per call), started with
+    -I -S on the `vacant-hook.py` launcher (no site processing at each of the agent's tool calls);
+    `vacant doctor` says when that path no longer exists (a moved or rebuilt venv)."""
+    if scope in PORTABLE_SCOPES:
+        return f"{MARK} {platform}"
     launcher = Path(__file__).resolve().parents[1] / "vacant-hook.py"
     return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(launcher))} {platform}"
+
+
+def command_problem(command: str) -> str | None:
+    """Why an installed hook command cannot start on this machine, or None when it can."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as error:
+        return f"it cannot be read ({error})"
+    if not argv:
+        return "it is empty"
+    program = argv[0]
+    import shutil  # doctor only: shutil stays off the hook's hot path
+
+    if os.sep in program:
+        if not os.access(program, os.X_OK):
+            return f"{program} does not exist or is not executable (a moved or rebuilt environment?)"
+    elif shutil.which(program) is None:
+        return f"{program} is not on PATH (install vacant with pipx or uv tool, or use --scope local)"
+    for arg in argv[1:]:
+        if arg.endswith(".py") and os.path.isabs(arg) and not os.path.exists(arg):
+            return f"{arg} does not exist (vacant was moved or reinstalled)"
+    return None
+
+
+def our_commands(settings: dict[str, object]) -> set[str]:
+    """The command of every vacant handler in Claude-shaped hook settings."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return set()
+    return {str(handler.get("command")) for groups in hooks.values() if isinstance(groups, list)
+            for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+            for handler in group["hooks"] if _is_ours(handler)}

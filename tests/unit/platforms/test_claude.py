@@ -9,6 +9,7 @@ import pytest
 
 from vacant.core.calls import Response
 from vacant.platforms import claude, settings_file
+from vacant.platforms.settings_file import hook_command
 
 ROOT = Path(__file__).resolve().parents[3]
 PAYLOADS = json.loads((ROOT / "fixtures/payloads/claude-code-hook_payloads.json").read_text())
@@ -96,7 +97,7 @@ def test_render_contracts():
 
 # -- install / uninstall ---------------------------------------------------------------------
 
-CMD = "/venv/bin/python /venv/bin/vacant-hook claude"
+CMD = hook_command("claude")  # a command that can start here: doctor checks it
 
 
 def test_install_creates_valid_settings_and_uninstall_removes_created_file(tmp_path):
@@ -172,7 +173,7 @@ def test_doctor_reports_disabled_hooks_and_permission_trap(tmp_path):
     settings = json.loads(target.read_text())
     settings["disableAllHooks"] = True
     target.write_text(json.dumps(settings))
-    report = {name: (ok, detail) for name, ok, detail in claude.PLATFORM.doctor(tmp_path, CMD)}
+    report = {name: (status == "ok", detail) for name, status, detail in claude.PLATFORM.doctor(tmp_path, CMD)}
     assert report[f"{target} disableAllHooks"][0] is False
     assert report["permission mode"][0] is False and "acceptEdits" in report["permission mode"][1]
     assert report["hooks installed"][0] is True

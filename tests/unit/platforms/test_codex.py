@@ -21,13 +21,14 @@ from vacant.platforms.codex import payloads as codex_payloads
 from vacant.platforms.codex import platform as codex_platform
 from vacant.platforms.codex import schema as codex_schema
 from vacant.platforms.codex import trust as codex_trust
+from vacant.platforms.settings_file import hook_command
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "fixtures" / "payloads"
 PAYLOADS = json.loads((FIXTURES / "codex-hook_payloads.json").read_text())["payloads"]
 ITEMS = json.loads((FIXTURES / "codex-transcript_items.json").read_text())["lines"]
 HOOKS_LIST = json.loads((FIXTURES / "codex-hooks_list.json").read_text())
-CMD = "/venv/bin/python /venv/bin/vacant-hook codex"
+CMD = hook_command("codex")  # a command that can start here: doctor checks it
 
 
 def _name(index: int, payload: dict) -> str:
@@ -288,8 +289,8 @@ def test_install_project_writes_hooks_and_trust(tmp_path, ws):
     state = config["hooks"]["state"]
     assert sorted(state) == sorted(f"{target}:{codex_payloads.SNAKE[e]}:0:0" for e in codex_payloads.INSTALL_EVENTS)
     assert {k: v["trusted_hash"] for k, v in state.items()} == codex_trust.our_hooks(target)
-    report = {name: (ok, detail) for name, ok, detail in codex_platform.PLATFORM.doctor(ws, CMD)}
-    assert all(ok for ok, _ in report.values()), report
+    report = {name: (status, detail) for name, status, detail in codex_platform.PLATFORM.doctor(ws, CMD)}
+    assert all(status == "ok" for status, _ in report.values()), report
     assert "6 of 6 vacant hooks trusted" in report["hooks would fire"][1]
 
 
@@ -390,7 +391,7 @@ def test_a_changed_hook_command_is_trusted_again(tmp_path, ws):
     config = tomllib.loads(config_file(tmp_path).read_text())
     assert {k: v["trusted_hash"] for k, v in config["hooks"]["state"].items()} == codex_trust.our_hooks(target)
     assert len(config["hooks"]["state"]) == 6
-    report = {name: ok for name, ok, _ in codex_platform.PLATFORM.doctor(ws, CMD)}
+    report = {name: status == "ok" for name, status, _ in codex_platform.PLATFORM.doctor(ws, CMD)}
     assert report["hook command"] is False and report["hooks would fire"] is True
     codex_platform.PLATFORM.uninstall(ws, "project")
     assert not config_file(tmp_path).exists()
@@ -401,14 +402,14 @@ def test_doctor_says_when_hooks_would_not_fire(tmp_path, ws):
     config = config_file(tmp_path)
     text = config.read_text()
     config.write_text(text.split("\n[hooks.state.")[0] + '\n[features]\nhooks = false\n')
-    report = {name: (ok, detail) for name, ok, detail in codex_platform.PLATFORM.doctor(ws, CMD)}
+    report = {name: (status == "ok", detail) for name, status, detail in codex_platform.PLATFORM.doctor(ws, CMD)}
     assert report["hooks would fire"][0] is False and "0 of 6" in report["hooks would fire"][1]
     assert report["features.hooks"][0] is False
     assert report["project trust"][0] is True
     config.write_text("")
-    report = {name: (ok, detail) for name, ok, detail in codex_platform.PLATFORM.doctor(ws, CMD)}
+    report = {name: (status == "ok", detail) for name, status, detail in codex_platform.PLATFORM.doctor(ws, CMD)}
     assert report["project trust"][0] is False and "codex exec --trust" in report["project trust"][1]
-    assert {name: ok for name, ok, _ in codex_platform.PLATFORM.doctor(tmp_path / "elsewhere", CMD)} == {"hooks installed": False}
+    assert {name: status == "ok" for name, status, _ in codex_platform.PLATFORM.doctor(tmp_path / "elsewhere", CMD)} == {"hooks installed": False}
 
 
 @pytest.mark.parametrize("bad, message", [

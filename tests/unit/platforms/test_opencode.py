@@ -11,10 +11,10 @@ import pytest
 from vacant.core.calls import Response
 from vacant.platforms import opencode
 from vacant.platforms.all_platforms import load
-from vacant.platforms.settings_file import InstallError
+from vacant.platforms.settings_file import InstallError, hook_command
 from vacant.record.recorder import Recorder
 
-CMD = "/venv/bin/python /venv/bin/vacant-hook opencode"
+CMD = hook_command("opencode")  # a command that can start here: doctor checks it
 SESSION = "ses_dd5bfbde6ffetCXD294tXQ7ukg"
 
 
@@ -125,7 +125,7 @@ def test_install_then_uninstall_leaves_nothing(ws, scope):
     expected = ws / ".opencode" / "plugins" if scope == "project" else opencode.config_dir() / "plugins"
     assert path.parent == expected.resolve() or path.parent == expected
     assert opencode.PLATFORM.install(ws, scope, CMD) == path  # again: same file, no error
-    report = {name: ok for name, ok, _ in opencode.PLATFORM.doctor(ws, CMD)}
+    report = {name: status == "ok" for name, status, _ in opencode.PLATFORM.doctor(ws, CMD)}
     assert report["plugin installed"] is True and report[str(path)] is True
     assert opencode.PLATFORM.uninstall(ws, scope) == path
     assert not path.exists() and not path.parent.exists()
@@ -150,11 +150,11 @@ def test_a_foreign_vacant_js_is_never_replaced(ws):
         opencode.PLATFORM.install(ws, "project", CMD)
     assert opencode.PLATFORM.uninstall(ws, "project") is None
     assert foreign.read_text() == "export const Mine = async () => ({})\n"
-    report = {name: ok for name, ok, _ in opencode.PLATFORM.doctor(ws, CMD)}
+    report = {name: status == "ok" for name, status, _ in opencode.PLATFORM.doctor(ws, CMD)}
     assert report[str(foreign)] is False and report["plugin installed"] is False
 
 
 def test_doctor_flags_a_stale_hook_command(ws):
     opencode.PLATFORM.install(ws, "project", "/old/python /old/vacant-hook opencode")
-    report = {name: ok for name, ok, _ in opencode.PLATFORM.doctor(ws, CMD)}
+    report = {name: status == "ok" for name, status, _ in opencode.PLATFORM.doctor(ws, CMD)}
     assert report[str(ws.resolve() / ".opencode" / "plugins" / "vacant.js")] is False

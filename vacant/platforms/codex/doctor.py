@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from vacant.platforms import settings_file
+from vacant.platforms.base import Diagnosis, diagnosis
 from vacant.platforms.codex.appserver import AppServer, AppServerError, codex_binary
 from vacant.platforms.codex.schema import validate_hooks
 from vacant.platforms.codex.trust import (
@@ -18,8 +19,8 @@ from vacant.platforms.codex.trust import (
 )
 
 
-def doctor(platform, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
-    report: list[tuple[str, bool, str]] = []
+def doctor(platform, root: Path, hook_command: str) -> list[Diagnosis]:
+    report: list[Diagnosis] = []
     installed: list[tuple[str, Path]] = []
     for scope in ("project", "user"):
         path = platform.hooks_path(root, scope)
@@ -28,39 +29,39 @@ def doctor(platform, root: Path, hook_command: str) -> list[tuple[str, bool, str
         try:
             settings = json.loads(path.read_text())
         except ValueError as error:
-            report.append((str(path), False, f"not valid JSON ({error}): Codex loads no hook from it"))
+            report.append(diagnosis(str(path), False, f"not valid JSON ({error}): Codex loads no hook from it"))
             continue
         problems = validate_hooks(settings) if isinstance(settings, dict) else ["must hold a JSON object"]
-        report.append((str(path), not problems, "; ".join(problems) or "valid hook schema"))
+        report.append(diagnosis(str(path), not problems, "; ".join(problems) or "valid hook schema"))
         if problems or not settings_file.count_ours(settings):
             continue
         installed.append((scope, path))
-        commands = {
-            handler.get("command")
-            for groups in settings["hooks"].values() if isinstance(groups, list)
-            for group in groups if isinstance(group, dict)
-            for handler in group.get("hooks", []) if isinstance(handler, dict) and settings_file.MARK in str(handler.get("command", ""))
-        }
-        if commands != {hook_command}:
-            report.append(("hook command", False,
-                           f"{path} runs {sorted(map(str, commands))}, this vacant is {hook_command!r}: "
+        commands = settings_file.our_commands(settings)
+        expected = {settings_file.hook_command("codex", form) for form in ("local", "project")}
+        problems = [settings_file.command_problem(command) for command in sorted(commands)]
+        if any(problems):
+            report.append(diagnosis("hook command", False, f"{path}: {next(p for p in problems if p)}; run "
+                                    f"`vacant init --platform codex --scope {scope}` again"))
+        elif not commands <= expected:
+            report.append(diagnosis("hook command", False,
+                           f"{path} runs {sorted(map(str, commands))}, this vacant is {sorted(expected)}: "
                            f"run `vacant init --platform codex --scope {scope}` again"))
         else:
-            report.append(("hook command", True, hook_command))
-    report.append(("hooks installed", bool(installed),
+            report.append(diagnosis("hook command", True, ", ".join(sorted(commands))))
+    report.append(diagnosis("hooks installed", bool(installed),
                    "vacant's hooks are installed" if installed else "run `vacant init --platform codex`"))
     if not installed:
         return report
     try:
         _, config = _read_config(config_path())
     except settings_file.InstallError as error:
-        report.append((str(config_path()), False, str(error)))
+        report.append(diagnosis(str(config_path()), False, str(error)))
         return report
     if _table(config, "features").get("hooks") is False:
-        report.append(("features.hooks", False, f"{config_path()} sets [features] hooks = false: no hook runs"))
+        report.append(diagnosis("features.hooks", False, f"{config_path()} sets [features] hooks = false: no hook runs"))
     if any(scope == "project" for scope, _ in installed):
         level = project_trust(config, root)
-        report.append(("project trust", level == "trusted",
+        report.append(diagnosis("project trust", level == "trusted",
                        f"{root} is trusted in {config_path()}" if level == "trusted" else
                        f"trust_level is {level or 'unset'} for {root}: Codex ignores its .codex/hooks.json "
                        "(run `vacant init --platform codex` again, or `codex exec --trust`)"))
@@ -68,7 +69,7 @@ def doctor(platform, root: Path, hook_command: str) -> list[tuple[str, bool, str
     return report
 
 
-def _hook_trust_line(root: Path, installed: list[tuple[str, Path]], config: dict[str, object]) -> tuple[str, bool, str]:
+def _hook_trust_line(root: Path, installed: list[tuple[str, Path]], config: dict[str, object]) -> Diagnosis:
     expected = {key: value for _, path in installed for key, value in our_hooks(path).items()}
     binary = codex_binary()
     if binary:
@@ -80,7 +81,7 @@ def _hook_trust_line(root: Path, installed: list[tuple[str, Path]], config: dict
             detail = f"{trusted} of {len(expected)} vacant hooks trusted and enabled (codex app-server hooks/list)"
             if not ok:
                 detail += ": untrusted hooks are skipped silently; run `vacant init --platform codex` again"
-            return ("hooks would fire", ok, detail)
+            return diagnosis("hooks would fire", ok, detail)
         except AppServerError as error:
             fallback = f" ({error}; checked offline)"
     else:
@@ -90,4 +91,4 @@ def _hook_trust_line(root: Path, installed: list[tuple[str, Path]], config: dict
     detail = f"{trusted} of {len(expected)} vacant hooks trusted in {config_path()}{fallback}"
     if not ok:
         detail += ": untrusted hooks are skipped silently; run `vacant init --platform codex` again"
-    return ("hooks would fire", ok, detail)
+    return diagnosis("hooks would fire", ok, detail)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 from vacant.platforms.codex import trust
@@ -49,6 +48,8 @@ class CodexDriver(Driver):
                 self.session = parsed.positionals[0]
         if installed_codex_hooks(self.root):
             return  # `vacant init --platform codex` put them there, trusted: adding more would double them
+        import shutil  # `vacant do` only: shutil is not worth its import on the hook's hot path
+
         binary = shutil.which(self.argv[0], path=self.env.get("PATH")) or self.argv[0]
         untrusted = foreign_untrusted_codex_hooks(binary, self.root, self.env)
         if untrusted:

@@ -27,6 +27,7 @@ from vacant.platforms.codex.schema import hooks_block, hooks_path, validate_hook
 from vacant.platforms.codex.trust import (
     _load_record,
     check_installable,
+    config_path,
     trust,
     untrust,
 )
@@ -161,6 +162,12 @@ class Codex:
         return render_hook_json(call, response)
 
     # -- installation ------------------------------------------------------------------------
+
+    scopes = ("project", "user")  # `local` is the project's .codex/hooks.json too
+
+    def files(self, root: Path) -> list[Path]:
+        """Every file an install may write: the hooks files and the trust entries in config.toml."""
+        return [*(hooks_path(root, scope) for scope in self.scopes), config_path()]
 
     def hooks_path(self, root: Path, scope: str) -> Path:
         return hooks_path(root, scope)

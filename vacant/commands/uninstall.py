@@ -1,0 +1,69 @@
+"""`vacant uninstall [--platform P] [--scope S] [--all] [--json]`: vacant's hooks out again, from
+every scope unless one is named, restoring each settings file byte for byte when nothing else in
+it changed; directories the install created are removed when empty. `--all` also removes the
+workspace's state directory (the recorded runs) and says what remains in the user's directories.
+Every file it touched is listed."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Optional
+
+import typer
+
+from vacant.commands import footprint
+from vacant.commands.common import print_json, workspace
+from vacant.commands.init import check_scope
+from vacant.core.locations import state_dir, user_config_dir, user_data_dir
+from vacant.platforms.all_platforms import PLATFORMS, load
+
+
+def _remove_hooks(root, platform, scopes: list[str]) -> list[str]:
+    removed = []
+    for scope in scopes:
+        target = platform.uninstall(root, scope)
+        if target:
+            removed.append(str(target))
+    return removed
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("uninstall")
+    def uninstall_command(
+        platform: Optional[str] = typer.Option(None, "--platform", metavar="NAME",
+                                               help="Only this platform's hooks (default: every platform's)."),
+        scope: Optional[str] = typer.Option(None, "--scope", metavar="SCOPE",
+                                            help="Only this scope (default: every scope)."),
+        everything: bool = typer.Option(False, "--all", help="Also remove this workspace's recorded runs "
+                                                             "(its state directory)."),
+        as_json: bool = typer.Option(False, "--json", help="Print what was touched as one JSON object."),
+    ) -> None:
+        """Remove exactly vacant's hooks (every platform and scope unless named); --all removes every trace here."""
+        root = workspace()
+        chosen = [load(platform)] if platform else [p for p in PLATFORMS.values() if p.scopes]
+        if scope is not None:
+            for one in chosen:
+                check_scope(one, scope)
+        files = [path for one in chosen for path in one.files(root)]
+        before = footprint.snapshot(footprint.candidates(root, files))
+        removed = []
+        for one in chosen:
+            scopes = [scope] if scope else list(one.scopes)
+            removed += _remove_hooks(root, one, scopes)
+        footprint.remove_created_dirs(root)
+        if everything:
+            shutil.rmtree(state_dir(root), ignore_errors=True)
+        done = footprint.changes(before, footprint.candidates(root, files))
+        remaining = [str(path) for path in (user_data_dir(), user_config_dir()) if path.exists()]
+        if as_json:
+            print_json({"workspace": str(root), "removed_from": removed, "touched": [c._asdict() for c in done],
+                        "remaining_outside": remaining if everything else None})
+            return
+        typer.echo("\n".join(f"removed vacant's hooks from {target}" for target in removed)
+                   or "no vacant hooks were installed there")
+        for line in footprint.render(done):
+            typer.echo(line)
+        if everything:
+            typer.echo("left outside this workspace (shared by all your workspaces; remove by hand if you want):")
+            typer.echo(f"  {user_data_dir()}  (reputation table, install records)")
+            typer.echo(f"  {user_config_dir()}  (your signing key: flags and answers you signed stop verifying)")
