@@ -3,8 +3,8 @@
 The CLI (pinned in ``fixtures/agents/package.json``) talks to a scripted fake OpenAI Responses
 upstream (``fixtures/upstreams/fake_responses.py``) with an isolated HOME and CODEX_HOME, so a run
 needs no network, no account and no user config. Scratch directories live under the repo's
-``.e2e-tmp/``, never under ``/tmp``: Codex refuses to create its helper binaries under a temporary
-directory.
+``.e2e-tmp/`` (or, for a checkout under a temporary directory, in the user's cache directory), never
+under ``/tmp``: Codex refuses to create its helper binaries under a temporary directory.
 
 Typical use::
 
@@ -18,11 +18,13 @@ This module holds no tests.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +42,29 @@ from harness import (
 )
 
 FAKE_RESPONSES = UPSTREAMS / "fake_responses.py"
-E2E_TMP = REPO_ROOT / ".e2e-tmp"
+
+
+def _under_a_temp_dir(path: Path) -> bool:
+    temps = {Path(tempfile.gettempdir()).resolve(), Path("/tmp").resolve(), Path("/var/tmp").resolve()}
+    resolved = path.resolve()
+    return any(temp == resolved or temp in resolved.parents for temp in temps)
+
+
+def e2e_tmp_root() -> Path:
+    """Where Codex scratch directories go: $VACANT_E2E_TMP, else the checkout's `.e2e-tmp/` -- unless
+    the checkout itself lies under a temporary directory (a clone under /tmp), which Codex refuses:
+    then a directory of this checkout's own in the user's cache directory."""
+    override = os.environ.get("VACANT_E2E_TMP")
+    if override:
+        return Path(override)
+    local = REPO_ROOT / ".e2e-tmp"
+    if not _under_a_temp_dir(local):
+        return local
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "vacant-e2e" / hashlib.sha256(str(REPO_ROOT).encode()).hexdigest()[:12]
+
+
+E2E_TMP = e2e_tmp_root()
 
 MODEL = "gpt-5.5"  # a slug from Codex's bundled catalog: the freeform apply_patch tool is offered
 FAKE_API_KEY = "sk-fake-codex"
@@ -58,16 +82,18 @@ class CodexScratch:
     Removed on a clean exit of the ``with`` block unless $VACANT_KEEP_E2E is set; kept when the
     block raised, for a look at what happened."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, base: Path | None = None) -> None:
+        """`base`: a directory of the caller's (a test that runs no Codex needs no Codex-safe place)."""
         safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:60]
-        self.path = E2E_TMP / f"{safe}-{uuid.uuid4().hex[:8]}"
+        self.codex_safe = base is None
+        self.path = (base or E2E_TMP) / f"{safe}-{uuid.uuid4().hex[:8]}"
         self.home = self.path / "home"
         self.codex_home = self.home / ".codex"
         self.vacant_home = self.path / "vacant-data"
 
     def __enter__(self) -> "CodexScratch":
-        if str(self.path.resolve()).startswith("/tmp/"):
-            raise RuntimeError(f"{self.path} is under /tmp: Codex refuses its helper binaries there")
+        if self.codex_safe and _under_a_temp_dir(self.path.parent):
+            raise RuntimeError(f"{self.path} is under a temporary directory: Codex refuses its helper binaries there")
         self.codex_home.mkdir(parents=True)
         self.vacant_home.mkdir(parents=True)
         return self

@@ -15,14 +15,25 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "e2e: drives a real agent binary against a fake upstream")
 
 
-@pytest.fixture
-def scratch(request):
-    """HOME, CODEX_HOME and a workspace under .e2e-tmp/ (Codex refuses /tmp), kept when the test failed."""
+def _scratch(request, base):
     from codex_harness import CodexScratch
 
     failed_before = request.session.testsfailed
-    made = CodexScratch(request.node.name).__enter__()
-    (made.path / "tmp").mkdir()  # a TMPDIR outside /tmp for the agents' own temp files
+    made = CodexScratch(request.node.name, base).__enter__()
+    (made.path / "tmp").mkdir()  # a TMPDIR of the test's own for the agents' temp files
     yield made
     if request.session.testsfailed == failed_before:
         made.__exit__(None, None, None)
+
+
+@pytest.fixture
+def scratch(request):
+    """HOME, CODEX_HOME and a workspace where Codex accepts them (never under a temporary
+    directory, whatever the checkout's path), kept when the test failed."""
+    yield from _scratch(request, None)
+
+
+@pytest.fixture
+def plain_scratch(request, tmp_path):
+    """The same layout under pytest's tmp_path, for tests that run no Codex."""
+    yield from _scratch(request, tmp_path)

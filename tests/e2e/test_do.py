@@ -139,7 +139,8 @@ def last_user_text(request: dict) -> str:
     return json.dumps(messages[-1]) if messages else ""
 
 
-def test_claude_rounds_until_green(scratch):
+def test_claude_rounds_until_green(plain_scratch):
+    scratch = plain_scratch
     ws = (scratch.path / "ws").resolve()
     turns = [write(ws, "RATE = 0.09\n"), say("Done."), edit(ws, "0.09", "0.08", match=FEEDBACK), say("Fixed.")]
     with FakeUpstream({"turns": turns}, scratch.path / "upstream") as upstream:
@@ -166,7 +167,8 @@ def test_claude_rounds_until_green(scratch):
     assert not (workspace / ".vacant" / "errors.log").exists()
 
 
-def test_claude_never_fixed_is_stopped_by_the_round_budget(scratch):
+def test_claude_never_fixed_is_stopped_by_the_round_budget(plain_scratch):
+    scratch = plain_scratch
     ws = (scratch.path / "ws").resolve()
     turns = [write(ws, "RATE = 0.09\n"), say("Done.")]  # every later request: a plain "done."
     with FakeUpstream({"turns": turns}, scratch.path / "upstream") as upstream:
@@ -352,7 +354,8 @@ echo "second pass" >> notes/a.txt
 """
 
 
-def test_a_plain_command_is_recorded_burst_by_burst(scratch):
+def test_a_plain_command_is_recorded_burst_by_burst(plain_scratch):
+    scratch = plain_scratch
     workspace = git_workspace(scratch.path / "ws", FILES)
     script = scratch.path / "agent.sh"
     script.write_text(AGENT_SCRIPT)

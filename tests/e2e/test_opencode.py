@@ -33,7 +33,8 @@ def text(words: str, match: str | None = None) -> dict:
     return {**turn, "match": match} if match else turn
 
 
-def test_planted_error_on_opencode(scratch):
+def test_planted_error_on_opencode(plain_scratch):
+    scratch = plain_scratch
     files = {**FILES, "spec/rates.md": "The rate is 0.08.\n"}
     workspace = git_workspace(scratch.path / "ws", files).resolve()
     config = str(workspace / "config.py")
@@ -96,9 +97,10 @@ def test_planted_error_on_opencode(scratch):
     assert not (workspace / ".vacant" / "errors.log").exists()
 
 
-def test_installed_plugin_records_and_reports_at_idle(scratch):
+def test_installed_plugin_records_and_reports_at_idle(plain_scratch):
     """`vacant init --platform opencode` (no `vacant do`): the plugin records every step and the Stop
     pipeline reports at `session.idle`, claiming no feedback round (nothing could carry it)."""
+    scratch = plain_scratch
     workspace = git_workspace(scratch.path / "ws", FILES).resolve()
     turns = [tool("write", filePath=str(workspace / "config.py"), content="RATE = 0.09\n"), text("Done.")]
     with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
