@@ -27,7 +27,12 @@ from vacant.policy.flags import FlagError
 from vacant.store.states import ReconstructionError
 from vacant.store.steplog import LockTimeout
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Know who did what in an agent run.")
+# Help shows an argument by its name and what it means; typer's type tags (`<str>`) say nothing a
+# person needs there.
+typer.core.TyperArgument.display_type_rich = lambda self, ctx: None
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Know who did what in an agent run.",
+                  rich_markup_mode=None)  # plain help: no type tags, no boxes
 
 # Errors a user can fix: one sentence, exit 3, no traceback.
 USER_ERRORS = (WorkspaceError, InstallError, UnknownPlatform, ReconstructionError, LockTimeout,

@@ -61,6 +61,8 @@ FINDING_FIELDS = (
                                            "`subagent:<id>`, `command:<cmd>`, `pinned:<path>`)"),
     Field("origin_source", "string|null", "the source outside the run, if the value came from one"),
     Field("evidence", "object", "how the grade was reached (below)"),
+    Field("diff", "string|null", "what the step where the finding appeared changed at its location (a short "
+                                 "unified diff rebuilt from the recorded states), or null"),
     Field("blocking", "bool", "whether the finding holds the agent back (env and gap findings never do)"),
 )
 

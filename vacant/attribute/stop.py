@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
+from vacant.attribute.diffs import step_diff
 from vacant.attribute.lineage import Source, find_source, introduced_value
 from vacant.attribute.replay import (
     BudgetExceeded,
@@ -52,6 +53,7 @@ class Attribution:
     final_level: str | None = None  # for lineage_internal: the grade at the producing step
     flip_step: int | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    diff: str | None = None  # what the flip step changed at the finding's location
 
 
 @dataclass
@@ -162,6 +164,7 @@ class Pipeline:
             method=flip.method, flaky=flip.flaky, states_evaluated=sorted(flip.evaluated),
             rerun=f"vacant replay {self.log.run_id}",
         )
+        attribution.diff = step_diff(self.timeline, self.store, flip.index, finding.path, finding.line)
         if flip.index is not None:
             self.log.emit("flip", finding=finding.id, step=attribution.flip_step, state=flip.index, method=flip.method)
         return attribution
@@ -186,6 +189,7 @@ class Pipeline:
             "lineage_source": attribution.first_hop or (attribution.source.describe() if attribution.source else None),
             "origin_source": attribution.source.describe() if attribution.source else None,
             "evidence": attribution.evidence,
+            "diff": attribution.diff,
             "blocking": attribution.level not in levels.NON_BLOCKING_LEVELS,
         }
 

@@ -14,7 +14,7 @@ from vacant.commands.asks import (
     resolve_id,
     when,
 )
-from vacant.commands.common import workspace
+from vacant.commands.common import print_json, workspace
 from vacant.policy import asks as book
 
 
@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
                                               help="The approval goes stale after this long, e.g. 10m, 2h, 1d."),
         refuse_if_moved: bool = typer.Option(False, "--refuse-if-moved",
                                              help="The approval goes stale if the workspace changes before it is used."),
+        as_json: bool = typer.Option(False, "--json", help="The answered card as one JSON object."),
     ) -> None:
         """Approve an action the gate held back: the same action passes exactly once (signed with your key)."""
         refuse_inside_agent()
@@ -41,6 +42,9 @@ def register(app: typer.Typer) -> None:
             card = book.answer(root, ask_id, "approved", expires_s=seconds, refuse_if_moved=refuse_if_moved)
         except book.AskError as error:
             fail(str(error))
+        if as_json:
+            print_json(card)
+            return
         until = f" until {when(card['decision']['expires_at'])}" if card["decision"].get("expires_at") else ""
         moved = ", unless the workspace changes first" if refuse_if_moved else ""
         typer.echo(f"approved {card['id']}{until}{moved}: the agent may now make the same call once")
@@ -49,6 +53,7 @@ def register(app: typer.Typer) -> None:
     @app.command("decline")
     def decline_command(
         ask_id: str = typer.Argument(..., metavar="ASK", help="The card's id, e.g. ask#3 (`vacant asks`)."),
+        as_json: bool = typer.Option(False, "--json", help="The answered card as one JSON object."),
     ) -> None:
         """Decline an action the gate held back (signed with your key); the agent is told, nothing runs."""
         refuse_inside_agent()
@@ -58,5 +63,8 @@ def register(app: typer.Typer) -> None:
             card = book.answer(root, ask_id, "declined")
         except book.AskError as error:
             fail(str(error))
+        if as_json:
+            print_json(card)
+            return
         typer.echo(f"declined {card['id']}: the action will not run")
 

@@ -26,13 +26,18 @@ def register(app: typer.Typer) -> None:
         name: str = typer.Argument(..., help="The check's name: lowercase letters, digits, '-'."),
         command: List[str] = typer.Argument(..., help="After `--`: the command, one line of shell."),
         precondition: bool = typer.Option(False, "--precondition", help="A statement that holds now and must stay true."),
-        timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before the check is killed (default 300)."),
+        timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS",
+                                                help="Seconds before the check is killed (default 300)."),
+        as_json: bool = typer.Option(False, "--json", help="The added check and its probe as one JSON object."),
     ) -> None:
         """Add a check after probing it: an acceptance check must fail now, a precondition must hold."""
         added = add_check(workspace(), name, command_line(command), precondition=precondition, timeout=timeout,
                           probe_cap=PROBE_CAP_S)
         probe = added.check.probe
         kind = "precondition" if precondition else "check"
+        if as_json:
+            print_json({"kind": kind, **added.check.model_dump(), "warnings": list(added.warnings)})
+            return
         evidence = "timed out" if probe and probe.timed_out else f"exit {probe.exit_code if probe else '?'}"
         typer.echo(f"added {kind} {added.check.name!r} to {CONTRACT_FILE} (probe: {evidence} in {probe.seconds if probe else 0:.2f} s)")
         for warning in added.warnings:

@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from vacant.commands.common import print_json
+from vacant.commands.stop import render_report
 from vacant.core.exitcodes import Exit
 from vacant.do.runner import DEFAULT_BURST_GAP_S, Runner, do_root
 from vacant.platforms.driver import DoError
@@ -23,11 +25,13 @@ def register(app: typer.Typer) -> None:
             None, "--rounds", min=0,
             help="Continue the session with the feedback at most N times (default: the contract's stop.rounds).",
         ),
-        platform: str = typer.Option("auto", "--platform", help="claude, codex, opencode, command, or auto."),
+        platform: str = typer.Option("auto", "--platform", metavar="NAME", help="claude, codex, opencode, command, or auto."),
         burst_gap: float = typer.Option(
             DEFAULT_BURST_GAP_S, "--burst-gap", min=0.05,
             help="A command without hooks: seconds of quiet that end a burst of changes (one step).",
         ),
+        as_json: bool = typer.Option(False, "--json", help="At the end, print the last Stop's report as JSON on "
+                                                           "stdout (the agent's own output is left as it is)."),
     ) -> None:
         """Run AGENT recorded, with vacant's hooks there for the duration only; while blocking
         findings remain and rounds are left, continue its session with the feedback. Exit 0 when
@@ -38,7 +42,9 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"vacant: {error}", err=True)
             raise typer.Exit(int(Exit.USER_ERROR))
         if result.report is not None and result.run is not None:
-            from vacant.commands.stop import render_report
-
-            typer.echo(render_report(result.report), err=True)
+            if as_json:
+                print_json({"run": result.run.name, "rounds": result.rounds, "exit_code": result.code,
+                            "report": result.report})
+            else:
+                typer.echo(render_report(result.report), err=True)
         raise typer.Exit(result.code)

@@ -16,15 +16,25 @@ def register(app: typer.Typer) -> None:
     def flag_command(
         spec: str = typer.Argument(..., metavar="PATH[:A[-B]]", help="The file, and optionally its line or lines."),
         note: str = typer.Argument(..., help="What is wrong, in your words."),
+        as_json: bool = typer.Option(False, "--json", help="The flag as one JSON object."),
     ) -> None:
         """Flag lines of a file as wrong (signed with your key); it blocks until the text is gone."""
         flag = add_flag(workspace(), spec, note, cwd=Path.cwd())
+        if as_json:
+            print_json(flag.to_json())
+            return
         typer.echo(f"flagged {flag.spec} as {flag.id}: {flag.note}")
 
     @app.command("unflag")
-    def unflag_command(flag_id: str = typer.Argument(..., metavar="ID", help="The flag's id (`vacant flags`).")) -> None:
+    def unflag_command(
+        flag_id: str = typer.Argument(..., metavar="ID", help="The flag's id (`vacant flags`)."),
+        as_json: bool = typer.Option(False, "--json", help="The withdrawn flag as one JSON object."),
+    ) -> None:
         """Withdraw a flag."""
         flag = withdraw(workspace(), flag_id)
+        if as_json:
+            print_json(flag.to_json())
+            return
         typer.echo(f"withdrew {flag.id} ({flag.spec})")
 
     @app.command("flags")

@@ -67,7 +67,7 @@ def _short(value: Any, width: int = 70) -> str:
 
 def register(app: typer.Typer) -> None:
     @app.command("runs")
-    def runs_command(as_json: bool = typer.Option(False, "--json", help="One JSON object per run.")) -> None:
+    def runs_command(as_json: bool = typer.Option(False, "--json", help="A JSON list: one object per run, oldest first.")) -> None:
         """List the recorded runs of this workspace, oldest first."""
         rows = [_summary(run_dir) for run_dir in list_runs(workspace())]
         if as_json:
@@ -95,10 +95,21 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"vacant: warning: {warning.message}", err=True)
 
     @app.command("verify")
-    def verify_command(run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest).")) -> None:
+    def verify_command(
+        run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
+        as_json: bool = typer.Option(False, "--json", help="One JSON object: the verdict and every problem."),
+    ) -> None:
         """Check a run's hash chain: edits, deletions, insertions, reordering, torn lines."""
         log = StepLog(resolve_run(workspace(), run))
         problems = verify(log)
+        if as_json:
+            fatal = [p for p in problems if p.fatal]
+            print_json({"run": log.run_id, "intact": not fatal, "records": len(log.records()),
+                        "problems": [{"line": p.line, "kind": p.kind, "detail": p.detail, "fatal": p.fatal}
+                                     for p in problems]})
+            if fatal:
+                raise typer.Exit(int(Exit.FAILED))
+            return
         for problem in problems:
             label = "warning" if not problem.fatal else "TAMPERED"
             typer.echo(f"{label}: line {problem.line}: {problem.kind}: {problem.detail}")

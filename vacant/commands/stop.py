@@ -13,6 +13,12 @@ from vacant.core.locations import WorkspaceError, resolve_run
 from vacant.store import reputation
 
 
+def _rounds(report: dict[str, Any]) -> str:
+    if not report.get("rounds"):
+        return "report only: no feedback round here"
+    return f"feedback round {report.get('round')} of {report.get('rounds')}"
+
+
 def render_report(report: dict[str, Any]) -> str:
     coverage = report["read_coverage"]
     lines = [f"run {report['run']}: {len(report['findings'])} finding(s); "
@@ -33,8 +39,11 @@ def render_report(report: dict[str, Any]) -> str:
             lines.append(f"      value {item['evidence'].get('value')} seen in {item['lineage_source']}")
         if item["evidence"].get("why"):
             lines.append(f"      why: {item['evidence']['why']}")
+        if item.get("diff"):
+            lines.append(f"      step {item.get('flip_step')} changed:")
+            lines += [f"        {row}" for row in item["diff"].splitlines()]
     if report.get("decision"):
-        lines.append(f"decision: {report['decision']} (round {report.get('round')} of {report.get('rounds')})")
+        lines.append(f"decision: {report['decision']} ({_rounds(report)})")
     return "\n".join(lines)
 
 
@@ -43,7 +52,7 @@ def register(app: typer.Typer) -> None:
     def replay_command(
         run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
         as_json: bool = typer.Option(False, "--json"),
-        budget: Optional[float] = typer.Option(None, "--budget", help="Seconds (default: the contract's)."),
+        budget: Optional[float] = typer.Option(None, "--budget", metavar="SECONDS", help="Seconds (default: the contract's)."),
     ) -> None:
         """Re-run the Stop pipeline on a recorded run: checks, replay, grades (no feedback sent)."""
         from vacant.attribute.stop import Pipeline
@@ -59,7 +68,7 @@ def register(app: typer.Typer) -> None:
     def report_command(
         run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
         as_json: bool = typer.Option(False, "--json"),
-        stop_number: Optional[int] = typer.Option(None, "--stop", help="The N-th Stop of the run (default: the last)."),
+        stop_number: Optional[int] = typer.Option(None, "--stop", metavar="N", help="The N-th Stop of the run (default: the last)."),
     ) -> None:
         """Print the last Stop's result for a run (or the N-th with --stop)."""
         run_dir = resolve_run(workspace(), run)
@@ -93,7 +102,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("route")
     def route_command(
-        task_family: str = typer.Option(..., "--task-family"),
+        task_family: str = typer.Option(..., "--task-family", metavar="FAMILY", help="The task family to route (the contract's task_family)."),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Cells with at least 5 reviews for a task family, best interval lower bound first."""
