@@ -98,6 +98,7 @@ class GradedFinding:
     lineage_source: str | None
     rerun: str
     ts: float
+    standing: bool  # reported by the run's last Stop pipeline (False: fixed, or gone since)
 
 
 @dataclass
@@ -245,9 +246,16 @@ def _open_agent_calls(view: RunView):
 def _findings(view: RunView, run: str) -> list[GradedFinding]:
     """One per finding id: where it was last found, with its last grade (if a Stop graded it)."""
     found: dict[str, dict[str, Any]] = {}
+    last_round: set[str] = set()  # the ids reported after the last `stop` that ran the pipeline
+    fresh = True
     for record in view.records:
         kind = record["type"]
+        if kind == "stop":
+            fresh = True
+        elif kind in ("check", "finding") and fresh:
+            last_round, fresh = set(), False
         if kind == "finding":
+            last_round.add(record["id"])
             found[record["id"]] = {**found.get(record["id"], {}), "finding": record}
         elif kind in ("attribution", "flip") and record["finding"] in found:
             found[record["finding"]][kind] = record
@@ -260,6 +268,6 @@ def _findings(view: RunView, run: str) -> list[GradedFinding]:
             step=attribution["step"] if attribution else (flip["step"] if flip else None),
             flip_step=flip["step"] if flip else None,
             lineage_source=attribution.get("lineage_source") if attribution else None,
-            rerun=f"vacant replay {run}", ts=float((attribution or finding)["ts"]),
+            rerun=f"vacant replay {run}", ts=float((attribution or finding)["ts"]), standing=finding_id in last_round,
         ))
     return graded

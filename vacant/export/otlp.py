@@ -231,7 +231,7 @@ def _finding_event(spans: _Spans, model: RunModel, finding: GradedFinding) -> No
         "vacant.finding.id": finding.id, "vacant.finding.level": level, "vacant.finding.step": finding.step,
         "vacant.finding.flip_step": finding.flip_step, "vacant.finding.path": finding.path,
         "vacant.finding.line": finding.line, "vacant.finding.lineage_source": finding.lineage_source,
-        "vacant.finding.rerun": finding.rerun,
+        "vacant.finding.rerun": finding.rerun, "vacant.finding.standing": finding.standing,
     })
 
 
