@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from vacant.export import agent_trace, authorship, model as run_model, otlp
 from vacant.export.model import SAFE_ARGUMENTS, Change, ExportError, RunModel, ToolCall, safe_arguments
-from vacant.objects import ObjectStore
-from vacant.platforms.base import HookCall, Read
+from vacant.store.objects import ObjectStore
+from vacant.core.calls import HookCall, Read
 from vacant.platforms.claude import PLATFORM
-from vacant.recorder import Recorder
-from vacant.states import save_manifest, store_for
+from vacant.hook import stop_pipeline
+from vacant.record.recorder import Recorder
+from vacant.store.states import save_manifest, store_for
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
@@ -45,7 +46,11 @@ def record(ws: Path, monkeypatch) -> Path:
     rec = Recorder(ws, "s1", PLATFORM)
 
     def call(kind: str, **fields) -> None:
-        Recorder(ws, "s1", PLATFORM).handle(HookCall(kind, "s1", ws, model="model-x", **fields))
+        recorder = Recorder(ws, "s1", PLATFORM)
+        hook_call = HookCall(kind, "s1", ws, model="model-x", **fields)
+        recorder.handle(hook_call)
+        if kind == "stop":  # what the hook entry does after the recorder
+            stop_pipeline(recorder, hook_call)
 
     call("session_start", source="startup")
     call("tool_pre", tool="Read", tool_input={"file_path": str(ws / "spec.md")}, key="t1", scope=[])
