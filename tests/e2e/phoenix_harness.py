@@ -1,5 +1,6 @@
 """A real Arize Phoenix server for the export tests: `phoenix serve` from `.venv-phoenix` (made by
-scripts/setup) on free loopback ports, its working directory (SQLite database) in a temp dir.
+scripts/setup) on free loopback ports, its working directory (SQLite database) in a temp dir, with
+its telemetry and its own fetches of outside resources turned off.
 
 Startup is polled on /healthz with a deadline; the server's whole process group is killed on
 exit, whatever happened. A missing install fails the test (never skips).
@@ -49,7 +50,9 @@ class Phoenix:
         self.workdir.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PHOENIX_", "OTEL_"))}
         env.update(PHOENIX_WORKING_DIR=str(self.workdir), PHOENIX_PORT=str(self.port), PHOENIX_HOST="127.0.0.1",
-                   PHOENIX_GRPC_PORT=str(self.grpc_port), PHOENIX_TELEMETRY_ENABLED="false")
+                   PHOENIX_GRPC_PORT=str(self.grpc_port), PHOENIX_TELEMETRY_ENABLED="false",
+                   # no fetches of its own (a WASM sandbox binary, a docs MCP server): loopback only
+                   PHOENIX_ALLOW_EXTERNAL_RESOURCES="false", PHOENIX_DISABLE_AGENT_ASSISTANT="true")
         started = time.monotonic()
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen([str(PHOENIX), "serve"], cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,

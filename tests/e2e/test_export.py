@@ -29,9 +29,16 @@ NOTES = "# Notes\nThe rate comes from spec/rates.md.\nIt is a fraction.\n"
 SECRET_IN_CONTENT = "CONTENT-ONLY-1b7f"  # written into a file by Write: must not leave in any export
 
 
-@pytest.fixture
-def recorded(tmp_path, monkeypatch):
-    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "vacant-data"))
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """One recorded run for the module's tests (each export reads it, none changes it)."""
+    tmp_path = tmp_path_factory.mktemp("recorded")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("VACANT_HOME", str(tmp_path / "vacant-data"))
+        yield record(tmp_path)
+
+
+def record(tmp_path):
     ws = tmp_path / "ws"
     turns = [
         turn(tool("Read", file_path=str(ws / "spec" / "rates.md"))),
