@@ -4,6 +4,7 @@ Agent Trace record against the vendored schema, and the command's errors."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -230,9 +231,10 @@ def test_agent_trace_record(run_dir, ws):
     assert trace["vcs"] == {"type": "git", "revision": head}
     files = {f["path"]: f["conversations"] for f in trace["files"]}
     assert sorted(files) == ["config.py", "notes.md"]
+    on_disk = hashlib.sha256("\n".join((ws / "config.py").read_text().splitlines()).encode()).hexdigest()
     assert files["config.py"] == [{"contributor": {"type": "ai", "model_id": "anthropic/model-x"},
-                                   "ranges": [{"start_line": 1, "end_line": 2, "content_hash": files["config.py"][0]["ranges"][0]["content_hash"]}]}]
-    assert [r["start_line"] for r in files["notes.md"][0]["ranges"]] == [1]
+                                   "ranges": [{"start_line": 1, "end_line": 2, "content_hash": f"sha256:{on_disk}"}]}]
+    assert [(r["start_line"], r["end_line"]) for r in files["notes.md"][0]["ranges"]] == [(1, 3)]
     assert trace["metadata"]["dev.vacant"]["agents"]["sub1"]["steps"] == [3]
     assert CONTENT not in json.dumps(trace)
 

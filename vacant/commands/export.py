@@ -44,7 +44,8 @@ def register(app: typer.Typer) -> None:
         otlp_url: Optional[str] = typer.Option(None, "--otlp", help="OTLP/HTTP collector URL (…/v1/traces added)."),
         header: list[str] = typer.Option([], "--header", help="NAME=VALUE sent with the OTLP request (repeatable)."),
         timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the collector."),
-        trace_file: Optional[str] = typer.Option(None, "--agent-trace", help="Write an Agent Trace record to a new FILE (- for stdout)."),
+        trace_file: Optional[str] = typer.Option(None, "--agent-trace",
+                                                 help="Write an Agent Trace record to a new FILE (- for stdout)."),
         as_json: bool = typer.Option(False, "--json", help="Print what was exported as JSON."),
     ) -> None:
         """Send a run as OpenTelemetry traces, or write it as an Agent Trace record."""

@@ -91,7 +91,7 @@ class _Spans:
         self.model = model
         run = model.run
 
-        class FixedIds(otel.IdGenerator):  # type: ignore[misc, valid-type]
+        class FixedIds(otel.IdGenerator):  # type: ignore[misc, valid-type, name-defined]
             next_span = 1
 
             def generate_trace_id(self) -> int:
@@ -190,7 +190,7 @@ def _tool_span(spans: _Spans, model: RunModel, call: ToolCall, root: Any) -> Any
     else:
         parent = spans.spans.get(f"agent:{call.agent}")
         if parent is None:  # an Agent call whose own agent span is not built yet
-            _agent_span(spans, model, model.agents[call.agent], root)
+            _agent_span(spans, model, model.agents[str(call.agent)], root)
             parent = spans.spans[f"agent:{call.agent}"]
         span = spans.start(label, f"execute_tool {call.tool}", parent, call.start, {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.tool,
