@@ -13,6 +13,7 @@ from vacant.commands import check as check_cmd
 from vacant.commands import contract as contract_cmd
 from vacant.commands import demo, doctor, init, runs, scan, uninstall
 from vacant.commands import do as do_cmd
+from vacant.commands import export as export_cmd
 from vacant.commands import flag as flag_cmd
 from vacant.commands import gate as gate_cmd
 from vacant.commands import hints as hints_cmd
@@ -20,6 +21,7 @@ from vacant.commands import stop as stop_cmd
 from vacant.core.exitcodes import Exit
 from vacant.core.keys import KeyFileError
 from vacant.core.locations import WorkspaceError
+from vacant.export.model import ExportError
 from vacant.platforms.all_platforms import UnknownPlatform
 from vacant.platforms.settings_file import InstallError
 from vacant.policy.contract import ContractError
@@ -36,7 +38,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Know who did
 
 # Errors a user can fix: one sentence, exit 3, no traceback.
 USER_ERRORS = (WorkspaceError, InstallError, UnknownPlatform, ReconstructionError, LockTimeout,
-               ContractError, FlagError, KeyFileError)
+               ContractError, FlagError, KeyFileError, ExportError)
 
 
 def _version(value: bool) -> None:
@@ -52,7 +54,8 @@ def root(
     """vacant records agent runs through the platforms' own hooks."""
 
 
-for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd):
+for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd,
+               export_cmd):
     module.register(app)
 
 

@@ -1,0 +1,115 @@
+"""Who wrote each line of the files a run changed, at the run's final recorded state.
+
+Each file's versions are followed through the run's change records in order: lines a change
+keeps (difflib's equal blocks) keep their author, lines it inserts or replaces belong to the
+change's step (or to nobody known, for a change seen while several steps were open). Lines that
+were there at the baseline have no author here.
+
+Limits: text files only (a NUL byte in the first 8 KiB, or content above the object-store cap,
+skips the file, with the reason); a line moved within a file counts as deleted and re-inserted
+(difflib matches in order), so it goes to the step that moved it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from vacant.export.model import Change, RunModel
+from vacant.store.objects import ObjectStore
+from vacant.store.states import load_manifest
+
+GROUP = -1  # the author of a line written while several steps were open (owner unknown)
+BINARY_PROBE = 8192
+
+
+@dataclass(frozen=True)
+class Span:
+    """Lines start..end (1-based, inclusive) of the final text, all written by `step`."""
+    start: int
+    end: int
+    step: int  # a step number, or GROUP
+    text: str  # those lines, newline-joined (for a content hash; never exported as such)
+
+
+@dataclass(frozen=True)
+class FileAuthors:
+    path: str
+    spans: list[Span]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    why: str
+
+
+def authors(model: RunModel, store: ObjectStore) -> tuple[list[FileAuthors], list[Skipped]]:
+    """Line authors of every file the run left changed and present at its end."""
+    manifest = load_manifest(store, model.baseline)
+    lines: dict[str, list[tuple[str, int | None]]] = {}
+    skipped: dict[str, str] = {}
+    gone: set[str] = set()  # removed during the run: a later version starts from nothing
+    for step, change in _changes_in_order(model):
+        for rel in change.removed:
+            lines.pop(rel, None)
+            skipped.pop(rel, None)
+            gone.add(rel)
+        for rel in (*change.added, *change.changed):
+            if rel in skipped:
+                continue
+            text, why = _text(store, change.entries.get(rel))
+            if text is None:
+                lines.pop(rel, None)
+                if why:
+                    skipped[rel] = why
+                continue
+            before = lines.get(rel)
+            if before is None:
+                base_text, _ = _text(store, None if rel in gone else manifest.get(rel))
+                before = [(line, None) for line in (base_text or "").splitlines()]
+            lines[rel] = _carry(before, text.splitlines(), step)
+    found = [FileAuthors(rel, _spans(owned)) for rel, owned in sorted(lines.items())]
+    return [f for f in found if f.spans], [Skipped(rel, why) for rel, why in sorted(skipped.items())]
+
+
+def _changes_in_order(model: RunModel) -> list[tuple[int, Change]]:
+    """(owner step or GROUP, change) for every change record, in log order."""
+    items = [(call.step, change) for call in model.calls.values() for change in call.changes]
+    items += [(GROUP, change) for change in model.group_changes]
+    return sorted(items, key=lambda item: item[1].seq)
+
+
+def _text(store: ObjectStore, entry: tuple | list | None) -> tuple[str | None, str | None]:
+    if not entry or entry[0] != "f":
+        return None, None
+    if not store.has(entry[3]):
+        return None, "content above the object-store cap was not kept"
+    data = store.get(entry[3])
+    if b"\0" in data[:BINARY_PROBE]:
+        return None, "binary file"
+    return data.decode("utf-8", "replace"), None
+
+
+def _carry(before: list[tuple[str, int | None]], after: list[str], step: int) -> list[tuple[str, int | None]]:
+    old = [line for line, _ in before]
+    result: list[tuple[str, int | None]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=after, autojunk=False).get_opcodes():
+        if tag == "equal":
+            result += before[i1:i2]
+        else:
+            result += [(line, step) for line in after[j1:j2]]
+    return result
+
+
+def _spans(owned: list[tuple[str, int | None]]) -> list[Span]:
+    spans: list[Span] = []
+    run_start = 0
+    for index in range(1, len(owned) + 1):
+        if index == len(owned) or owned[index][1] != owned[run_start][1]:
+            owner = owned[run_start][1]
+            if owner is not None:
+                text = "\n".join(line for line, _ in owned[run_start:index])
+                spans.append(Span(run_start + 1, index, owner, text))
+            run_start = index
+    return spans
