@@ -29,9 +29,10 @@ from vacant.policy.flags import FlagError
 from vacant.store.states import ReconstructionError
 from vacant.store.steplog import LockTimeout
 
-# Help shows an argument by its name and what it means; typer's type tags (`<str>`) say nothing a
-# person needs there.
+# Help shows an argument by its name and an option by its metavar (or its name in capitals), never
+# typer's type tags (`<str>`, `<list[str]>`): they say nothing a person needs there.
 typer.core.TyperArgument.display_type_rich = lambda self, ctx: None
+typer.core.TyperOption.display_type_rich = lambda self, ctx: None if self.is_flag else (self.metavar or self.name.upper())
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Know who did what in an agent run.",
                   rich_markup_mode=None)  # plain help: no type tags, no boxes
