@@ -11,10 +11,10 @@ from typing import Any, Optional
 import typer
 
 from vacant.commands.common import print_json, workspace
+from vacant.core.locations import resolve_run
 from vacant.export import agent_trace, model, otlp
 from vacant.export.model import ExportError
 from vacant.store.states import store_for
-from vacant.core.locations import resolve_run
 
 
 def _headers(pairs: list[str]) -> dict[str, str] | None:

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-import threading
-
 import typer
 
 from vacant.commands.common import print_json, workspace
+from vacant.core.progress import progress
 from vacant.store.states import open_scanner
-
-PROGRESS_AFTER_S = 1.0
-
-
-def _spinner(done: threading.Event) -> None:
-    """A progress line on a terminal, only when the scan takes longer than a second."""
-    if done.wait(PROGRESS_AFTER_S):
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status("scanning the workspace…"):
-        done.wait()
 
 
 def register(app: typer.Typer) -> None:
@@ -28,17 +14,8 @@ def register(app: typer.Typer) -> None:
     def scan_command(as_json: bool = typer.Option(False, "--json", help="One JSON object.")) -> None:
         """Scan the whole workspace against the previous scan."""
         scanner = open_scanner(workspace())
-        done = threading.Event()
-        progress = None
-        if sys.stderr.isatty() and not as_json:
-            progress = threading.Thread(target=_spinner, args=(done,), daemon=True)
-            progress.start()
-        try:
+        with progress("scanning the workspace…", enabled=not as_json):
             result = scanner.scan()
-        finally:
-            done.set()
-            if progress:
-                progress.join()
         summary = {
             "files": result.files,
             "hashed": result.hashed,

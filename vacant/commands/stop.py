@@ -10,6 +10,7 @@ import typer
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import WorkspaceError, resolve_run
+from vacant.core.progress import progress
 from vacant.store import reputation
 
 
@@ -59,7 +60,8 @@ def register(app: typer.Typer) -> None:
         from vacant.policy.contract import load_contract
 
         root = workspace()
-        report = Pipeline(root, resolve_run(root, run), load_contract(root), budget).run()
+        with progress("replaying the run on its recorded states…", enabled=not as_json):
+            report = Pipeline(root, resolve_run(root, run), load_contract(root), budget).run()
         print_json(report) if as_json else typer.echo(render_report(report))
         if report["findings"]:
             raise typer.Exit(int(Exit.FAILED))

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import ensure_state_dir, list_runs, run_dir, state_dir
+from vacant.core.progress import progress
 from vacant.do.watch import CommandDriver
 from vacant.platforms.all_platforms import load
 from vacant.platforms.driver import DoError, Driver, run_session
@@ -187,7 +188,8 @@ class Runner:
                                   f"recorded (`vacant doctor --platform {self.platform}` says why)")
                 session = session or run_session(run)
                 settle_hooks(self.root)
-                outcome = _stop(self.root, run, budget if driver.can_continue else 0)
+                with progress(f"round {round_no}: replaying and grading…"):
+                    outcome = _stop(self.root, run, budget if driver.can_continue else 0)
                 report = outcome.report
                 decision = self._decision(outcome, driver, code, grew)
                 StepLog(run).emit("round", round=round_no, command=self.argv, exit_code=code, decision=decision,

@@ -29,7 +29,14 @@ from typing import Any
 import xxhash
 
 from vacant import __version__
-from vacant.export.model import Agent, ExportError, GradedFinding, Read, RunModel, ToolCall
+from vacant.export.model import (
+    Agent,
+    ExportError,
+    GradedFinding,
+    Read,
+    RunModel,
+    ToolCall,
+)
 
 TRACES_PATH = "/v1/traces"
 INSTALL_HINT = "the OpenTelemetry exporter is not installed: pip install 'vacant[otel]'"
@@ -68,11 +75,15 @@ def _otel() -> SimpleNamespace:
     """The SDK modules, imported here only: an optional, heavy dependency off the hook path."""
     try:
         from opentelemetry import trace
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+            OTLPSpanExporter,
+        )
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
-        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+            InMemorySpanExporter,
+        )
         from opentelemetry.sdk.trace.id_generator import IdGenerator
     except ImportError as error:
         raise ExportError(f"{INSTALL_HINT} ({error.name} is missing)") from None
