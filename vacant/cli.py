@@ -9,6 +9,7 @@ import typer
 from vacant import __version__
 from vacant.commands import answer as answer_cmd
 from vacant.commands import asks as asks_cmd
+from vacant.commands import blame as blame_cmd
 from vacant.commands import check as check_cmd
 from vacant.commands import contract as contract_cmd
 from vacant.commands import demo, doctor, init, runs, scan, uninstall
@@ -17,7 +18,9 @@ from vacant.commands import export as export_cmd
 from vacant.commands import flag as flag_cmd
 from vacant.commands import gate as gate_cmd
 from vacant.commands import hints as hints_cmd
+from vacant.commands import restore as restore_cmd
 from vacant.commands import stop as stop_cmd
+from vacant.commands import view as view_cmd
 from vacant.core.exitcodes import Exit
 from vacant.core.keys import KeyFileError
 from vacant.core.locations import WorkspaceError
@@ -56,7 +59,7 @@ def root(
 
 
 for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd,
-               export_cmd):
+               export_cmd, blame_cmd, restore_cmd, view_cmd):
     module.register(app)
 
 

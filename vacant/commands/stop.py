@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Optional
 
 import typer
@@ -11,6 +12,8 @@ from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import WorkspaceError, resolve_run
 from vacant.core.progress import progress
+from vacant.show import html as show_html
+from vacant.show import markdown as show_markdown
 from vacant.store import reputation
 
 
@@ -71,15 +74,25 @@ def register(app: typer.Typer) -> None:
         run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
         as_json: bool = typer.Option(False, "--json"),
         stop_number: Optional[int] = typer.Option(None, "--stop", metavar="N", help="The N-th Stop of the run (default: the last)."),
+        html_file: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write the run view to this HTML file."),
+        form: str = typer.Option("text", "--format", metavar="FORMAT", help="text, json or md (GitHub-flavoured Markdown)."),
     ) -> None:
         """Print the last Stop's result for a run (or the N-th with --stop)."""
         run_dir = resolve_run(workspace(), run)
+        if form not in ("text", "json", "md"):
+            raise typer.BadParameter(f"--format {form!r}: use text, json or md")
+        if html_file is not None:  # the view shows the steps even before any Stop
+            written = show_html.write_view(workspace(), run_dir, html_file, stop_number)
+            typer.echo(f"run view written to {written}", err=True)
         path = run_dir / "report.json" if stop_number is None else run_dir / "reports" / f"{stop_number:04d}.json"
         if not path.exists():
             which = "no Stop report yet" if stop_number is None else f"no report for Stop {stop_number}"
             raise WorkspaceError(f"run {run_dir.name} has {which}: `vacant replay {run_dir.name}` makes one")
         report = json.loads(path.read_text())
-        print_json(report) if as_json else typer.echo(render_report(report))
+        if as_json or form == "json":
+            print_json(report)
+        else:
+            typer.echo(show_markdown.render(report) if form == "md" else render_report(report))
 
     @app.command("reputation")
     def reputation_command(as_json: bool = typer.Option(False, "--json")) -> None:

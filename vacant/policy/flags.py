@@ -220,17 +220,26 @@ def active_flags(root: Path, warn: bool = True) -> list[Flag]:
     return sorted(found, key=lambda flag: (flag.at, flag.id))
 
 
+def nearest_block(lines: list[str], block: list[str], near: int) -> int | None:
+    """The 0-based index of the exact occurrence of `block` in `lines` nearest to line `near`
+    (1-based; the earlier one on a tie), or None. How a flag (and `vacant blame`) follows lines
+    that moved."""
+    size = len(block)
+    hits = [index for index in range(len(lines) - size + 1) if lines[index : index + size] == block]
+    if not hits:
+        return None
+    return min(hits, key=lambda hit: (abs(hit + 1 - near), hit))
+
+
 def locate(flag: Flag, root: Path) -> Finding | None:
     """The flag's finding on the state at `root`, or None when its flagged text is gone."""
     lines = read_text_lines(Path(root) / flag.path)
     block = flag.text.split("\n")  # the flagged lines exactly (an empty last line included)
     if lines is None:
         return None
-    size = len(block)
-    hits = [index for index in range(len(lines) - size + 1) if lines[index : index + size] == block]
-    if not hits:
+    index = nearest_block(lines, block, flag.start)
+    if index is None:
         return None
-    index = min(hits, key=lambda hit: (abs(hit + 1 - flag.start), hit))
     return Finding(
         id=finding_id("flag:" + flag.id, flag.path, flag.text), source="flag", name=flag.id, path=flag.path,
         line=index + 1, col=None, message=flag.note, text=block[0],

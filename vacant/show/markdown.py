@@ -1,0 +1,84 @@
+"""`vacant report --format md`: a Stop report as GitHub-flavoured Markdown, for a pull-request
+comment. The whole text stays within 65,000 characters (GitHub refuses a comment body over 65,536):
+rows that do not fit are left out, with a line saying how many and where to see them all.
+
+Everything taken from the run (paths, messages, check names) is escaped for a table cell: pipes,
+backticks, HTML-significant characters and Markdown emphasis characters lose their meaning, and a
+newline becomes a space, so a message cannot break the table or inject markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vacant.core import levels
+
+LIMIT = 65_000
+_CELL_WIDTH = 300
+_SPECIAL = {"|": "\\|", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;",
+            "&": "&amp;", "#": "\\#", "~": "\\~", "\\": "\\\\"}
+
+
+def cell(value: Any, width: int = _CELL_WIDTH) -> str:
+    text = " ".join(str("" if value is None else value).split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return "".join(_SPECIAL.get(char, char) for char in text)
+
+
+def _who(item: dict[str, Any]) -> str:
+    actor = item.get("actor") or {}
+    return "/".join(str(actor.get(k) or "?") for k in ("platform", "agent_definition", "model")) if actor else "nobody"
+
+
+def _row(item: dict[str, Any]) -> str:
+    where = f"{item['path']}:{item['line']}" if item.get("path") and item.get("line") else (item.get("path") or "(no location)")
+    step = f"{item['step']} ({item['tool']})" if item.get("step") is not None else "—"
+    rerun = (item.get("evidence") or {}).get("rerun") or ""
+    return "| " + " | ".join([
+        cell(item["id"]), f"**{cell(item['level'])}**", cell(where), cell(step), cell(_who(item)),
+        cell(item.get("lineage_source") or "—"), cell(f"{item['source']} {item['name']}: {item['message']}"),
+        cell(rerun),
+    ]) + " |"
+
+
+def render(report: dict[str, Any], limit: int = LIMIT) -> str:
+    findings = report.get("findings", [])
+    coverage = report.get("read_coverage") or {}
+    head = [f"### vacant: {len(findings)} finding(s) in run `{cell(report.get('run'), 80)}`", ""]
+    checks = report.get("checks", [])
+    if checks:
+        head.append("Checks: " + ", ".join(f"{cell(c['name'], 80)} {'✅ pass' if c['passed'] else '❌ fail'}" for c in checks))
+        head.append("")
+    head.append(f"Read coverage: **{cell(coverage.get('state'))}** ({cell(coverage.get('why'))})")
+    head.append("")
+    counts: dict[str, int] = {}
+    for item in findings:
+        counts[item["level"]] = counts.get(item["level"], 0) + 1
+    if counts:
+        head += ["| level | findings | what it means |", "|---|---:|---|"]
+        head += [f"| **{cell(level)}** | {n} | {cell(levels.LEVELS.get(level, ('',))[0])} |" for level, n in counts.items()]
+        head.append("")
+    tail = ["", f"Full report: `vacant report {cell(report.get('run'), 80)}`; steps: `vacant log`; "
+                "the run view: `vacant view`."]
+    if not findings:
+        return "\n".join(head + ["No findings."] + tail)
+    table = ["| id | level | location | step | actor | lineage | finding | rerun |",
+             "|---|---|---|---|---|---|---|---|"]
+    return _fit(head, table, [_row(item) for item in findings], tail, limit)
+
+
+def _fit(head: list[str], table: list[str], rows: list[str], tail: list[str], limit: int) -> str:
+    note_room = 200
+    used = len("\n".join(head + table + tail)) + note_room
+    kept = []
+    for row in rows:
+        if used + len(row) + 1 > limit:
+            break
+        kept.append(row)
+        used += len(row) + 1
+    body = head + table + kept
+    if len(kept) < len(rows):
+        body += ["", f"_{len(rows) - len(kept)} more finding(s) not shown: the comment is kept under "
+                     f"{limit:,} characters; `vacant report` lists them all._"]
+    return "\n".join(body + tail)
