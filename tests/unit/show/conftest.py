@@ -1,53 +1,17 @@
-"""A run recorded in-process through the real recorder, the way a hook process drives it (one
-fresh Recorder per hook call): tool steps that write files, shell steps, out-of-band edits."""
+"""The show tests' helpers (recording.py) made importable, and a recording fixture."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
-from vacant.platforms.base import HookCall
-from vacant.platforms.claude import PLATFORM
-from vacant.recorder import Recorder
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:  # works under any --import-mode
+    sys.path.insert(0, _HERE)
 
-
-class Recording:
-    def __init__(self, root: Path, session: str = "s1") -> None:
-        self.root, self.session, self.calls = Path(root), session, 0
-        self.call("session_start", source="startup")
-
-    def call(self, kind: str, **fields) -> None:
-        Recorder(self.root, self.session, PLATFORM).handle(HookCall(kind, self.session, self.root, **fields))
-
-    def step(self, tool: str, act: Callable[[], None], scope: list[str] | None, agent_id: str | None = None,
-             tool_input: object = None) -> None:
-        """One tool step: Pre, the act (the tool's effect on disk), Post."""
-        self.calls += 1
-        key = f"toolu_{self.calls:04d}"
-        fields = dict(tool=tool, key=key, scope=scope, agent_id=agent_id, tool_input=tool_input or {"n": self.calls})
-        self.call("tool_pre", **fields)
-        act()
-        self.call("tool_post", outcome="ok", **fields)
-
-    def write(self, rel: str, text: str | bytes, agent_id: str | None = None) -> None:
-        path = self.root / rel
-
-        def act() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text if isinstance(text, bytes) else text.encode())
-        self.step("Write", act, [str(path)], agent_id, {"file_path": str(path)})
-
-    def bash(self, act: Callable[[], None], command: str = "sh -c …") -> None:
-        self.step("Bash", act, None, tool_input={"command": command})
-
-    def end(self) -> None:
-        self.call("session_end", reason="other")
-
-    @property
-    def run_dir(self) -> Path:
-        return self.root / ".vacant" / "runs" / self.session
+from recording import Recording  # noqa: E402
 
 
 @pytest.fixture
