@@ -24,12 +24,6 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1000")
 
 
-def artifacts_dir() -> Path:
-    directory = Path(os.environ.get("VACANT_TEST_ARTIFACTS") or Path(__file__).resolve().parents[2] / ".test-artifacts")
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
-
-
 @pytest.fixture
 def browser(tmp_path):
     for binary in (CHROMIUM, CHROMEDRIVER):
@@ -50,3 +44,22 @@ def browser(tmp_path):
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def isolated_home(tmp_path, monkeypatch) -> Path:
+    """As in tests/unit/conftest.py: the test's own HOME, signing key and reputation table."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
+    for name in ("VACANT_STATE_DIR", "VACANT_DO"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def ws(tmp_path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root

@@ -139,7 +139,7 @@ JS = r"""
       : "none";
     row("graded on", stepLink);
     if (f.flip_step !== null && f.flip_step !== undefined && f.flip_step !== f.step) row("appeared at", el("button", {"class": "link", onclick: function () { reveal(f.flip_step); }}, "step " + f.flip_step));
-    var actor = f.actor ? [f.actor.platform, f.actor.agent_definition, f.actor.model].join(" / ") : "nobody";
+    var actor = f.actor ? [f.actor.platform, f.actor.agent_definition, f.actor.model || "?"].join(" / ") : "nobody";
     row("actor", actor);
     row("lineage source", f.lineage_source || "—");
     if (f.origin_source && f.origin_source !== f.lineage_source) row("origin", f.origin_source);

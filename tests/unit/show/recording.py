@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 
-from vacant.platforms.base import HookCall
+from vacant.platforms.base import HookCall, Read
 from vacant.platforms.claude import PLATFORM
 from vacant.recorder import Recorder
 
@@ -21,14 +21,23 @@ class Recording:
         Recorder(self.root, self.session, PLATFORM).handle(HookCall(kind, self.session, self.root, **fields))
 
     def step(self, tool: str, act: Callable[[], None], scope: list[str] | None, agent_id: str | None = None,
-             tool_input: object = None) -> None:
-        """One tool step: Pre, the act (the tool's effect on disk), Post."""
+             tool_input: object = None, reads: list[Read] | None = None) -> None:
+        """One tool step: Pre, the act (the tool's effect on disk), Post (with what it read)."""
         self.calls += 1
         key = f"toolu_{self.calls:04d}"
         fields = dict(tool=tool, key=key, scope=scope, agent_id=agent_id, tool_input=tool_input or {"n": self.calls})
         self.call("tool_pre", **fields)
         act()
-        self.call("tool_post", outcome="ok", **fields)
+        self.call("tool_post", outcome="ok", reads=reads or [], **fields)
+
+    def read(self, rel: str) -> None:
+        path = self.root / rel
+        self.step("Read", lambda: None, [], tool_input={"file_path": str(path)},
+                  reads=[Read("file", str(path), path.read_bytes())])
+
+    def stop(self) -> None:
+        """The main agent's Stop: the real pipeline runs (checks, replay, grade, report)."""
+        self.call("stop")
 
     def write(self, rel: str, text: str | bytes, agent_id: str | None = None) -> None:
         path = self.root / rel
@@ -56,3 +65,35 @@ def cli(args: list[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
 
     return subprocess.run([str(Path(sys.executable).parent / "vacant"), *args], cwd=cwd, capture_output=True,
                           text=True, timeout=120)
+
+
+CHECK_VALUE = Path(__file__).resolve().parents[3] / "fixtures" / "scenarios" / "check_value.py"
+CONTRACT = """task_family = "config"
+
+[stop]
+rounds = 1
+
+[[check]]
+name = "rate"
+command = "python3 check_value.py RATE config.py 0.08"
+"""
+HOSTILE = "</script><img src=x onerror=\"document.title='pwned'\">.txt"
+
+
+def planted_run(ws: Path, filler: int = 0) -> Recording:
+    """A run with a planted error: step 2 writes RATE = 0.5 (the check wants 0.08) into config.py;
+    a shell step makes a file whose name and content are markup; `filler` more edit steps follow."""
+    (ws / "vacant.toml").write_text(CONTRACT)
+    (ws / "check_value.py").write_bytes(CHECK_VALUE.read_bytes())
+    (ws / "notes.txt").write_text("the rate is 0.08\n")
+    run = Recording(ws)
+    run.read("notes.txt")
+    run.write("config.py", "# settings\nNAME = 'demo'\nRATE = 0.5\nDEBUG = False\n")
+    def hostile() -> None:  # a path holding `</script>`: a directory `<` and a file `script>…`
+        (ws / HOSTILE).parent.mkdir(exist_ok=True)
+        (ws / HOSTILE).write_text("<b>bold</b></script><script>document.title='pwned'</script>\n")
+    run.bash(hostile, command=f"echo '<b>bold</b>' > '{HOSTILE}'")
+    for number in range(filler):
+        run.write(f"filler/f{number % 50}.txt", f"filler {number}\n" * (1 + number % 5))
+    run.stop()
+    return run
