@@ -69,6 +69,9 @@ def test_a_thousand_step_run_loads_collapsed_and_opens_any_step(browser, ws, tmp
     proc = cli(["report", "gen-1000", "--html", str(page)], ws)
     assert proc.returncode == 0, proc.stderr
     open_view(browser, page)
+    timing = browser.execute_script("var t = performance.timing; return [t.loadEventEnd - t.navigationStart,"
+                                    " +document.body.getAttribute('data-render-ms')]")
+    print(f"1,000-step view: {page.stat().st_size} bytes, load {timing[0]} ms, script render {timing[1]} ms")
     rows = browser.find_elements(By.CSS_SELECTOR, ".step")
     assert 30 <= len(rows) <= 60, len(rows)  # head, tail and the finding's neighbourhood; the rest collapsed
     assert len(browser.find_elements(By.CSS_SELECTOR, ".tick")) == 1000

@@ -315,10 +315,12 @@ JS = r"""
     return s;
   }
 
+  var began = performance.now();
   header();
   var m = el("main", {});
   document.body.append(m);
   m.append(findings(), timeline(), steps(), stops(), coverage(), reputation());
+  document.body.setAttribute("data-render-ms", String(Math.round(performance.now() - began)));
   document.body.setAttribute("data-ready", "1");
 })();
 """

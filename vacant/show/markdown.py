@@ -26,6 +26,12 @@ def cell(value: Any, width: int = _CELL_WIDTH) -> str:
     return "".join(_SPECIAL.get(char, char) for char in text)
 
 
+def code(value: Any) -> str:
+    """An inline code span: backslash escapes do not work inside one, so backticks and line
+    breaks are taken out instead."""
+    return "`" + " ".join(str(value).replace("`", "'").split())[:200] + "`"
+
+
 def _who(item: dict[str, Any]) -> str:
     actor = item.get("actor") or {}
     return "/".join(str(actor.get(k) or "?") for k in ("platform", "agent_definition", "model")) if actor else "nobody"
@@ -45,7 +51,7 @@ def _row(item: dict[str, Any]) -> str:
 def render(report: dict[str, Any], limit: int = LIMIT) -> str:
     findings = report.get("findings", [])
     coverage = report.get("read_coverage") or {}
-    head = [f"### vacant: {len(findings)} finding(s) in run `{cell(report.get('run'), 80)}`", ""]
+    head = [f"### vacant: {len(findings)} finding(s) in run {code(report.get('run'))}", ""]
     checks = report.get("checks", [])
     if checks:
         head.append("Checks: " + ", ".join(f"{cell(c['name'], 80)} {'✅ pass' if c['passed'] else '❌ fail'}" for c in checks))
@@ -59,7 +65,7 @@ def render(report: dict[str, Any], limit: int = LIMIT) -> str:
         head += ["| level | findings | what it means |", "|---|---:|---|"]
         head += [f"| **{cell(level)}** | {n} | {cell(levels.LEVELS.get(level, ('',))[0])} |" for level, n in counts.items()]
         head.append("")
-    tail = ["", f"Full report: `vacant report {cell(report.get('run'), 80)}`; steps: `vacant log`; "
+    tail = ["", f"Full report: {code('vacant report ' + str(report.get('run')))}; steps: `vacant log`; "
                 "the run view: `vacant view`."]
     if not findings:
         return "\n".join(head + ["No findings."] + tail)
