@@ -4,7 +4,6 @@ to $VACANT_TEST_ARTIFACTS (default: .test-artifacts/ at the repository root)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path

@@ -3,9 +3,10 @@ fresh Recorder per hook call): tool steps that write files, shell steps, out-of-
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
-
 
 from vacant.platforms.base import HookCall, Read
 from vacant.platforms.claude import PLATFORM
@@ -58,13 +59,10 @@ class Recording:
         return self.root / ".vacant" / "runs" / self.session
 
 
-def cli(args: list[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
+def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """The installed `vacant` command (beside this interpreter), run in `cwd`."""
-    import subprocess
-    import sys
-
     return subprocess.run([str(Path(sys.executable).parent / "vacant"), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, check=False)
 
 
 CHECK_VALUE = Path(__file__).resolve().parents[3] / "fixtures" / "scenarios" / "check_value.py"

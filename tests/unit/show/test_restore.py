@@ -74,7 +74,7 @@ def test_every_step_restores_byte_for_byte(ws, tmp_path):
 
 
 def test_a_file_made_by_a_shell_step_is_restored(ws, tmp_path):
-    run, _, _ = recorded_run(ws)
+    recorded_run(ws)
     proc = cli(["restore", "s1", "--step", "2", "--to", str(tmp_path / "out"), "--json"], ws)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
