@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from vacant.platforms.base import HookCall
+from vacant.core.calls import HookCall
 from vacant.platforms.claude import PLATFORM
-from vacant.recorder import Recorder
+from vacant.record.recorder import Recorder
 from vacant.show.blame import blame_file
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"]

@@ -12,8 +12,10 @@ from vacant.attribute import report_shape
 from vacant.core import events, exitcodes, levels
 from vacant.core.docgen import COMMAND, GeneratedDoc, check_or_write
 from vacant.policy import asks, contract
+from vacant.show import shapes
 
-ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC]
+ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC,
+                               shapes.DOC]
 
 
 def main(argv: list[str]) -> int:

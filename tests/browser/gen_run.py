@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vacant.objects import ObjectStore
-from vacant.states import save_manifest
-from vacant.steplog import StepLog
-from vacant.workspace import ensure_state_dir, run_dir
+from vacant.core.locations import ensure_state_dir, run_dir
+from vacant.store.objects import ObjectStore
+from vacant.store.states import save_manifest
+from vacant.store.steplog import StepLog
 
 
 def entry(store: ObjectStore, text: str) -> list:

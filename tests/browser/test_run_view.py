@@ -8,12 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
-
 from artifacts import artifacts_dir
 from gen_run import generate
 from recording import HOSTILE, cli, planted_run
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -9,7 +9,6 @@ import os
 import re
 
 import pytest
-
 from claude_harness import FakeUpstream, run_claude_p, tool, turn
 from scenarios import SCENARIOS
 from vacant_run import make_workspace, vacant

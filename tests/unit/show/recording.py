@@ -8,9 +8,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from vacant.platforms.base import HookCall, Read
+from vacant.core.calls import HookCall, Read
+from vacant.hook import stop_pipeline
 from vacant.platforms.claude import PLATFORM
-from vacant.recorder import Recorder
+from vacant.record.recorder import Recorder
 
 
 class Recording:
@@ -19,7 +20,11 @@ class Recording:
         self.call("session_start", source="startup")
 
     def call(self, kind: str, **fields) -> None:
-        Recorder(self.root, self.session, PLATFORM).handle(HookCall(kind, self.session, self.root, **fields))
+        call = HookCall(kind, self.session, self.root, **fields)
+        recorder = Recorder(self.root, self.session, PLATFORM)
+        recorder.handle(call)
+        if kind in ("stop", "subagent_stop"):  # as the hook entry does, outside the recorder's lock
+            stop_pipeline(recorder, call)
 
     def step(self, tool: str, act: Callable[[], None], scope: list[str] | None, agent_id: str | None = None,
              tool_input: object = None, reads: list[Read] | None = None) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from recording import Recording, cli
-from vacant.runview import RunView
+
 from vacant.show.blame import Author, blame_file, carry
+from vacant.store.run import RunView
 
 TARGET = "src/file.txt"
 WHO = ("write", "bash", "sub", "oob", "between")

@@ -10,10 +10,10 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from recording import cli, planted_run
+
+from vacant.core.locations import WorkspaceError
 from vacant.show import html, markdown
-from vacant.workspace import WorkspaceError
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -9,10 +9,10 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from recording import Recording, cli
+
 from vacant.show.restore import restore
-from vacant.states import ReconstructionError
+from vacant.store.states import ReconstructionError
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
