@@ -17,6 +17,7 @@ from typing import Any
 from vacant.attribute.stop import read_coverage
 from vacant.core import levels
 from vacant.core.findings import split_lines
+from vacant.core.locations import WorkspaceError
 from vacant.policy.flags import nearest_block
 from vacant.show.loaded import LoadedRun, load_run
 from vacant.store import reputation
@@ -60,7 +61,7 @@ def file_diff(old: list[str], new: list[str], path: str, context: int = 3) -> li
 def hunk_at(diff: list[str], new_line: int | None) -> list[str]:
     """The header and the hunk of a unified diff that covers `new_line` of the new file (else the
     first hunk)."""
-    header, hunks, current = diff[:2], [], []
+    header, hunks, current = diff[:2], [], []  # type: list[str], list[list[str]], list[str]
     for line in diff[2:]:
         if line.startswith("@@") and current:
             hunks.append(current)
@@ -200,6 +201,8 @@ def build(root: Path, run_dir: Path, stop_number: int | None = None) -> dict[str
     run = load_run(root, run_dir)
     reports = run.reports()
     report = next((r for r in reports if r.get("stop") == stop_number), None) if stop_number else run.latest_report()
+    if stop_number and report is None:
+        raise WorkspaceError(f"run {run.id} has no report for Stop {stop_number} (it has {len(reports)})")
     steps = run.view.ordered()
     findings = list((report or {}).get("findings", []))
     marks: dict[int, list[str]] = {}
