@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from vacant.core.atomic import atomic_write
 from vacant.core.locations import WorkspaceError
 from vacant.show import assets, model
 
@@ -60,9 +61,7 @@ def write_page(text: str, target: Path) -> Path:
         raise WorkspaceError(f"{target} exists and is not a run view vacant wrote: give a new file name")
     if not target.parent.is_dir():
         raise WorkspaceError(f"{target.parent} is not a directory: give --html a file in an existing directory")
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, target)
+    atomic_write(target, text)
     return target
 
 
