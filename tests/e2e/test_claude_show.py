@@ -77,8 +77,8 @@ def test_blame_restore_view_and_markdown_on_a_real_claude_run(tmp_path, monkeypa
     data_block = re.search(r'<script type="application/json" id="vacant-data">(.*?)</script>', page.read_text(), re.S)
     data = json.loads(data_block.group(1))
     [shown] = data["findings"]
-    assert shown["id"] == finding["id"] and shown["diff"]["step"] == starts["Write"]
-    assert "+RATE = 0.5" in shown["diff"]["diff"]
+    assert shown["id"] == finding["id"] and shown["hunk"]["step"] == starts["Write"]
+    assert "+RATE = 0.5" in shown["hunk"]["diff"]
     assert {s["tool"] for s in data["steps"]} >= {"Read", "Write", "Bash"} and data["stops"]
 
     md = vacant(["report", "--format", "md"], workspace).stdout

@@ -15,8 +15,8 @@ from vacant.show.blame import blame_file, render, workspace_path
 def register(app: typer.Typer) -> None:
     @app.command("blame")
     def blame_command(
-        file: str = typer.Argument(..., help="A file of the workspace."),
-        run: Optional[str] = typer.Option(None, "--run", help="Run id or prefix (default: the latest)."),
+        file: str = typer.Argument(..., metavar="FILE", help="A file of the workspace."),
+        run: Optional[str] = typer.Option(None, "--run", metavar="RUN", help="Run id or prefix (default: the latest)."),
         all_runs: bool = typer.Option(False, "--all-runs", help="Carry authorship through every recorded run."),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:

@@ -15,10 +15,10 @@ from vacant.show.restore import render, restore
 def register(app: typer.Typer) -> None:
     @app.command("restore")
     def restore_command(
-        run: str = typer.Argument(..., help="Run id or prefix."),
-        step: int = typer.Option(..., "--step", help="The step number (`vacant log RUN` lists them)."),
+        run: str = typer.Argument(..., metavar="RUN", help="Run id or prefix."),
+        step: int = typer.Option(..., "--step", metavar="K", help="The step number (`vacant log RUN` lists them)."),
         before: bool = typer.Option(False, "--before", help="The state before the step started (default: after it ended)."),
-        to: Path = typer.Option(..., "--to", help="A new or empty directory outside the workspace."),
+        to: Path = typer.Option(..., "--to", metavar="DIR", help="A new or empty directory outside the workspace."),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Write the workspace as it was after (or before) step K into a new or empty directory."""

@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
     @app.command("view")
     def view_command(
         run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
-        stop_number: Optional[int] = typer.Option(None, "--stop", help="The N-th Stop's findings (default: the last)."),
+        stop_number: Optional[int] = typer.Option(None, "--stop", metavar="N", help="The N-th Stop's findings (default: the last)."),
         no_open: bool = typer.Option(False, "--no-open", help="Write the page, do not start a browser."),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:

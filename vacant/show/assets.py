@@ -148,8 +148,9 @@ JS = r"""
     if (ev.rerun) row("rerun", el("span", {}, el("code", {}, ev.rerun), " ",
       el("button", {"class": "small", onclick: function () { if (navigator.clipboard) navigator.clipboard.writeText(ev.rerun); }}, "copy")));
     var diff = null;
-    if (f.diff && f.diff.diff) diff = [el("div", {"class": "muted"}, "diff of step " + f.diff.step + " at " + f.diff.path + (f.diff.line ? ":" + f.diff.line : "")), diffBlock(f.diff.diff, f.diff.text)];
-    else if (f.diff) diff = el("div", {"class": "muted"}, "no diff: " + f.diff.why);
+    var h = f.hunk;  // the report's own `diff` is a string; the view's hunk carries its step and line
+    if (h && h.diff) diff = [el("div", {"class": "muted"}, "diff of step " + h.step + " at " + h.path + (h.line ? ":" + h.line : "")), diffBlock(h.diff, h.text)];
+    else if (h) diff = el("div", {"class": "muted"}, "no diff: " + h.why);
     return el("div", {"class": "finding" + (blocking ? "" : " nb"), id: "finding-" + f.id},
       el("div", {"class": "top"}, el("span", {"class": "badge lv-" + f.level, title: D.levels[f.level] || ""}, f.level),
         el("span", {"class": "loc mono"}, where), el("span", {"class": "muted mono"}, f.id),

@@ -209,7 +209,7 @@ def build(root: Path, run_dir: Path, stop_number: int | None = None) -> dict[str
     for item in findings:
         for number in {item.get("step"), item.get("flip_step")} - {None}:
             marks.setdefault(number, []).append(item["id"])
-        item["diff"] = finding_diff(run, item)
+        item["hunk"] = finding_diff(run, item)
     diffs, times = step_diffs(run, DiffBudget()), _times(run)
     start = run.start()
     return {

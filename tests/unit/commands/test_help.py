@@ -14,7 +14,8 @@ from vacant.cli import app
 TYPE_TAGS = re.compile(r"<(?:str|int|float|bool|path)>|\b(?:TEXT|INTEGER|FLOAT|BOOLEAN)\b")
 # commands that print something a script may want to read
 RESULT_COMMANDS = ["init", "uninstall", "doctor", "runs", "log", "verify", "scan", "asks", "ask", "approve", "decline",
-                   "gate", "check", "flag", "unflag", "flags", "hints", "replay", "report", "reputation", "route", "do"]
+                   "gate", "check", "flag", "unflag", "flags", "hints", "replay", "report", "reputation", "route", "do",
+                   "blame", "restore", "view"]
 
 
 def _help(*words: str) -> str:
