@@ -1,6 +1,8 @@
 """`vacant report --format md`: a Stop report as GitHub-flavoured Markdown, for a pull-request
 comment. The whole text stays within 65,000 characters (GitHub refuses a comment body over 65,536):
-rows that do not fit are left out, with a line saying how many and where to see them all.
+rows that do not fit are left out, with a line saying how many and where to see them all. When every
+row fits, what each finding's step changed at its location (the report's `diff`) follows in a
+collapsed `<details>` block, one fenced diff per finding while room lasts.
 
 Everything taken from the run (paths, messages, check names) is escaped for a table cell: pipes,
 backticks, HTML-significant characters and Markdown emphasis characters lose their meaning, and a
@@ -9,6 +11,7 @@ newline becomes a space, so a message cannot break the table or inject markup.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from vacant.core import levels
@@ -71,10 +74,28 @@ def render(report: dict[str, Any], limit: int = LIMIT) -> str:
         return "\n".join(head + ["No findings."] + tail)
     table = ["| id | level | location | step | actor | lineage | finding | rerun |",
              "|---|---|---|---|---|---|---|---|"]
-    return _fit(head, table, [_row(item) for item in findings], tail, limit)
+    return _fit(head, table, [_row(item) for item in findings], _diffs(findings), tail, limit)
 
 
-def _fit(head: list[str], table: list[str], rows: list[str], tail: list[str], limit: int) -> str:
+def fence(text: str) -> str:
+    """A fence longer than any run of backticks in `text`, so the text cannot close it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _diffs(findings: list[dict[str, Any]]) -> list[str]:
+    """One fenced diff per finding that has one (what its step changed at its location)."""
+    blocks = []
+    for item in findings:
+        diff = item.get("diff")
+        if isinstance(diff, str) and diff.strip():
+            step = f"step {item['step']} ({cell(item.get('tool'))})" if item.get("step") is not None else "no step"
+            mark = fence(diff)
+            blocks.append(f"{code(item['id'])} {step}, {cell(item.get('path'))}\n\n{mark}diff\n{diff.rstrip()}\n{mark}\n")
+    return blocks
+
+
+def _fit(head: list[str], table: list[str], rows: list[str], diffs: list[str], tail: list[str], limit: int) -> str:
     note_room = 200
     used = len("\n".join(head + table + tail)) + note_room
     kept = []
@@ -87,4 +108,14 @@ def _fit(head: list[str], table: list[str], rows: list[str], tail: list[str], li
     if len(kept) < len(rows):
         body += ["", f"_{len(rows) - len(kept)} more finding(s) not shown: the comment is kept under "
                      f"{limit:,} characters; `vacant report` lists them all._"]
+    opening, closing = ["", "<details><summary>What each finding's step changed there</summary>", ""], ["</details>"]
+    used += len("\n".join(opening + closing)) + 2
+    shown = []
+    for block in diffs if len(kept) == len(rows) else ():  # diffs only when every row fits
+        if used + len(block) + 1 > limit:
+            break
+        shown.append(block)
+        used += len(block) + 1
+    if shown:
+        body += opening + shown + closing
     return "\n".join(body + tail)

@@ -73,6 +73,25 @@ def test_the_comment_fits_and_says_what_it_left_out():
     assert len(markdown.render(report(findings[:3]))) < 65_000 and "not shown" not in markdown.render(report(findings[:3]))
 
 
+@settings(max_examples=100, deadline=None)
+@given(diff=st.text(alphabet="`+- \nab", max_size=60).filter(str.strip))
+def test_a_diff_cannot_close_its_fence(diff):
+    text = markdown.render(report([{**item(1, "m"), "diff": diff}]))
+    body = text.split("<details>", 1)[1]
+    mark = re.search(r"^(`{3,})diff$", body, re.M).group(1)
+    inside = body.split(mark + "diff\n", 1)[1].split("\n" + mark + "\n", 1)[0]
+    assert inside == diff.rstrip()
+    assert all(len(run) < len(mark) for run in re.findall(r"`+", inside))
+
+
+def test_diffs_are_left_out_before_rows():
+    findings = [{**item(n, "x" * 250), "diff": "-a\n+b\n" * 40} for n in range(600)]
+    text = markdown.render(report(findings))
+    assert len(text) <= 65_000 and "not shown" in text and "<details>" not in text
+    few = markdown.render(report(findings[:3]))
+    assert few.count("```diff") == 3
+
+
 @settings(max_examples=200, deadline=None)
 @given(value=st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
@@ -90,6 +109,7 @@ def test_report_formats_on_a_recorded_run(ws, tmp_path):
     row = next(line for line in md.stdout.splitlines() if line.startswith("| ") and "config.py:3" in line)
     assert cells(row)[1] == "**provable**" and cells(row)[3] == "2 (Write)"
     assert "| **provable** | 1 |" in md.stdout
+    assert "+RATE = 0.5" in md.stdout.split("<details>", 1)[1]  # the step's diff, collapsed
     assert cli(["report", "--format", "xml"], ws).returncode == 2
 
 
