@@ -23,6 +23,11 @@ from harness import REPO_ROOT
 
 PHOENIX = REPO_ROOT / ".venv-phoenix" / "bin" / "phoenix"
 START_TIMEOUT_S = 120.0
+START_ATTEMPTS = 3
+
+
+class PortTaken(Exception):
+    pass
 
 
 def free_port() -> int:
@@ -48,13 +53,22 @@ class Phoenix:
         if not PHOENIX.exists():
             raise RuntimeError(f"Phoenix is not installed at {PHOENIX}: run scripts/setup (it makes .venv-phoenix)")
         self.workdir.mkdir(parents=True, exist_ok=True)
+        for attempt in range(START_ATTEMPTS):
+            try:
+                return self._start()
+            except PortTaken:
+                # a free port can be taken between asking for it and Phoenix binding it: new ports
+                self.port, self.grpc_port = free_port(), free_port()
+        raise RuntimeError(f"phoenix serve found no free ports in {START_ATTEMPTS} attempts:\n{self.log()}")
+
+    def _start(self) -> "Phoenix":
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PHOENIX_", "OTEL_"))}
         env.update(PHOENIX_WORKING_DIR=str(self.workdir), PHOENIX_PORT=str(self.port), PHOENIX_HOST="127.0.0.1",
                    PHOENIX_GRPC_PORT=str(self.grpc_port), PHOENIX_TELEMETRY_ENABLED="false",
                    # no fetches of its own (a WASM sandbox binary, a docs MCP server): loopback only
                    PHOENIX_ALLOW_EXTERNAL_RESOURCES="false", PHOENIX_DISABLE_AGENT_ASSISTANT="true")
         started = time.monotonic()
-        with open(self.log_path, "ab") as log:
+        with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen([str(PHOENIX), "serve"], cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=log, start_new_session=True)
         try:
@@ -68,6 +82,8 @@ class Phoenix:
     def _wait_ready(self, started: float) -> None:
         while time.monotonic() - started < START_TIMEOUT_S:
             if self.proc.poll() is not None:
+                if "Address already in use" in self.log():
+                    raise PortTaken()
                 raise RuntimeError(f"phoenix serve exited ({self.proc.returncode}):\n{self.log()}")
             try:
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
