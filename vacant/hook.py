@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -26,8 +27,41 @@ DEFAULT_BUDGET_S = 50  # below the 60 s timeout `vacant init` writes for tool ho
 STOP_BUDGET_S = 570  # below the 600 s Stop timeout; the pipeline's own budget is lower still
 
 
+# A payload that names a pre-tool event: the call may be ACT, so an unreadable one is denied.
+PRE_TOOL = re.compile(rb'"(?:hook_event_name|event)"\s*:\s*"(?:PreToolUse|tool\.execute\.before)"')
+PRE_TOOL_ANYWHERE = re.compile(rb"PreToolUse|tool\.execute\.before")
+EVENT_KEY = re.compile(rb'"(?:hook_event_name|event)"\s*:')
+UNREADABLE = (
+    "Not run: vacant could not read this tool call ({error}), so it cannot tell whether it acts beyond the work. "
+    "Nothing has been done. This is vacant's own error, not yours: tell the person (details in .vacant/errors.log)."
+)
+
+
 class HookTimeout(Exception):
     pass
+
+
+def maybe_pre_tool(raw: bytes) -> bool:
+    """The payload may be a pre-tool call: its event says so, or it names no event vacant can read
+    and mentions a pre-tool event anywhere (every platform's pre-tool payload names its event)."""
+    if PRE_TOOL.search(raw):
+        return True
+    return not EVENT_KEY.search(raw) and bool(PRE_TOOL_ANYWHERE.search(raw))
+
+
+def deny_unread(platform_name: str, raw: bytes, error: BaseException, env: dict) -> tuple[str, int] | None:
+    """The deny for a pre-tool payload vacant failed on before it could decide (None: not pre-tool).
+    Rendered by the platform when it loads, else in the JSON Claude Code and Codex share."""
+    if not maybe_pre_tool(raw):
+        return None
+    reason = UNREADABLE.format(error=f"{type(error).__name__}: {str(error)[:200]}")
+    call = HookCall("tool_pre", "unknown", Path(env.get("CLAUDE_PROJECT_DIR") or "."), scope=None)
+    try:
+        return load(platform_name).render(call, Response("deny", reason))
+    except BaseException:  # noqa: BLE001 - an unknown platform still gets a deny it may understand
+        return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                                  "permissionDecisionReason": reason},
+                           "action": "deny", "reason": reason}), 0
 
 
 def _on_alarm(signum, frame):
@@ -53,11 +87,22 @@ def stop_pipeline(recorder: Recorder, call: HookCall) -> Response:
 
 
 def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
-    platform = load(platform_name)
-    payload = json.loads(raw or b"{}")
-    if not isinstance(payload, dict):
-        raise ValueError("hook payload is not a JSON object")
-    call: HookCall = platform.parse(payload, env)
+    """The hook's answer to one payload. Whatever fails on a call that may be ACT denies it: a
+    payload that cannot be read or parsed (deep nesting, wrong field types, a NUL) is denied when
+    it may be a pre-tool call; a failure while handling a parsed one goes to `fail_closed`."""
+    try:
+        platform = load(platform_name)
+        payload = json.loads(raw or b"{}")
+        if not isinstance(payload, dict):
+            raise ValueError("hook payload is not a JSON object")
+        call: HookCall = platform.parse(payload, env)
+    except BaseException as error:  # noqa: BLE001 - RecursionError, MemoryError, the alarm: all the same
+        denied = deny_unread(platform_name, raw, error, env)
+        if denied is None:
+            raise
+        log_error(_root_of(env), f"vacant-hook {platform_name}: could not read the payload "
+                                 f"({type(error).__name__}: {str(error)[:200]}); denied: it may be a pre-tool call")
+        return denied
     if call.kind in ("stop", "subagent_stop"):
         signal.alarm(STOP_BUDGET_S)  # the Stop pipeline keeps to its own, smaller budget
     try:
@@ -66,13 +111,22 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
         if call.kind in ("stop", "subagent_stop"):
             response = stop_pipeline(recorder, call)  # outside the recorder's lock: replay may take a while
     except BaseException as error:  # the recorder fails open, the gate fails closed
-        denied = fail_closed(call, error)
+        try:
+            denied = fail_closed(call, error)
+        except BaseException:  # noqa: BLE001 - deciding failed too: a call that may be ACT is denied
+            denied = None if call.scope == [] or call.kind != "tool_pre" else Response("deny", UNREADABLE.format(
+                error=f"{type(error).__name__}: {str(error)[:200]}"))
         if denied is None:
+            error.vacant_read_call = True  # decided READ: main() fails open on it
             raise
         log_error(Path(call.workspace), f"vacant-hook {platform_name}: {type(error).__name__}: {error} "
                                         "(the call was denied: it may be ACT)")
         return platform.render(call, denied)
     return platform.render(call, response)
+
+
+def _root_of(env: dict) -> Path | None:
+    return Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,16 +137,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.alarm(int(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_S)))
+    raw = b""
     try:
         raw = sys.stdin.buffer.read()
         stdout, code = run(argv[0], raw, dict(os.environ))
     except BaseException as error:  # noqa: BLE001 - fail open: log, exit 0, print nothing
         if isinstance(error, KeyboardInterrupt):
             return 0
-        import traceback  # only on the error path
+        signal.alarm(0)
+        denied = None
+        if isinstance(error, HookTimeout) and not getattr(error, "vacant_read_call", False):
+            # the budget ran out before the call was decided: a pre-tool call is denied
+            denied = deny_unread(argv[0], raw, error, dict(os.environ))
+        if denied is not None:
+            stdout, code = denied
+        else:
+            import traceback  # only on the error path
 
-        log_error(root, f"vacant-hook {argv[0]}: {type(error).__name__}: {error}\n{traceback.format_exc()}")
-        return 0
+            log_error(root, f"vacant-hook {argv[0]}: {type(error).__name__}: {error}\n{traceback.format_exc()}")
+            return 0
     finally:
         signal.alarm(0)
     if stdout:

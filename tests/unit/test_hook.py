@@ -57,7 +57,7 @@ def hook(tmp_path: Path, stdin: bytes, args=("claude",)) -> subprocess.Completed
 @pytest.mark.parametrize("stdin, args", [
     (b"{not json", ("claude",)),
     (b"[1, 2]", ("claude",)),
-    (b'{"hook_event_name": "PreToolUse"}', ("no-such-platform",)),
+    (b'{"hook_event_name": "PostToolUse"}', ("no-such-platform",)),
     (b"", ()),
 ])
 def test_bad_input_fails_open_and_is_logged(tmp_path, stdin, args):

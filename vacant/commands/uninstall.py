@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from vacant.commands import footprint
-from vacant.commands.common import print_json, workspace
+from vacant.commands.common import print_json, refuse_inside_agent, workspace
 from vacant.commands.init import check_scope
 from vacant.core.locations import state_dir, user_config_dir, user_data_dir
 from vacant.platforms.all_platforms import PLATFORMS, load
@@ -39,6 +39,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print what was touched as one JSON object."),
     ) -> None:
         """Remove exactly vacant's hooks (every platform and scope unless named); --all removes every trace here."""
+        refuse_inside_agent("uninstall")
         root = workspace()
         chosen = [load(platform)] if platform else [p for p in PLATFORMS.values() if p.scopes]
         if scope is not None:

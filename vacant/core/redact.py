@@ -1,60 +1,191 @@
-"""Secret redaction before anything reaches the step log: one list of rules, applied everywhere."""
+"""Secret redaction, applied to everything vacant keeps that an agent or a tool said: the step
+log (every record), the reads it stores (command output, prompts, fetched pages, search results,
+sub-agent replies) and the ask cards. File contents (what replay needs) are kept as they are,
+owner-only; `[store] exclude` in vacant.toml keeps chosen paths out of the store (docs/STORAGE.md).
+
+Why a stdlib copy rather than detect-secrets itself: this runs in the hook, on the hot path (stdlib
++ xxhash only; detect-secrets pulls in yaml, requests and its plugin loader, and costs ~200 ms to
+import). So the patterns live in `secret_patterns.py`, copied verbatim from detect-secrets'
+plugins (plus token formats it lacks), with its two heuristics redone here: secret-named keys
+(its KeywordDetector list) and high-entropy quoted strings (its Base64HighEntropyString, limit
+4.5 bits per character). tests/unit/test_secrets.py checks the copy against the installed
+detect-secrets and uses detect-secrets as an oracle on generated secrets.
+
+Bounded: each rule runs only when one of its literal anchors occurs in the text (a substring
+test), so a 10 MB output costs one pass per anchored rule that can match.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import namedtuple
 
-# keeps_prefix: group 1 of the pattern is a prefix kept in clear (e.g. "password=").
-Rule = namedtuple("Rule", "name pattern keeps_prefix")
+from vacant.core.secret_patterns import DETECT_SECRETS, EXTRA, GROUPED, KEYWORDS, MORE_KEYWORDS
+
+# group: 0 redacts the whole match, N only group N. anchors: literal substrings (lowercase when
+# `folded`), one of which must occur for the rule to run; () runs it always.
+Rule = namedtuple("Rule", "name pattern group anchors folded")
+MARK = "[REDACTED:{name}]"
+ENTROPY_LIMIT = 4.5  # bits per character, detect-secrets' default for base64 strings
+ENTROPY_MIN_LENGTH = 20
+MAX_CHARS = 1024 * 1024  # longer text keeps its redacted head only: redaction stays bounded in time
+
+_ANCHORS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "ArtifactoryDetector": (("AKC", "AP"), False), "AWSKeyDetector": (("a3t", "abia", "acca", "akia", "asia", "aws"), True),
+    "AzureStorageKeyDetector": (("AccountKey=",), False), "BasicAuthDetector": (("://",), False),
+    "CloudantDetector": (("cl",), True), "DiscordBotTokenDetector": ((".",), False),
+    "GitHubTokenDetector": (("gh",), False), "GitLabTokenDetector": (("gl", "GR1348941"), False),
+    "IbmCloudIamDetector": (("key", "pwd", "pass", "token"), True), "IbmCosHmacDetector": (("secret",), True),
+    "JwtTokenDetector": (("eyJ",), False), "MailchimpDetector": (("-us",), False),
+    "NpmDetector": (("_authToken",), False), "OpenAIDetector": (("T3BlbkFJ",), False),
+    "PypiTokenDetector": (("pypi-",), False), "SendGridDetector": (("SG.",), False),
+    "SlackDetector": (("xox", "hooks.slack"), True), "SoftlayerDetector": (("sl", "softlayer"), True),
+    "SquareOAuthDetector": (("sq0csp-",), False), "StripeDetector": (("k_live_",), False),
+    "TelegramBotTokenDetector": ((":",), False), "TwilioKeyDetector": (("AC", "SK"), False),
+}
+_EXTRA_ANCHORS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "private-key-block": (("PRIVATE KEY",), False), "putty-key": (("PuTTY-User-Key-File",), False),
+    "anthropic-key": (("sk-ant-",), False), "openai-key": (("sk-",), False), "github-token": (("gh", "github_pat_"), False),
+    "gitlab-token": (("gl",), False), "stripe-key": (("_live_", "_test_", "whsec_"), False), "google-api-key": (("AIza",), False),
+    "google-oauth": (("ya29.", "GOCSPX-"), False), "npm-token": (("npm_",), False), "huggingface-token": (("hf_",), False),
+    "slack-token": (("xox", "xapp-"), False), "pypi-token": (("pypi-",), False), "databricks-token": (("dapi",), False),
+    "digitalocean-token": (("_v1_",), False), "shopify-token": (("shp",), False),
+    "aws-secret-key": (("secretaccesskey", "secret_access_key"), True),
+    "auth-header": (("bearer", "basic", "token", "digest"), True), "url-password": (("://",), False),
+    "user-password-option": (("-u", "--user", "--basic-auth", "--auth"), False),
+}
+# bounded affixes from a token start: an unbounded `[…]*` prefix would make the scan quadratic
+_NAME = r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{0,40}?(?:" + "|".join(KEYWORDS + MORE_KEYWORDS) + r")[A-Za-z0-9_\-]{0,40}"
+# `DB_PASSWORD=x`, `password: "x"`, `"api_key": "x"`, `--password=x`: the name stays, the value goes
+_KEYWORD = re.compile(
+    r"(" + _NAME + r"[\"'\]]{0,2}[ \t]*(?:=|:=|=>|:)[ \t]*)"
+    r"(?:([\"'`])((?:(?!\2)[^\n]){1,256}?)\2"  # a quoted value: up to its closing quote
+    r"|((?!\$\{|\$[A-Za-z_]|<[a-z]|\*\*\*|\[REDACTED|/|null\b|None\b|true\b|false\b|[\w.]*[(\[])"
+    r"[^\s\"'`,;&|(){}\[\]]{3,}))",
+    re.IGNORECASE)
 
 
-def _rule(name: str, regex: str, keeps_prefix: bool = False, flags: int = 0) -> Rule:
-    return Rule(name, re.compile(regex, flags), keeps_prefix)
+def _keyword(match: re.Match) -> str:
+    marker = MARK.format(name="keyword")
+    if match.group(2):
+        value = match.group(3)
+        if value.startswith(("[REDACTED", "$", "<")) or value in ("***", ""):
+            return match.group(0)
+        return f"{match.group(1)}{match.group(2)}{marker}{match.group(2)}"
+    return match.group(1) + marker
 
 
-RULES: tuple[Rule, ...] = (
-    _rule(
-        "private-key-block",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
-        flags=re.DOTALL,
-    ),
-    _rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
-    _rule("openai-key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"),
-    _rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
-    _rule("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    _rule("aws-access-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    _rule(
-        "aws-secret-key",
-        r"((?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY)\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}",
-        keeps_prefix=True,
-    ),
-    _rule("bearer-token", r"(\b[Bb]earer\s+)[A-Za-z0-9._~+/\-]{16,}=*", keeps_prefix=True),
-    _rule(
-        "password-pair",
-        r"(\b(?:password|passwd|pwd|secret|api[_-]?key|token)\s*[=:]\s*[\"']?)(?![\"'\s]|\*\*\*|\[REDACTED:)[^\s\"'&;,]{4,}",
-        keeps_prefix=True,
-        flags=re.IGNORECASE,
-    ),
-)
+_KEY_NAME = re.compile(r"^" + _NAME + r"$", re.IGNORECASE)
+_QUOTED = re.compile(r"([\"'`])([A-Za-z0-9+/=_\-.]{%d,})\1" % ENTROPY_MIN_LENGTH)
+# unquoted, a token must be longer and mix cases and digits (a quote can be lost to shell quoting)
+_BARE = re.compile(r"(?<![A-Za-z0-9+/=_\-.])(?=[A-Za-z0-9+/=_\-]*[0-9])(?=[A-Za-z0-9+/=_\-]*[a-z])"
+                   r"(?=[A-Za-z0-9+/=_\-]*[A-Z])([A-Za-z0-9+/=_\-]{32,})(?![A-Za-z0-9+/=_\-.])")
+# a literal part of each keyword (before its optional `_`), one of which must occur for the rule to run
+_KEYWORD_ANCHORS = tuple(sorted({k.split("_?")[0].replace("s?", "") for k in KEYWORDS + MORE_KEYWORDS}))
+
+
+def _compile() -> tuple[Rule, ...]:
+    rules = [Rule(name, re.compile(pattern, flags), group, *_EXTRA_ANCHORS.get(name, ((), False)))
+             for name, pattern, flags, group in EXTRA]
+    for plugin, patterns in DETECT_SECRETS.items():
+        anchors, folded = _ANCHORS.get(plugin, ((), False))
+        name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", plugin.replace("Detector", "")).lower()
+        rules += [Rule(name, re.compile(pattern, flags), GROUPED.get(plugin, 0), anchors, folded)
+                  for pattern, flags in patterns]
+    return tuple(rules)
+
+
+RULES: tuple[Rule, ...] = _compile()
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    if not text:
+        return 0.0
+    counts: dict[str, int] = {}
+    for char in text:
+        counts[char] = counts.get(char, 0) + 1
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def _sub(rule: Rule, text: str) -> str:
+    marker = MARK.format(name=rule.name)
+    if rule.group == 0:
+        return rule.pattern.sub(marker, text)
+
+    def one(match: re.Match) -> str:
+        start, end = match.span(rule.group)
+        if start < 0:
+            return match.group(0)
+        whole = match.group(0)
+        offset = match.start()
+        return whole[: start - offset] + marker + whole[end - offset:]
+
+    return rule.pattern.sub(one, text)
+
+
+def _high_entropy(match: re.Match) -> str:
+    quote, body = match.group(1), match.group(2)
+    if "REDACTED" in body or body.count("/") > 3 or entropy(body) <= ENTROPY_LIMIT:
+        return match.group(0)
+    return f"{quote}{MARK.format(name='high-entropy-string')}{quote}"
 
 
 def redact_text(text: str) -> str:
+    if len(text) > MAX_CHARS:
+        return _redact(text[:MAX_CHARS]) + f"[TRUNCATED: {len(text) - MAX_CHARS} more characters not kept]"
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
+    folded = None
     for rule in RULES:
-        marker = f"[REDACTED:{rule.name}]"
-        if rule.keeps_prefix:
-            text = rule.pattern.sub(lambda m, marker=marker: m.group(1) + marker, text)
-        else:
-            text = rule.pattern.sub(marker, text)
+        if rule.anchors:
+            if rule.folded:
+                folded = text.lower() if folded is None else folded
+                if not any(anchor in folded for anchor in rule.anchors):
+                    continue
+            elif not any(anchor in text for anchor in rule.anchors):
+                continue
+        cleaned = _sub(rule, text)
+        if cleaned != text:
+            text, folded = cleaned, None
+    lowered = text.lower()
+    if any(anchor in lowered for anchor in _KEYWORD_ANCHORS):
+        text = _KEYWORD.sub(_keyword, text)
+    if len(text) >= ENTROPY_MIN_LENGTH + 2 and any(q in text for q in "\"'`"):
+        text = _QUOTED.sub(_high_entropy, text)
+    if len(text) >= 32:
+        text = _BARE.sub(_high_entropy_bare, text)
     return text
 
 
+def _high_entropy_bare(match: re.Match) -> str:
+    body = match.group(1)
+    if body.count("/") > 3 or entropy(body) <= ENTROPY_LIMIT:
+        return body
+    return MARK.format(name="high-entropy-string")
+
+
 def redact(value: object) -> object:
-    """Redact every string inside a JSON-like value (dict keys are left alone)."""
+    """Redact every string inside a JSON-like value; a string under a secret-named key (`password`,
+    `api_key`, `token`, …) is replaced whole. Dict keys themselves are left alone."""
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, dict):
-        return {key: redact(item) for key, item in value.items()}
+        return {key: (MARK.format(name="keyword") if isinstance(key, str) and isinstance(item, str) and item
+                      and _KEY_NAME.match(key) and not item.startswith("[REDACTED") else redact(item))
+                for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact(item) for item in value]
     return value
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """Redact a read's bytes: text (UTF-8, undecodable bytes kept as they were) goes through
+    `redact_text`; the result is what the object store keeps."""
+    text = data.decode("utf-8", "surrogateescape")
+    cleaned = redact_text(text)
+    return data if cleaned == text else cleaned.encode("utf-8", "surrogateescape")

@@ -10,6 +10,7 @@ tool's `resolvedModel`. Stdlib only (hot path).
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -105,15 +106,19 @@ def model_id(name: str) -> str:
 
 def transcript_model(path: str | None) -> str | None:
     """The model of the last assistant line of a transcript (it lags the hooks: may be None)."""
-    if not path:
-        return None
+    if not path or not isinstance(path, str):
+        return None  # an int would open (and close) that file descriptor
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # a FIFO or device would block or never end
         with open(path, "rb") as handle:
             handle.seek(0, 2)
             size = handle.tell()
             handle.seek(max(0, size - TRANSCRIPT_TAIL))
             tail = handle.read()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path
         return None
     for raw in reversed(tail.split(b"\n")):
         if b'"assistant"' not in raw:
@@ -129,7 +134,7 @@ def transcript_model(path: str | None) -> str | None:
 
 
 def subagent_transcript(transcript_path: str | None, agent_id: str) -> str | None:
-    if not transcript_path or not transcript_path.endswith(".jsonl"):
+    if not isinstance(transcript_path, str) or not transcript_path.endswith(".jsonl"):
         return None
     return f"{transcript_path[:-6]}/subagents/agent-{agent_id}.jsonl"
 

@@ -31,6 +31,7 @@ from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.keys import sign, verify_signature
+from vacant.core.redact import redact
 from vacant.core.locations import run_dir, runs_dir, state_dir
 from vacant.policy.rules import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
 from vacant.store.hasher import Index, Scanner
@@ -305,8 +306,8 @@ def consult(root: Path, run_id: str, key: str, call: HookCall, action) -> Held |
             book.save(card)
             stale_card = card
         fields = {"run": run_id, "runs": [run_id], "agent_id": call.agent_id, "tool": action.tool, "key": key,
-                  "kind": action.kind, "action": action.command, "cwd": action.cwd,
-                  "fingerprint": action.fingerprint, "receipts": action.receipts, "rules": [h.rule for h in action.hits]}
+                  "kind": action.kind, "action": redact(action.command), "cwd": action.cwd,  # cards at rest: no secrets
+                  "fingerprint": action.fingerprint, "receipts": redact(action.receipts), "rules": [h.rule for h in action.hits]}
         if stale_card is not None:
             card = book.new({**fields, "replaces": stale_card["id"]})
             stale_card["stale"]["next"] = card["id"]
@@ -337,8 +338,10 @@ def consult(root: Path, run_id: str, key: str, call: HookCall, action) -> Held |
 
 # -- the person's side (CLI) ----------------------------------------------------------------------
 
+# Set in the shell an agent's tool runs commands in (measured on the pinned binaries by
+# tests/e2e/test_agent_env.py), and VACANT_DO, which `vacant do` sets for the agent it runs.
 AGENT_ENV = ("CLAUDECODE", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID", "CODEX_TOOL_CALL_ID",
-             "OPENCODE")
+             "CODEX_SESSION_ID", "CODEX_CI", "OPENCODE", "VACANT_DO")
 
 
 def agent_env(env: dict | None = None) -> str | None:

@@ -94,6 +94,8 @@ ALLOWED: dict[str, str] = {
     "rounds": f"an integer from 0 (never block, report only) to {MAX_ROUNDS} (default 3)",
     "budget_s": f"a number of seconds greater than 0 and at most {MAX_BUDGET_S:g} (default 300)",
     "gate": "a table [gate] with arms, defaults, remove, [[gate.act]] and [[gate.allow]]",
+    "store": 'a table [store] with exclude, e.g. exclude = ["secrets/**", ".env"]',
+    "exclude": 'a list of glob strings inside the workspace whose contents are never stored, e.g. ["secrets/**"]',
     "arms": 'a directory relative to the workspace, without "..", e.g. "arms"',
     "defaults": "true (use the shipped ACT rules) or false (start from none)",
     "remove": "a list of shipped rule names (`vacant gate` lists them)",
@@ -232,6 +234,18 @@ class GateSettings(_Strict):
         return value
 
 
+class StoreSettings(_Strict):
+    """The `[store]` table: `exclude` globs whose contents are hashed but never stored
+    (vacant/store/exclude.py reads the same table on the hot path)."""
+
+    exclude: list[str] = []
+
+    @field_validator("exclude")
+    @classmethod
+    def _exclude(cls, value: list[str]) -> list[str]:
+        return [_check_glob(glob) for glob in value]
+
+
 def _check_glob(value: str) -> str:
     if not value.strip():
         raise ValueError("holds an empty glob")
@@ -248,6 +262,7 @@ class Contract(_Strict):
     precondition: list[Check] = []
     stop: StopSettings = StopSettings()
     gate: GateSettings = GateSettings()
+    store: StoreSettings = StoreSettings()
 
     @field_validator("task_family")
     @classmethod

@@ -27,16 +27,22 @@ from vacant.policy.rules import (
     CONTRACT_FILE,
     KEY_REFUSAL,
     MODE_HINT,
+    MAX_COMMAND_CHARS,
+    MAX_DEPTH,
     MODE_REFUSAL,
     PASS,
+    PERSON_REFUSAL,
+    SCAN_BUDGET_S,
+    TOO_LONG,
     Action,
     Hit,
     Policy,
     Verdict,
     load_policy,
 )
-from vacant.policy.shellscan import ShellScan, inside, is_key, rule_matches
-from vacant.policy.writes import file_targets, gate_table_of, patch_targets
+from vacant.policy.forms import harmless_outside
+from vacant.policy.shellscan import ScanBudget, ShellScan, inside, is_key, rule_matches
+from vacant.policy.writes import contract_weakened, file_targets, gate_table_of, patch_targets
 
 # -- classification -------------------------------------------------------------------------------
 
@@ -77,10 +83,19 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
             return PASS
         if policy.error:
             return Verdict("refuse", None, CONFIG_REFUSAL.format(error=policy.error))
-        scan = ShellScan(root, cwd, policy, home)
-        scan.run(command)
+        if len(command) > MAX_COMMAND_CHARS:  # reading it would not fit the hook's budget
+            return Verdict("refuse", None, TOO_LONG.format(size=len(command), limit=MAX_COMMAND_CHARS,
+                                                           budget=SCAN_BUDGET_S))
+        scan = ShellScan(root, cwd, policy, home, env)
+        try:
+            scan.run(command)
+        except ScanBudget:  # fail closed within a fixed time, whatever the command holds
+            return Verdict("refuse", None, TOO_LONG.format(size=len(command), limit=MAX_COMMAND_CHARS,
+                                                           budget=SCAN_BUDGET_S))
         if scan.answers:
-            return Verdict("refuse", None, ANSWER_REFUSAL)
+            verb = scan.answers
+            return Verdict("refuse", None, ANSWER_REFUSAL if verb in ("approve", "decline") else
+                           PERSON_REFUSAL.format(verb=verb))
         if scan.key_touched:
             return Verdict("refuse", None, KEY_REFUSAL.format(path=scan.key_touched))
         for patch in scan.patches:
@@ -100,6 +115,9 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
                 why = (f"whatever {_rel(path, root_real)} does (it declares MODE: ACT)" if mode == "ACT" else
                        f"whatever {_rel(path, root_real)} does (its MODE line cannot be read, so it counts as ACT)")
                 hits.append(Hit("arm", why))
+        if scan.too_deep:
+            hits.append(Hit("unreadable", f"whatever runs more than {MAX_DEPTH} levels of nested shells deep "
+                                          "(vacant stops reading there)"))
         if scan.unreadable and not hits and policy.arms and (policy.arms in command):
             hits.append(Hit("arm", "an arm, maybe (vacant could not read this command line)"))
         hits = _unique(hits)
@@ -117,7 +135,7 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
     targets = file_targets(kind, intent, cwd)
     hits: list[Hit] = []
     if targets is not None:
-        scan = ShellScan(root, cwd, policy, home)
+        scan = ShellScan(root, cwd, policy, home, env)
         refusal, hits = _check_writes(targets, root_real, scan, policy)
         if refusal:
             return Verdict("refuse", None, refusal)
@@ -151,6 +169,9 @@ def _check_writes(targets, root_real: str, scan: ShellScan, policy: Policy) -> t
                 rel = _rel(path, root_real)
                 extra = "" if content is not None else " (vacant could not work out the file's text after this edit)"
                 return MODE_REFUSAL.format(path=rel) + extra + MODE_HINT, []
+        if (not inside(path, root_real) and "write-outside-workspace" not in policy.removed
+                and not harmless_outside(path, scan.env)):
+            hits.append(Hit("write-outside-workspace", f"{path} (written; it is outside the workspace)"))
         why = scan.protected(path)
         if why:
             if path == os.path.join(root_real, CONTRACT_FILE):
@@ -159,8 +180,11 @@ def _check_writes(targets, root_real: str, scan: ShellScan, policy: Policy) -> t
                         before = handle.read()
                 except OSError:
                     before = ""
+                weakened = contract_weakened(before, content)
+                if weakened:
+                    hits.append(Hit("gate-self", weakened))
                 if gate_table_of(before) == gate_table_of(content):
-                    continue  # the checks changed, the gate policy did not
+                    continue  # the gate policy did not change
             hits.append(Hit("gate-self", why))
     return None, hits
 

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 from vacant.core.locations import state_dir, user_config_dir
-from vacant.policy import shellwords
+from vacant.policy import forms, shellwords
 from vacant.policy.modes import mode_of, read_head
-from vacant.policy.rules import CONTRACT_FILE, MAX_DEPTH, Hit, Policy, Rule
+from vacant.policy.rules import CONTRACT_FILE, MAX_DEPTH, SCAN_BUDGET_S, Hit, Policy, Rule
 
 # -- the shell ------------------------------------------------------------------------------------
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "busybox"})
+SHELLS = forms.SHELLS
 INTERPRETERS = SHELLS | frozenset({
     "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "lua",
     "luajit", "Rscript", "pwsh", "powershell", "osascript", "tsx", "ts-node", "awk", "gawk", "mawk", "tclsh",
@@ -55,8 +56,21 @@ def _program(word_text: str) -> str:
     return os.path.basename(word_text)
 
 
+class ScanBudget(Exception):
+    """The command line took longer than SCAN_BUDGET_S to read: the gate denies it."""
+
+
 def _unwrap(argv: list) -> list:
-    """argv without leading assignments, keywords and wrappers (`sudo`, `env`, `timeout 5` …)."""
+    """argv without leading assignments, keywords and wrappers (`sudo`, `env`, `npx`, `uv run` …)."""
+    for _ in range(8):
+        unwrapped = forms.unwrap_more(_unwrap_known(argv))
+        if len(unwrapped) == len(argv):
+            return unwrapped
+        argv = unwrapped
+    return argv
+
+
+def _unwrap_known(argv: list) -> list:
     argv = list(argv)
     while argv:
         head = argv[0].text
@@ -86,7 +100,7 @@ def _unwrap(argv: list) -> list:
 class ShellScan:
     """Everything one command line would do that the gate cares about."""
 
-    def __init__(self, root: Path, cwd: str, policy: Policy, home: str | None) -> None:
+    def __init__(self, root: Path, cwd: str, policy: Policy, home: str | None, env: dict | None = None) -> None:
         self.root = os.path.realpath(root)
         self.cwd = cwd
         self.policy = policy
@@ -95,10 +109,15 @@ class ShellScan:
         self.state = os.path.realpath(state_dir(Path(self.root)))
         self.hits: list[Hit] = []
         self.arms: dict[str, str | None] = {}  # absolute arm path -> its mode (None: unreadable)
-        self.answers = False
+        self.answers: str | None = None  # a person-only `vacant` verb the line runs
+        self.env = os.environ if env is None else env
+        self.shell_aliases: dict[str, str] = {}  # `alias v=vacant` earlier in the line
+        self.links: dict[str, str] = {}  # `ln -s T L` earlier in the line: L -> where T resolves
+        self.deadline = time.monotonic() + SCAN_BUDGET_S
         self.key_touched: str | None = None
         self.patches: list[str] = []  # apply_patch bodies run through the shell
         self.unreadable = False
+        self.too_deep = False
 
     # paths
 
@@ -162,20 +181,58 @@ class ShellScan:
     def run(self, text: str, depth: int = 0) -> None:
         if depth > MAX_DEPTH:
             self.unreadable = True
+            self.too_deep = True  # what runs that deep is unknown: the gate holds it (docs/GATE.md)
             return
         try:
-            commands = shellwords.simple_commands(text)
+            commands = shellwords.simple_commands(text, self.deadline)
+        except shellwords.OverBudget as error:
+            raise ScanBudget(str(error)) from None
         except shellwords.LexError:
             self.unreadable = True
             commands = self._fallback(text)
         viewed: dict[int, list[str]] = {}
         stdin_interpreter: set[int] = set()
+        fed: dict[int, list[str]] = {}  # literal text written into a pipeline (echo, printf, cat <<EOF)
+        stdin_shell: set[int] = set()
         for command in commands:
+            if time.monotonic() > self.deadline:
+                raise ScanBudget(f"reading the command line took longer than {SCAN_BUDGET_S:g} s")
             self.simple(command, depth, viewed, stdin_interpreter)
             self._follow_cd(command)
+            self._pipe_text(command, fed, stdin_shell)
         for pipeline in stdin_interpreter:  # `cat arms/x.sh | sh`: the arm runs after all
             for path in viewed.get(pipeline, []):
                 self.note_arm(path)
+        for pipeline in stdin_shell:  # `echo 'git push' | sh`: the text runs as a command line
+            for piped in fed.get(pipeline, []):
+                self.run(piped, depth + 1)
+
+    def _alias(self, argv: list, depth: int) -> bool:
+        """`alias v=vacant` defines, `v unflag x` runs the alias's text (True: handled here)."""
+        if argv[0].text == "alias" and not argv[0].expands:
+            for word in argv[1:]:
+                name, equals, value = word.text.partition("=")
+                if equals:
+                    self.shell_aliases[name] = value
+            return True
+        value = self.shell_aliases.get(argv[0].text)
+        if value is None or argv[0].expands:
+            return False
+        self.run(" ".join([value] + [word.norm for word in argv[1:]]), depth + 1)
+        return True
+
+    @staticmethod
+    def _pipe_text(command, fed: dict, stdin_shell: set) -> None:
+        argv = _unwrap(list(command.argv))
+        if not argv:
+            return
+        text = forms.piped_text(argv)
+        if text is not None:
+            fed.setdefault(command.pipeline, []).append(text)
+        elif _program(argv[0].text) == "cat" and command.heredocs:
+            fed.setdefault(command.pipeline, []).extend(command.heredocs)
+        if _program(argv[0].text) in SHELLS and forms.shell_reads_stdin(argv):
+            stdin_shell.add(command.pipeline)
 
     def _follow_cd(self, command) -> None:
         """`cd DIR && sh x.sh`: later relative paths start from DIR (None when it cannot be known)."""
@@ -218,22 +275,45 @@ class ShellScan:
         if not argv:
             self._references(command, [], None, viewed)
             return
+        if self._alias(argv, depth):
+            return
         program = _program(argv[0].text)
         norm = " ".join([w.norm for w in argv] + [f"{op} {w.norm}" for op, w in command.redirects])
-        if _is_vacant_answer(argv):
-            self.answers = True
-        allowed = any(rule_matches(rule, "shell", norm) for rule in self.policy.allow)
+        norms = {norm}
+        if "/" in argv[0].text and not argv[0].expands:  # /usr/bin/git push, ./node_modules/.bin/x
+            norms.add(" ".join([shellwords.normal_form(program)] + norm.split(" ")[1:]))
+        verb = forms.person_verb(argv)
+        if verb:
+            self.answers = verb
+        allowed = any(rule_matches(rule, "shell", text) for rule in self.policy.allow for text in norms)
         if not allowed:
             for rule in self.policy.act:
-                if rule_matches(rule, "shell", norm):
+                if any(rule_matches(rule, "shell", text) for text in norms):
                     self.hits.append(Hit(rule.name, rule.why))
             if "delete-outside-workspace" not in self.policy.removed:
                 self._deletes(program, argv)
+            if "write-outside-workspace" not in self.policy.removed:
+                self._writes_outside(command, argv)
+        self._note_link(argv)
         # nested command lines
-        if program in SHELLS or program == "su":
-            script = _dash_c(argv)
+        if program in SHELLS:
+            script = forms.shell_c(argv)
             if script is not None:
                 self.run(script, depth + 1)
+            elif forms.shell_reads_stdin(argv):  # bash <<< 'git push', bash <<EOF … EOF
+                for op, word in command.redirects:
+                    if op == "<<<":
+                        self.run(word.text, depth + 1)
+                for body in command.heredocs:
+                    self.run(body, depth + 1)
+        elif program in forms.COMMAND_OPTION:
+            script = forms.command_option(argv)
+            if script is not None:
+                self.run(script, depth + 1)
+        elif program == "git":
+            line = forms.git_alias_line(argv, self.cwd, self.root, self.home, self.env)
+            if line is not None:
+                self.run(line, depth + 1)
         elif program == "eval":
             self.run(" ".join(w.text for w in argv[1:]), depth + 1)
         elif program == "find":
@@ -241,7 +321,7 @@ class ShellScan:
                 self.simple(shellwords.Simple(nested, [], [], -1), depth + 1, {}, set())
         elif program == "apply_patch":
             self.patches += command.heredocs
-        if (program in INTERPRETERS and _script_arg(argv) is None and _dash_c(argv) is None
+        if (program in INTERPRETERS and _script_arg(argv) is None and forms.shell_c(argv) is None
                 and not any(op in ("<", "<<", "<<-", "<<<") for op, _ in command.redirects)):
             stdin_interpreter.add(command.pipeline)
         if allowed:
@@ -255,6 +335,8 @@ class ShellScan:
         if program is not None and "/" in argv[0].text:
             targets.append((argv[0], False))  # ./arms/x.sh: the program itself
         for word, writes in targets:
+            if time.monotonic() > self.deadline:
+                raise ScanBudget(f"reading the command line took longer than {SCAN_BUDGET_S:g} s")
             paths = self.resolve(word)
             if paths is None and self.cwd is None and not word.expands and (writes or not viewer):
                 for arm in self.arms_named(word.text):  # the directory is unknown: same name, same arm
@@ -275,6 +357,7 @@ class ShellScan:
     def _deletes(self, program: str, argv: list) -> None:
         targets: list = []
         finding = False  # `find ROOT -delete` deletes below the root, not the root
+        follow = False  # find -L / -H / -follow: a starting point that is a link is followed
         if program in DELETERS:
             options = True
             for word in argv[1:]:
@@ -286,7 +369,12 @@ class ShellScan:
                     targets.append(word)
         elif program == "find" and any(w.text in ("-delete",) for w in argv) or (
                 program == "find" and any(_program(n[0].text) in DELETERS for n in _find_exec(argv) if n)):
-            for word in argv[1:]:
+            words = argv[1:]
+            while words and words[0].text in ("-H", "-L", "-P", "-D") or (words and words[0].text.startswith("-O")):
+                follow |= words[0].text in ("-H", "-L")
+                words = words[2:] if words[0].text == "-D" else words[1:]
+            follow |= any(w.text == "-follow" for w in argv)
+            for word in words:
                 if word.text.startswith("-") or word.text in ("(", "!"):
                     break
                 targets.append(word)
@@ -300,10 +388,53 @@ class ShellScan:
                 self.hits.append(Hit("delete-outside-workspace",
                                      f"files outside the workspace, maybe: {word.text} (a path vacant cannot resolve)"))
                 continue
+            through = follow or word.text.endswith(("/", "/.")) or word.text == "."
             for path in paths:
-                real = _real_target(path)
+                real = self._landing(path, through)
                 if not inside(real, self.root) or (real == self.root and not finding):
                     self.hits.append(Hit("delete-outside-workspace", f"{real} (deleted; it is outside the workspace)"))
+
+    def _landing(self, path: str, through: bool) -> str:
+        """Where a deletion of `path` lands: through a link when it ends in `/` (or find -L), and
+        through a link made earlier in the same line (`ln -s /etc x && rm -rf x/`)."""
+        for link, target in self.links.items():
+            if path == link and through:
+                return os.path.realpath(target)
+            if inside(path, link) and path != link:
+                return os.path.realpath(target + path[len(link):])
+        return os.path.realpath(path) if through else _real_target(path)
+
+    def _note_link(self, argv: list) -> None:
+        made = forms.symlink_made(argv)
+        if made is None:
+            return
+        target_word, link_word = made
+        links = self.resolve(link_word)
+        if not links or len(links) != 1:
+            return
+        link = links[0]
+        if os.path.isdir(link) and not os.path.islink(link):
+            link = os.path.join(link, os.path.basename(target_word.text.rstrip("/")))
+        if target_word.expands:
+            self.links[link] = "/"  # a link to where a variable points: anywhere
+            return
+        text = target_word.text
+        if text == "~" or text.startswith("~/"):
+            text = (self.home or "/") + text[1:]
+        self.links[link] = os.path.normpath(os.path.join(os.path.dirname(link), text))
+
+    def _writes_outside(self, command, argv: list) -> None:
+        """Redirections and writing programs whose target lies outside the workspace (temp
+        directories and the terminal's streams excepted). A variable target is out of reach."""
+        words = [word for op, word in command.redirects if op in shellwords.WRITE_REDIRECTS]
+        words += forms.write_targets(argv)
+        for word in words:
+            if word.text.isdigit() or word.text == "-":
+                continue  # 2>&1, stdout
+            for path in self.resolve(word) or []:
+                real = self._landing(path, True) if os.path.lexists(path) or self.links else os.path.realpath(path)
+                if not inside(real, self.root) and not forms.harmless_outside(real, self.env):
+                    self.hits.append(Hit("write-outside-workspace", f"{real} (written; it is outside the workspace)"))
 
 
 def _real_target(path: str) -> str:
@@ -355,18 +486,6 @@ def _is_viewer(program: str, argv: list) -> bool:
     return True
 
 
-def _dash_c(argv: list) -> str | None:
-    for index, word in enumerate(argv[1:], start=1):
-        text = word.text
-        if text == "--":
-            return None
-        if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
-            return argv[index + 1].text if index + 1 < len(argv) else None
-        if not text.startswith("-"):
-            return None
-    return None
-
-
 def _script_arg(argv: list):
     """The script file an interpreter runs (its first operand), None for stdin or `-c`/`-m`."""
     skip_next = False
@@ -402,21 +521,6 @@ def _find_exec(argv: list) -> list[list]:
     if current:
         nested.append(current)
     return nested
-
-
-def _is_vacant_answer(argv: list) -> bool:
-    """`vacant approve …` / `vacant decline …` (also via `python -m vacant`)."""
-    texts = [w.text for w in argv]
-    program = _program(texts[0])
-    rest = texts[1:]
-    if re.match(r"^python[0-9.]*$", program) and len(rest) >= 2 and rest[0] == "-m" and rest[1].startswith("vacant"):
-        rest = rest[2:]
-    elif program not in ("vacant", "vacant.exe", "uvx", "pipx") and not program.startswith("vacant"):
-        return False
-    elif program in ("uvx", "pipx"):
-        rest = [t for t in rest if t not in ("run", "vacant")]
-    operands = [t for t in rest if not t.startswith("-")]
-    return bool(operands) and operands[0] in ("approve", "decline")
 
 
 def rule_matches(rule: Rule, tool: str, text: str, tool_name: str | None = None) -> bool:

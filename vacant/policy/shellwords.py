@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import time
 from collections import namedtuple
 
 # a word: its text (what the shell would see, with substitutions left raw), its normal form, and
@@ -27,10 +28,15 @@ PIPES = frozenset({"|", "|&"})
 REDIRECTS = frozenset({">>", "<<<", "<<-", "<<", ">&", "<&", ">|", "<>", "&>", "&>>", "<", ">"})
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "<>", "&>", "&>>"})
 _WORD_END = frozenset(" \t\n;&|()<>")
+_OP_START = frozenset(op[0] for op in OPERATORS)
 
 
 class LexError(ValueError):
     """The command line could not be read (an unclosed quote or substitution)."""
+
+
+class OverBudget(Exception):
+    """Reading the command line took longer than the caller's deadline (time.monotonic())."""
 
 
 def _balanced(text: str, start: int, close: str = ")") -> int:
@@ -220,13 +226,16 @@ def _expansion_or_char(text: str, i: int, word) -> int:
     return i + 1
 
 
-def lex(text: str) -> list[tuple[str, object]]:
-    """Tokens: ("w", Word), ("o", operator), ("h", here-doc body). Newlines become ";"."""
+def lex(text: str, deadline: float | None = None) -> list[tuple[str, object]]:
+    """Tokens: ("w", Word), ("o", operator), ("h", here-doc body). Newlines become ";".
+    With a deadline, raises OverBudget once it has passed (checked every 1024 tokens)."""
     tokens: list[tuple[str, object]] = []
     pending: list[tuple[str, bool]] = []  # here-doc delimiters waiting for the end of the line
     expect_delimiter: str | None = None
     i, n = 0, len(text)
     while i < n:
+        if deadline is not None and not len(tokens) & 1023 and tokens and time.monotonic() > deadline:
+            raise OverBudget(f"reading the command line ran out of time after {len(tokens)} tokens")
         c = text[i]
         if c in " \t\r":
             i += 1
@@ -257,7 +266,7 @@ def lex(text: str) -> list[tuple[str, object]]:
             word, i = _read_word(text, i)
             tokens.append(("w", word))
             continue
-        op = next((o for o in OPERATORS if text.startswith(o, i)), None)
+        op = next((o for o in OPERATORS if text.startswith(o, i)), None) if c in _OP_START else None
         if op is not None:
             tokens.append(("o", op))
             i += len(op)
@@ -298,8 +307,9 @@ def normal_form(text: str) -> str:
     return " ".join(out)
 
 
-def simple_commands(text: str) -> list[Simple]:
-    """The simple commands of a command line, in order (raises LexError when unreadable)."""
+def simple_commands(text: str, deadline: float | None = None) -> list[Simple]:
+    """The simple commands of a command line, in order (raises LexError when unreadable,
+    OverBudget when a deadline passes)."""
     commands: list[Simple] = []
     argv: list[Word] = []
     redirects: list[tuple[str, Word]] = []
@@ -315,7 +325,7 @@ def simple_commands(text: str) -> list[Simple]:
             commands.append(last)
         argv, redirects, heredocs = [], [], []
 
-    for kind, value in lex(text):
+    for kind, value in lex(text, deadline):
         if kind == "h":
             (last.heredocs if (last is not None and not argv and not redirects) else heredocs).append(value)
             continue

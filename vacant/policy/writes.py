@@ -121,3 +121,42 @@ def gate_table_of(text: str | None) -> object:
         return ("unreadable",)
     table, error = parse_gate_table(text.encode("utf-8", "surrogateescape"))
     return ("invalid", error) if error else table
+
+
+def contract_weakened(before: str, after: str | None) -> str | None:
+    """What an edit of vacant.toml takes away from the person's contract: a check or precondition
+    removed, its command, timeout or kind changed (None: nothing, or only checks added). An
+    unreadable result counts as weakened. tomllib only when vacant.toml is written."""
+    old = _checks_of(before)
+    if not old:
+        return None
+    new = _checks_of(after) if after is not None else None
+    if new is None:
+        return "the contract's checks (vacant could not read vacant.toml after this edit)"
+    gone = sorted(name for name in old if name not in new)
+    changed = sorted(name for name in old if name in new and new[name] != old[name])
+    if not gone and not changed:
+        return None
+    parts = ([f"removes {', '.join(gone)}"] if gone else []) + ([f"changes {', '.join(changed)}"] if changed else [])
+    return f"the contract's checks, which the person's acceptance rests on (this edit {'; '.join(parts)})"
+
+
+def _checks_of(text: str | None) -> dict | None:
+    if text is None:
+        return None
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        raw = tomllib.loads(text)
+    except ValueError:
+        return None
+    found = {}
+    for kind in ("check", "checks", "precondition", "preconditions"):
+        items = raw.get(kind, [])
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict):
+                name = str(item.get("name", len(found)))
+                found[name] = (kind.rstrip("s"), item.get("command"), item.get("timeout"), item.get("env"))
+    return found

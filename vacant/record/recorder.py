@@ -14,8 +14,11 @@ from pathlib import Path
 from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import ensure_state_dir, run_dir
+from vacant.core.redact import redact_bytes
 from vacant.policy import asks, gate, rules
+from vacant.store.exclude import excluded
 from vacant.store.hasher import ScanResult, relative_to_root
+from vacant.store.objects import hash_bytes
 from vacant.store.states import open_scanner, save_manifest
 from vacant.store.steplog import StepLog, file_lock
 
@@ -222,9 +225,14 @@ class Recorder:
 
     def _record_read(self, read: Read, step: int | None) -> None:
         content = read.content if isinstance(read.content, bytes) else read.content.encode("utf-8", "surrogateescape")
-        key = self.scanner.store.put_bytes(content)
         ref = (relative_to_root(self.root, read.ref) or read.ref) if read.origin == "file" else read.ref
-        self.log.emit("read", origin=read.origin, ref=ref, object=key, step=step, size=len(content))
+        fields = {}
+        if read.origin != "file":  # output, prompts, pages: redacted; a file read is a file state (docs/STORAGE.md)
+            content = redact_bytes(content)
+        elif excluded(self.root, ref):  # `[store] exclude`: hashed, never stored
+            fields["excluded"] = True
+        key = hash_bytes(content) if fields else self.scanner.store.put_bytes(content)
+        self.log.emit("read", origin=read.origin, ref=ref, object=key, step=step, size=len(content), **fields)
 
     @staticmethod
     def _key(call: HookCall, tool_use_id: str | None = None) -> str:
@@ -283,11 +291,15 @@ class Recorder:
 
     def _on_tool_pre(self, call: HookCall) -> Response | None:
         key = self._key(call)
-        if key not in self.run["open"] and key not in self.run["closed"]:
-            denied = self._gate(call)  # ACT without a person's answer: denied, never started
-            if denied is not None:
-                return denied
-            self._start_step(call, key, self._scope(call.scope))
+        if key in self.run["open"] or key in self.run["closed"]:
+            # a tool-call id seen before: still a call the gate must judge (it may be ACT); a deny
+            # is recorded under a key of its own so that the first call's step stays as it was
+            call.key = f"{call.key}#again{self.run['next_step']}"
+            return self._gate(call)
+        denied = self._gate(call)  # ACT without a person's answer: denied, never started
+        if denied is not None:
+            return denied
+        self._start_step(call, key, self._scope(call.scope))
         return None
 
     def _on_tool_post(self, call: HookCall) -> None:

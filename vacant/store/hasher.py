@@ -29,6 +29,7 @@ from pathlib import Path
 
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import SKIP_NAMES
+from vacant.store import exclude
 from vacant.store.objects import ObjectStore, hash_bytes, hash_file
 
 Entry = list  # [kind, size, mtime_ns, hash | None, mode]
@@ -246,6 +247,7 @@ class Scanner:
         self.store = store
         self.state = state
         self.use_ignores = use_ignores
+        self.exclude = exclude.patterns(self.root) if store is not None else ()  # [store] exclude
 
     def scan(self, paths: Iterable[str] | None = None) -> ScanResult:
         """Scan the whole workspace (paths=None) or only the given workspace-relative paths."""
@@ -401,7 +403,9 @@ class Scanner:
             result.errors.append(f"{rel}: {error.strerror}")
             return
         result.hashed += 1
-        if self.store is not None and not self._keep(key, data, absolute, st.st_size):
+        if self.exclude and any(pattern.match(rel) for pattern in self.exclude):
+            result.unrestorable.append(rel)  # hashed, never stored
+        elif self.store is not None and not self._keep(key, data, absolute, st.st_size):
             result.unrestorable.append(rel)
         seen[rel] = ["f", st.st_size, st.st_mtime_ns, key, mode]
 

@@ -18,6 +18,8 @@ from pathlib import Path
 import xxhash
 
 DEFAULT_SIZE_CAP = 16 * 1024 * 1024
+# Owner-only: blobs hold file contents (docs/STORAGE.md); loose blobs are also read-only.
+DIR_MODE, PACK_MODE, BLOB_MODE = 0o700, 0o600, 0o400
 CHUNK = 1 << 20
 
 
@@ -34,11 +36,11 @@ def hash_bytes(data: bytes) -> str:
 
 class _PackWriter:
     def __init__(self, directory: str) -> None:
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, mode=DIR_MODE, exist_ok=True)
         self.name = f"{os.getpid()}-{os.urandom(6).hex()}"
         self.temp = os.path.join(directory, f".{self.name}.pack.tmp")
         self.final = os.path.join(directory, f"{self.name}.pack")
-        self.handle = open(self.temp, "wb")
+        self.handle = os.fdopen(os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PACK_MODE), "wb")
         self.index: dict[str, list[int]] = {}
 
     def add(self, key: str, data: bytes) -> None:
@@ -52,7 +54,7 @@ class _PackWriter:
             return {}
         os.replace(self.temp, self.final)
         idx_temp = self.final[:-5] + ".idx.tmp"
-        with open(idx_temp, "w") as handle:
+        with os.fdopen(os.open(idx_temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PACK_MODE), "w") as handle:
             json.dump(self.index, handle, separators=(",", ":"))
         os.replace(idx_temp, self.final[:-5] + ".idx")  # the pack is visible from here on
         return self.index
@@ -141,10 +143,10 @@ class ObjectStore:
     def _write(self, key: str, data: bytes) -> None:
         fanout = f"{self.root}/{key[:2]}"
         if fanout not in self._fanout:
-            os.makedirs(fanout, exist_ok=True)
+            os.makedirs(fanout, mode=DIR_MODE, exist_ok=True)
             self._fanout.add(fanout)
         temp = f"{fanout}/.tmp-{os.getpid()}-{key[2:10]}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, BLOB_MODE)
         try:
             view = memoryview(data)
             while view:

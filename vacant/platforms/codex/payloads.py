@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 
 from vacant.core.calls import Read
 from vacant.platforms.base import read_file_bytes
@@ -92,15 +93,17 @@ def tool_scope(tool: str, tool_input: object, cwd: str) -> list[str] | None:
 
 def _transcript_records(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> list[dict]:
     """The rollout lines (last `tail` bytes) that mention this id, newest first."""
-    if not path or not item_id:
-        return []
+    if not path or not item_id or not isinstance(path, str):
+        return []  # an int would open (and close) that file descriptor
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return []  # a FIFO or device would block or never end
         with open(path, "rb") as handle:
             handle.seek(0, 2)
             size = handle.tell()
             handle.seek(max(0, size - tail))
             data = handle.read()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path
         return []
     needle = json.dumps(item_id).encode()
     records = []

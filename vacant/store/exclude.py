@@ -1,0 +1,92 @@
+"""`[store] exclude` in vacant.toml: paths whose contents vacant hashes but never stores.
+
+    [store]
+    exclude = ["secrets/**", ".env", "*.pem"]
+
+Globs relative to the workspace root: `*` and `?` stay within one path segment, `**` spans any
+number of them, and a pattern naming a directory covers everything below it. An excluded file
+is still hashed (its changes are attributed like any other), but its bytes never reach the
+object store, whether seen by a scan or read by the agent's Read tool; replay cannot restore
+it (it counts as unrestorable). The contract's pydantic model validates the table for the CLI;
+the hook reads it with tomllib only when vacant.toml has a `[store]` table (cached per file
+state). Stdlib only (hot path).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+_CACHE: dict[str, tuple[tuple[int, int], tuple["re.Pattern[str]", ...]]] = {}
+_HAS_STORE = re.compile(rb"^\s*\[\s*store\s*\]|^\s*store\s*[.=]", re.MULTILINE)
+
+
+def glob_regex(pattern: str) -> str:
+    """The regex of one exclude glob (anchored at the workspace root)."""
+    pattern = pattern.strip().lstrip("/")
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    out, index = [], 0
+    while index < len(pattern):
+        if pattern.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif pattern[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif pattern[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(pattern[index]))
+            index += 1
+    return "".join(out).rstrip("/") + "(?:/.*)?$"
+
+
+def patterns(root: Path) -> tuple["re.Pattern[str]", ...]:
+    """The compiled exclude globs of this workspace (none when vacant.toml has no [store])."""
+    path = os.path.join(str(root), "vacant.toml")
+    try:
+        info = os.stat(path)
+    except OSError:
+        return ()
+    stamp = (info.st_size, info.st_mtime_ns)
+    cached = _CACHE.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    compiled = _read(path)
+    _CACHE[path] = (stamp, compiled)
+    return compiled
+
+
+def _read(path: str) -> tuple["re.Pattern[str]", ...]:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(1 << 20)
+    except OSError:
+        return ()
+    if not _HAS_STORE.search(data):
+        return ()
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        table = tomllib.loads(data.decode("utf-8")).get("store", {})
+    except (UnicodeDecodeError, ValueError):
+        return ()  # the CLI (`vacant contract list`) says what is wrong with it
+    globs = table.get("exclude", []) if isinstance(table, dict) else []
+    return tuple(re.compile(glob_regex(g)) for g in globs if isinstance(g, str) and g.strip())
+
+
+def excluded(root: Path, rel: str) -> bool:
+    """Whether a workspace-relative path is kept out of the object store."""
+    compiled = patterns(root)
+    if not compiled or not rel:
+        return False
+    rel = rel.replace(os.sep, "/").lstrip("./") if rel.startswith("./") else rel.replace(os.sep, "/")
+    return any(pattern.match(rel) for pattern in compiled)
