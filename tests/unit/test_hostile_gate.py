@@ -26,6 +26,7 @@ import pytest
 
 from vacant import hook
 from vacant.core.calls import HookCall
+from vacant.platforms.all_platforms import PLATFORMS
 from vacant.policy import asks, gate
 from vacant.policy import rules as policy_rules
 
@@ -60,8 +61,14 @@ def ws(ws, tmp_path):
 
 
 def call(root: Path, tool: str, tool_input, cwd=None) -> HookCall:
+    """A PreToolUse call as the platform that owns `tool` reads it (as in test_gate.py)."""
+    kind, intent = None, {}
+    for platform in PLATFORMS.values():
+        kind, intent = platform.intent(tool, tool_input)
+        if kind is not None:
+            break
     return HookCall("tool_pre", "s1", root, tool=tool, tool_input=tool_input, key="t1", scope=None,
-                    cwd=str(cwd or root))
+                    cwd=str(cwd or root), tool_kind=kind, intent=intent)
 
 
 def verdict(root: Path, command: str, tool: str = "Bash", tool_input=None):

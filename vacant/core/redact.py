@@ -21,7 +21,13 @@ import math
 import re
 from collections import namedtuple
 
-from vacant.core.secret_patterns import DETECT_SECRETS, EXTRA, GROUPED, KEYWORDS, MORE_KEYWORDS
+from vacant.core.secret_patterns import (
+    DETECT_SECRETS,
+    EXTRA,
+    GROUPED,
+    KEYWORDS,
+    MORE_KEYWORDS,
+)
 
 # group: 0 redacts the whole match, N only group N. anchors: literal substrings (lowercase when
 # `folded`), one of which must occur for the rule to run; () runs it always.

@@ -18,15 +18,14 @@ import os
 import re
 from pathlib import Path
 
-_CACHE: dict[str, tuple[tuple[int, int], tuple["re.Pattern[str]", ...]]] = {}
+_CACHE: dict[str, tuple[tuple[int, int], tuple[re.Pattern[str], ...]]] = {}
 _HAS_STORE = re.compile(rb"^\s*\[\s*store\s*\]|^\s*store\s*[.=]", re.MULTILINE)
 
 
 def glob_regex(pattern: str) -> str:
     """The regex of one exclude glob (anchored at the workspace root)."""
     pattern = pattern.strip().lstrip("/")
-    if pattern.startswith("./"):
-        pattern = pattern[2:]
+    pattern = pattern.removeprefix("./")
     out, index = [], 0
     while index < len(pattern):
         if pattern.startswith("**/", index):
@@ -47,7 +46,7 @@ def glob_regex(pattern: str) -> str:
     return "".join(out).rstrip("/") + "(?:/.*)?$"
 
 
-def patterns(root: Path) -> tuple["re.Pattern[str]", ...]:
+def patterns(root: Path) -> tuple[re.Pattern[str], ...]:
     """The compiled exclude globs of this workspace (none when vacant.toml has no [store])."""
     path = os.path.join(str(root), "vacant.toml")
     try:
@@ -63,7 +62,7 @@ def patterns(root: Path) -> tuple["re.Pattern[str]", ...]:
     return compiled
 
 
-def _read(path: str) -> tuple["re.Pattern[str]", ...]:
+def _read(path: str) -> tuple[re.Pattern[str], ...]:
     try:
         with open(path, "rb") as handle:
             data = handle.read(1 << 20)
