@@ -433,3 +433,23 @@ def test_print_class4_times():
     """Not an assertion on speed (bench/ measures): the figures for the report."""
     slowest = sorted(TIMES.items(), key=lambda item: -item[1])[:3]
     print("\nclass 4 slowest cases: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in slowest))
+
+
+CONTRACT = '[[check]]\nname = "tests"\ncommand = "pytest -q"\n\n[[precondition]]\nname = "lint"\ncommand = "ruff check"\n'
+
+
+@pytest.mark.parametrize("tool, tool_input, weakens", [
+    ("Write", {"content": '[[check]]\nname = "tests"\ncommand = "pytest -q"\n'}, True),  # a precondition gone
+    ("Write", {"content": CONTRACT.replace("pytest -q", "true")}, True),
+    ("Write", {"content": CONTRACT + '\n[[check]]\nname = "more"\ncommand = "make test"\n'}, False),
+    ("Write", {"content": ""}, True),
+    ("Write", {"content": "not [ toml"}, True),
+    ("Edit", {"old_string": "pytest -q", "new_string": "pytest -q || true"}, True),
+    ("Edit", {"old_string": 'name = "lint"', "new_string": 'name = "lint2"'}, True),
+])
+def test_an_edit_weakening_the_contract_waits_for_the_person(ws, tool, tool_input, weakens):
+    (ws / "vacant.toml").write_text(CONTRACT)
+    found = rules_of(verdict(ws, "", tool=tool, tool_input={"file_path": str(ws / "vacant.toml"), **tool_input}))
+    held = (found != "refuse" and "gate-self" in found) if weakens else found == set()
+    TALLY[("2 person-only verbs", "held" if held else "missed")] += 1
+    assert held, found

@@ -388,3 +388,35 @@ def _read_objects(ws: Path) -> dict[str, list[bytes]]:
         if record.get("type") == "read" and record.get("excluded"):
             found.setdefault("excluded", []).append(b"")
     return found
+
+
+# -- [store] exclude ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pattern, rel, expected", [
+    ("secrets/**", "secrets/prod.env", True), ("secrets/**", "secrets/a/b/c", True), ("secrets/**", "secrets", False),
+    ("secrets/**", "src/secrets.py", False), (".env", ".env", True), (".env", "app/.env", False),
+    ("**/.env", "app/.env", True), ("*.pem", "key.pem", True), ("*.pem", "keys/key.pem", False),
+    ("keys/", "keys/a.pem", True), ("k?y", "key", True), ("k?y", "k/y", False),
+])
+def test_exclude_globs(pattern, rel, expected):
+    import re
+
+    from vacant.store.exclude import glob_regex
+
+    assert bool(re.match(glob_regex(pattern), rel)) is expected
+
+
+@pytest.mark.parametrize("table, ok", [
+    ('[store]\nexclude = ["secrets/**"]\n', True), ('[store]\nexclude = ["../outside"]\n', False),
+    ('[store]\nexclude = ["/etc/passwd"]\n', False), ('[store]\nexclude = [""]\n', False),
+    ('[store]\nexclude = "secrets"\n', False), ('[store]\nkeep = ["x"]\n', False),
+])
+def test_store_table_is_validated_by_the_contract(ws, table, ok):
+    from vacant.policy.contract import ContractError, load_contract
+
+    (ws / "vacant.toml").write_text(table)
+    if ok:
+        assert load_contract(ws).store.exclude == ["secrets/**"]
+    else:
+        with pytest.raises(ContractError):
+            load_contract(ws)
