@@ -31,29 +31,43 @@ from vacant.core.secret_patterns import (
 
 # group: 0 redacts the whole match, N only group N. anchors: literal substrings (lowercase when
 # `folded`), one of which must occur for the rule to run; () runs it always.
-Rule = namedtuple("Rule", "name pattern group anchors folded")
+Rule = namedtuple("Rule", "name pattern group anchors folded needs")
 MARK = "[REDACTED:{name}]"
 ENTROPY_LIMIT = 4.5  # bits per character, detect-secrets' default for base64 strings
 ENTROPY_MIN_LENGTH = 20
 MAX_CHARS = 1024 * 1024  # longer text keeps its redacted head only: redaction stays bounded in time
 
+_GITLAB = ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941", "glcbt-", "glimt-", "glptt-", "glagent-",
+           "gloas-")
+
+
+# a run the rule's pattern needs somewhere in the text (searched once per rule): none, no match
+_NEEDS: dict[str, str] = {
+    "IbmCloudIamDetector": r"[a-zA-Z0-9_\-]{44}", "IbmCosHmacDetector": r"[a-fA-F0-9]{48}",
+    "CloudantDetector": r"[0-9a-fA-F]{64}|[a-zA-Z]{24}", "SoftlayerDetector": r"[a-zA-Z0-9]{64}",
+    "DiscordBotTokenDetector": r"[a-zA-Z\d_-]{23}\.", "TelegramBotTokenDetector": r"\d{8}:",
+    "TwilioKeyDetector": r"[A-Z]{2}[a-z0-9]{32}", "MailchimpDetector": r"[0-9a-z]{32}-us",
+}
 _ANCHORS: dict[str, tuple[tuple[str, ...], bool]] = {
     "ArtifactoryDetector": (("AKC", "AP"), False), "AWSKeyDetector": (("a3t", "abia", "acca", "akia", "asia", "aws"), True),
     "AzureStorageKeyDetector": (("AccountKey=",), False), "BasicAuthDetector": (("://",), False),
-    "CloudantDetector": (("cl",), True), "DiscordBotTokenDetector": ((".",), False),
-    "GitHubTokenDetector": (("gh",), False), "GitLabTokenDetector": (("gl", "GR1348941"), False),
+    "CloudantDetector": (("cl",), True),
+    "DiscordBotTokenDetector": ((".",), False),
+    "GitHubTokenDetector": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False),
+    "GitLabTokenDetector": (_GITLAB, False),
     "IbmCloudIamDetector": (("key", "pwd", "pass", "token"), True), "IbmCosHmacDetector": (("secret",), True),
     "JwtTokenDetector": (("eyJ",), False), "MailchimpDetector": (("-us",), False),
     "NpmDetector": (("_authToken",), False), "OpenAIDetector": (("T3BlbkFJ",), False),
     "PypiTokenDetector": (("pypi-",), False), "SendGridDetector": (("SG.",), False),
-    "SlackDetector": (("xox", "hooks.slack"), True), "SoftlayerDetector": (("sl", "softlayer"), True),
+    "SlackDetector": (("xox", "hooks.slack"), True),
+    "SoftlayerDetector": (("sl",), True),
     "SquareOAuthDetector": (("sq0csp-",), False), "StripeDetector": (("k_live_",), False),
     "TelegramBotTokenDetector": ((":",), False), "TwilioKeyDetector": (("AC", "SK"), False),
 }
 _EXTRA_ANCHORS: dict[str, tuple[tuple[str, ...], bool]] = {
     "private-key-block": (("PRIVATE KEY",), False), "putty-key": (("PuTTY-User-Key-File",), False),
-    "anthropic-key": (("sk-ant-",), False), "openai-key": (("sk-",), False), "github-token": (("gh", "github_pat_"), False),
-    "gitlab-token": (("gl",), False), "stripe-key": (("_live_", "_test_", "whsec_"), False), "google-api-key": (("AIza",), False),
+    "anthropic-key": (("sk-ant-",), False), "openai-key": (("sk-",), False),
+    "github-token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False), "gitlab-token": (_GITLAB, False), "stripe-key": (("_live_", "_test_", "whsec_"), False), "google-api-key": (("AIza",), False),
     "google-oauth": (("ya29.", "GOCSPX-"), False), "npm-token": (("npm_",), False), "huggingface-token": (("hf_",), False),
     "slack-token": (("xox", "xapp-"), False), "pypi-token": (("pypi-",), False), "databricks-token": (("dapi",), False),
     "digitalocean-token": (("_v1_",), False), "shopify-token": (("shp",), False),
@@ -92,12 +106,13 @@ _KEYWORD_ANCHORS = tuple(sorted({k.split("_?")[0].replace("s?", "") for k in KEY
 
 
 def _compile() -> tuple[Rule, ...]:
-    rules = [Rule(name, re.compile(pattern, flags), group, *_EXTRA_ANCHORS.get(name, ((), False)))
+    rules = [Rule(name, re.compile(pattern, flags), group, *_EXTRA_ANCHORS.get(name, ((), False)), None)
              for name, pattern, flags, group in EXTRA]
     for plugin, patterns in DETECT_SECRETS.items():
         anchors, folded = _ANCHORS.get(plugin, ((), False))
         name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", plugin.replace("Detector", "")).lower()
-        rules += [Rule(name, re.compile(pattern, flags), GROUPED.get(plugin, 0), anchors, folded)
+        needs = re.compile(_NEEDS[plugin]) if plugin in _NEEDS else None
+        rules += [Rule(name, re.compile(pattern, flags), GROUPED.get(plugin, 0), anchors, folded, needs)
                   for pattern, flags in patterns]
     return tuple(rules)
 
@@ -147,6 +162,7 @@ def redact_text(text: str) -> str:
 
 def _redact(text: str) -> str:
     folded = None
+    needed: dict = {}  # needs pattern -> found in the current text
     for rule in RULES:
         if rule.anchors:
             if rule.folded:
@@ -155,12 +171,24 @@ def _redact(text: str) -> str:
                     continue
             elif not any(anchor in text for anchor in rule.anchors):
                 continue
+        if rule.needs is not None:
+            if rule.needs not in needed:
+                needed[rule.needs] = rule.needs.search(text) is not None
+            if not needed[rule.needs]:
+                continue
         cleaned = _sub(rule, text)
         if cleaned != text:
-            text, folded = cleaned, None
+            text, folded, needed = cleaned, None, {}
     lowered = text.lower()
-    if any(anchor in lowered for anchor in _KEYWORD_ANCHORS):
-        text = _KEYWORD.sub(_keyword, text)
+    if any(anchor in lowered for anchor in _KEYWORD_ANCHORS):  # line by line: only lines naming a secret
+        lines, low_lines = text.split("\n"), lowered.split("\n")
+        if len(lines) == len(low_lines):  # (lower() can change the length of some characters)
+            for index, low in enumerate(low_lines):
+                if any(anchor in low for anchor in _KEYWORD_ANCHORS):
+                    lines[index] = _KEYWORD.sub(_keyword, lines[index])
+            text = "\n".join(lines)
+        else:
+            text = _KEYWORD.sub(_keyword, text)
     if len(text) >= ENTROPY_MIN_LENGTH + 2 and any(q in text for q in "\"'`"):
         text = _QUOTED.sub(_high_entropy, text)
     if len(text) >= 32:
