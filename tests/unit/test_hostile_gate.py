@@ -187,34 +187,38 @@ def test_act_in_every_plain_text_form(ws, command, rule):
     assert found != "refuse" and rule in found, (command, found)
 
 
-GIT_ALIASES = [
-    ("git -c alias.p=push p", None), ("git -c alias.p=push p origin main", None),
-    ("git -c alias.sync='!git push' sync", None), ("git -c alias.up='push --force' up", None),
-    ("git -c Alias.P=push p", None), ("git pp", "[alias]\n\tpp = push\n"),
-    ("git ship", '[alias]\n  ship = "!git fetch && git push origin HEAD"\n'),
-    ("git sp", "[alias]\n\tsp = send-pack\n"), ("git -C . pp", "[alias]\n\tpp = push\n"),
-]
+INLINE_ALIASES = ["git -c alias.p=push p", "git -c alias.p=push p origin main", "git -c alias.sync='!git push' sync",
+                  "git -c alias.up='push --force' up", "git -c Alias.P=push p"]
+CONFIGURED_ALIASES = [("git pp", "[alias]\n\tpp = push\n"),
+                      ("git ship", '[alias]\n  ship = "!git fetch && git push origin HEAD"\n'),
+                      ("git sp", "[alias]\n\tsp = send-pack\n"), ("git -C . pp", "[alias]\n\tpp = push\n")]
 
 
-@pytest.mark.parametrize("command, config", GIT_ALIASES)
-@pytest.mark.parametrize("where", ["repo", "global", "include"])
-def test_git_aliases_are_read(ws, isolated_home, command, config, where):
-    if config is None and where != "repo":
-        pytest.skip("an inline alias has no config file")  # counted once, under repo
-    if config is not None:
-        if where == "repo":
-            with open(ws / ".git" / "config", "a") as handle:
-                handle.write(config)
-        elif where == "global":
-            isolated_home.mkdir(parents=True, exist_ok=True)
-            (isolated_home / ".gitconfig").write_text(config)
-        else:
-            isolated_home.mkdir(parents=True, exist_ok=True)
-            (isolated_home / "aliases.inc").write_text(config)
-            (isolated_home / ".gitconfig").write_text("[include]\n\tpath = ~/aliases.inc\n")
+def _pushes(ws: Path, command: str) -> bool:
     found = rules_of(verdict(ws, command))
-    TALLY[("3 plain-text forms", "held" if found != "refuse" and "git-push" in found else "missed")] += 1
-    assert found != "refuse" and "git-push" in found, (command, where, found)
+    held = found != "refuse" and "git-push" in found
+    TALLY[("3 plain-text forms", "held" if held else "missed")] += 1
+    return held
+
+
+@pytest.mark.parametrize("command", INLINE_ALIASES)
+def test_inline_git_aliases_are_read(ws, command):
+    assert _pushes(ws, command)
+
+
+@pytest.mark.parametrize("command, config", CONFIGURED_ALIASES)
+@pytest.mark.parametrize("where", ["repo", "global", "include"])
+def test_configured_git_aliases_are_read(ws, isolated_home, command, config, where):
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    if where == "repo":
+        with open(ws / ".git" / "config", "a") as handle:
+            handle.write(config)
+    elif where == "global":
+        (isolated_home / ".gitconfig").write_text(config)
+    else:
+        (isolated_home / "aliases.inc").write_text(config)
+        (isolated_home / ".gitconfig").write_text("[include]\n\tpath = ~/aliases.inc\n")
+    assert _pushes(ws, command), (command, where)
 
 
 LINK_DELETES = [
