@@ -143,6 +143,8 @@ def test_whatever_detect_secrets_finds_is_redacted(kind, data, before, after):
     line = f"{before} {secret} {after}"
     out = redact_text(line)
     for value in _oracle_findings(line):
+        if value.strip() in f"{before} {after}":
+            continue  # the finding is (also) the generated context, not only the secret
         assert value not in out, (kind, value, out)
 
 
