@@ -149,7 +149,7 @@ def _sub(rule: Rule, text: str) -> str:
 
 def _high_entropy(match: re.Match) -> str:
     quote, body = match.group(1), match.group(2)
-    if "REDACTED" in body or body.count("/") > 3 or entropy(body) <= ENTROPY_LIMIT:
+    if "REDACTED" in body or entropy(body) <= ENTROPY_LIMIT:
         return match.group(0)
     return f"{quote}{MARK.format(name='high-entropy-string')}{quote}"
 
