@@ -1,8 +1,9 @@
 """Lineage: the wrong value a step introduced, and where (if anywhere) the run had seen it.
 
-"The wrong value" is the set of salient tokens in the lines step k introduced at the finding's
-location: numbers and quoted strings when there are any, else identifiers of three characters or
-more that are not keywords. A source holds the value when its tokens include every one of them
+"The wrong value" is the set of salient tokens on the finding's own line as step k introduced it:
+numbers and quoted strings when there are any, else identifiers of three characters or more that
+are not keywords. Only when that line has none is the changed block around it used (a step that
+writes several lines puts values there that the finding is not about). A source holds the value when its tokens include every one of them
 (exact, whole-token matching: 0.0725 does not match 0.07255).
 """
 
@@ -66,23 +67,49 @@ def _decode(data: bytes | None) -> str:
     return "" if data is None else data.decode("utf-8", "replace")
 
 
-def introduced_value(timeline: Timeline, store: ObjectStore, index: int, path: str | None, line: int | None) -> set[str]:
-    """Tokens that change `index` introduced at the finding's location (or, when the finding's
-    line did not change there, anywhere in the text files that change touched)."""
+@dataclass
+class Introduced:
+    """The wrong value's tokens and the lines of the new state they were taken from (1-based;
+    empty when the whole change was used)."""
+
+    tokens: set[str]
+    lines: list[int]
+
+
+def introduced_value(timeline: Timeline, store: ObjectStore, index: int, path: str | None, line: int | None,
+                     text: str = "") -> Introduced:
+    """What change `index` introduced at the finding's location: the finding's own line decides;
+    only when that line has no salient token is the changed block around it used, and only when
+    the line did not change there, the text files the change touched."""
     change = timeline.change(index)
     touched = [*change["added"], *change["changed"]]
     if path in touched and line:
         old = _decode(timeline.content(store, index - 1, path)).splitlines()
         new = _decode(timeline.content(store, index, path)).splitlines()
+        line = _locate(new, line, text)
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
             if tag != "equal" and j1 < line <= max(j2, j1 + 1):
-                return salient("\n".join(new[j1:j2]), "\n".join(old[i1:i2]))
+                before = "\n".join(old[i1:i2])
+                own = salient(new[line - 1], before) if line <= len(new) else set()
+                if own:
+                    return Introduced(own, [line])
+                return Introduced(salient("\n".join(new[j1:j2]), before), list(range(j1 + 1, j2 + 1)))
     value: set[str] = set()
     for rel in touched:
         before, after = timeline.content(store, index - 1, rel), timeline.content(store, index, rel)
         if after is not None and b"\0" not in after[:8192]:
             value |= salient(_decode(after), _decode(before))
-    return value
+    return Introduced(value, [])
+
+
+def _locate(lines: list[str], line: int, text: str) -> int:
+    """The finding's line on this state: its number on the final state, unless its text sits
+    elsewhere here (later steps moved it); then the nearest line holding that text."""
+    wanted = text.strip()
+    if not wanted or (0 < line <= len(lines) and lines[line - 1].strip() == wanted):
+        return line
+    hits = [n for n, candidate in enumerate(lines, start=1) if candidate.strip() == wanted]
+    return min(hits, key=lambda n: (abs(n - line), n)) if hits else line
 
 
 @dataclass
