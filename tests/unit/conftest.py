@@ -5,9 +5,14 @@ and says what its workspace holds by overriding ``ws_files``."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:  # shared helpers (attribution_runs) importable under any --import-mode
+    sys.path.insert(0, _HERE)
 
 
 @pytest.fixture

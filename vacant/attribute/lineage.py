@@ -133,7 +133,7 @@ def find_source(view: RunView, timeline: Timeline, store: ObjectStore, value: se
     reads = [r for r in view.of_type("read") if r["seq"] < before_seq]
     for read in reversed(reads):
         if _holds(store, read, value):
-            return classify(view, _shown_file(reads, read, store, value))
+            return classify(view, _shown_file(reads, read, store, value), _ValueIn(timeline, store, value))
     for path, entry in sorted(timeline.states[0].items()):
         if entry[0] == "f" and any(fnmatch.fnmatch(path, glob) for glob in pinned) and store.has(entry[3]):
             if contains(_decode(store.get(entry[3])), value):
@@ -156,8 +156,45 @@ def _shown_file(reads: list[dict[str, Any]], read: dict[str, Any], store: Object
     return next((r for r in same_step if _holds(store, r, value)), read)
 
 
-def classify(view: RunView, read: dict[str, Any]) -> Source:
-    """Is this read's origin outside the run, or something the run itself produced?"""
+@dataclass
+class _ValueIn:
+    """Which recorded change put the value into a file (the file's contents, state by state)."""
+
+    timeline: Timeline
+    store: ObjectStore
+    value: set[str]
+
+    def holds(self, index: int, path: str) -> bool:
+        return contains(_decode(self.timeline.content(self.store, index, path)), self.value)
+
+    def writer(self, view: RunView, path: str, before_seq: int) -> int | None:
+        """The step whose change last made `path` hold the value before `before_seq` (None: the
+        file held it from the baseline on, or no recorded step put it there). When the recorded
+        state at the read does not hold the value, the file changed before a scan saw it (out of
+        band, or a parallel process): the first later change that makes it hold the value."""
+        changes = self.timeline.changes
+        at = sum(1 for change in changes if change["seq"] < before_seq)  # the state the read saw recorded
+        writer = None
+        for index in range(1, at + 1):
+            if self._brought(index, path):
+                writer = changes[index - 1]["step"]
+        if self.holds(at, path):
+            return writer
+        return next((changes[index - 1]["step"] for index in range(at + 1, len(changes) + 1)
+                     if self._touched(index, path) and self.holds(index, path)), None)
+
+    def _touched(self, index: int, path: str) -> bool:
+        change = self.timeline.change(index)
+        return path in change["added"] or path in change["changed"]
+
+    def _brought(self, index: int, path: str) -> bool:
+        return self._touched(index, path) and self.holds(index, path) and not self.holds(index - 1, path)
+
+
+def classify(view: RunView, read: dict[str, Any], value_in: _ValueIn | None = None) -> Source:
+    """Is this read's origin outside the run, or something the run itself produced? A file is the
+    run's own when a recorded step put the value into it (not merely the file's last writer: a
+    later step that only moved other lines did not produce the value)."""
     origin, ref = read["origin"], read["ref"]
     if origin in EXTERNAL_ORIGINS:
         return Source("external", origin, ref, read["seq"], None)
@@ -166,7 +203,7 @@ def classify(view: RunView, read: dict[str, Any]) -> Source:
         return Source("internal", origin, ref, read["seq"], producer, ref)
     if origin == "command":
         return Source("internal", origin, ref, read["seq"], read["step"])
-    writer = _last_writer(view, ref, read["seq"])
+    writer = value_in.writer(view, ref, read["seq"]) if value_in is not None else _last_writer(view, ref, read["seq"])
     if writer is None:
         return Source("external", origin, ref, read["seq"], None)
     if view.steps[writer].out_of_band:

@@ -143,6 +143,7 @@ def _after_baseline(present: Presence, last: int, deadline: float) -> Flip:
     """Present at the baseline: was it ever absent later (fixed, then broken again)? Scan back from
     the end for the last absent state; the flip after it is the one the final state carries. When
     the budget runs out first, the answer stands on the states evaluated (listed in the Flip)."""
+    present(last)  # the final state, where the finding was found (a cached answer at Stop)
     try:
         for index in range(last, 0, -1):
             _check_budget(deadline)
