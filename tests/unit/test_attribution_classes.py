@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from attribution_runs import Plan, recorded
-from attribution_runs import fast_home as fast_home  # noqa: F401 - a fixture
+from attribution_runs import Plan, fast_home, recorded  # noqa: F401 - fast_home is a fixture
 
 from vacant.attribute.lineage import introduced_value
 from vacant.attribute.replay import Timeline
@@ -25,8 +24,8 @@ VACANT = Path(sys.executable).parent / "vacant"
 
 
 def plan(**fields) -> Plan:
-    base = dict(family="rate", origin="fresh", mode="edit", prior="none", before=[], after=[], rebreak=False,
-                parallel=False, flag=False, rerun=False, seed=4321)
+    base = {"family": "rate", "origin": "fresh", "mode": "edit", "prior": "none", "before": [], "after": [],
+            "rebreak": False, "parallel": False, "flag": False, "rerun": False, "seed": 4321}
     return Plan(**{**base, **fields})
 
 
@@ -129,10 +128,11 @@ def test_the_rerun_command_gives_back_the_finding_after_the_run_moved_on():
         [finding] = first["findings"]
         rerun = finding["evidence"]["rerun"]
         assert rerun == f"vacant replay {driver.session} --stop 1"
-        proc = subprocess.run([str(VACANT), *rerun.split()[1:], "--json"], cwd=root, capture_output=True, text=True)
+        proc = subprocess.run([str(VACANT), *rerun.split()[1:], "--json"], cwd=root, capture_output=True, text=True,
+                              check=False)
         again = json.loads(proc.stdout)
         plain = json.loads(subprocess.run([str(VACANT), "replay", driver.session, "--json"], cwd=root,
-                                          capture_output=True, text=True).stdout)
+                                          capture_output=True, text=True, check=False).stdout)
     assert [(f["id"], f["level"], f["step"], f["evidence"]["rerun"]) for f in again["findings"]] == \
            [(finding["id"], finding["level"], finding["step"], rerun)]
     assert plain["findings"] == []

@@ -58,7 +58,8 @@ FINDING_FIELDS = (
     Field("tool", "string|null", "the blamed step's tool"),
     Field("agent_id", "string|null", "the blamed step's sub-agent id, if any"),
     Field("actor", "object|null", "the blamed step's cell (`platform`, `agent_definition`, `model`, "
-                                  "`task_family`): for people only, never sent to the agent"),
+                                  "`task_family`; shown as `unknown` where nobody reported it): for people only, "
+                                  "never sent to the agent"),
     Field("lineage_source", "string|null", "where the wrong value was copied from (`file:…`, `url:…`, `prompt:user`, "
                                            "`subagent:<id>`, `command:<cmd>`, `pinned:<path>`)"),
     Field("origin_source", "string|null", "the source outside the run, if the value came from one"),

@@ -317,11 +317,6 @@ def _start_seq(view: RunView, step: Step) -> int:
     return next(r["seq"] for r in view.records if r["type"] == "step_start" and r["step"] == step.number)
 
 
-def _last_touch(view: RunView, path: str) -> Step | None:
-    touching = [s for s in view.ordered() if path in s.changed_paths() and not s.out_of_band]
-    return touching[-1] if touching else None
-
-
 def _producer_actor(view: RunView, step: Step, hops: list[str]) -> dict[str, Any] | None:
     """A sub-agent's reply belongs to the sub-agent's cell, not to the Agent call's caller."""
     if not hops[-1].startswith("subagent:") or not step.actor:
