@@ -39,7 +39,8 @@ from hypothesis import strategies as st
 
 from vacant import hook
 from vacant.core.calls import HookCall
-from vacant.platforms import codex
+from vacant.platforms.codex import payloads as codex_payloads
+from vacant.platforms.codex.platform import PLATFORM as CODEX
 from vacant.policy.flags import add_flag
 from vacant.record.recorder import Recorder
 from vacant.store.objects import ObjectStore
@@ -253,10 +254,11 @@ class Driver:
         item = {"cwd": str(self.root), "aggregated_output": output,
                 "parsed_cmd": [{"type": "read", "path": rel} for rel in reads]}
         for kind, extra in (("tool_pre", {}), ("tool_post", {"outcome": "ok", "exit_code": 0,
-                                                             "reads": codex.command_reads(item, command, output, str(self.root))})):
+                                                             "reads": codex_payloads.command_reads(item, command, output, str(self.root))})):
+            kind_of, intent = CODEX.intent("Bash", {"command": command})
             call = HookCall(kind, self.session, self.root, tool="Bash", tool_input={"command": command}, key=key,
-                            scope=None, **extra)
-            Recorder(self.root, self.session, codex.PLATFORM).handle(call)
+                            scope=None, tool_kind=kind_of, intent=intent, **extra)
+            Recorder(self.root, self.session, CODEX).handle(call)
         return key
 
     def agent(self, reply: str) -> str:
