@@ -188,12 +188,14 @@ class Pipeline:
 
     def _grade_one(self, finding: Finding, flag_text: str | None) -> Attribution:
         if finding.env:
-            return Attribution(levels.ENV, evidence={"why": "the check's tool is missing; editing code cannot fix it"})
+            return Attribution(levels.ENV, evidence={"why": "the check's tool is missing; editing code cannot fix it",
+                                                     "rerun": self.rerun})
         try:
             flip = find_flip(self.presence(finding, flag_text), self.timeline.last, self.deadline,
                              lambda k: self.timeline.touching(finding.path, after=k))
         except BudgetExceeded:
-            return Attribution(levels.NOT_REPLAYED, evidence={"why": f"time budget of {self.budget_s:.0f} s ran out"})
+            return Attribution(levels.NOT_REPLAYED, evidence={"why": f"time budget of {self.budget_s:.0f} s ran out",
+                                                              "rerun": self.rerun})
         attribution = grade(self.view, self.timeline, self.store, finding, flip, self.contract)
         attribution.evidence.update(
             method=flip.method, flaky=flip.flaky, states_evaluated=sorted(flip.evaluated),
