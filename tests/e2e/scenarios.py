@@ -124,6 +124,10 @@ def assert_planted(expect: dict, outcome: Outcome, marker: str) -> dict[str, Any
         assert finding["final_level"] == expect["final_level"]
     if expect.get("flaky"):
         assert finding["evidence"]["flaky"] is True
+    if "file_read" in expect:  # the platform reported the file read: recorded as the whole file, not the output
+        rel, size = expect["file_read"]
+        reads = [r for r in outcome.log if r["type"] == "read" and r["origin"] == "file" and r["ref"] == rel]
+        assert [(r["step"], r["size"]) for r in reads] == [(expect["step"], size)], reads
     assert first["read_coverage"]["state"] in ("complete", "partial", "none")
     assert_reproduces(finding, outcome)
 
