@@ -33,6 +33,7 @@ settings.register_profile("slow", max_examples=5000)
 RUNS = int(os.environ.get("VACANT_DIFF_RUNS", "0")) or max(1000, settings().max_examples)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fast_home")
 @settings(max_examples=RUNS, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
