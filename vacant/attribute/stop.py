@@ -12,7 +12,7 @@ import json
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -249,7 +249,7 @@ def grade(view: RunView, timeline: Timeline, store: ObjectStore, finding: Findin
     if decide(facts).level not in (levels.HEURISTIC, levels.GAP):
         trace = _trace(view, timeline, store, finding, flip.index, owner, contract)
         evidence.update(trace.evidence)
-        facts = Facts(**{**facts.__dict__, "value": trace.value, "chain_end": trace.chain_end})
+        facts = replace(facts, value=trace.value, chain_end=trace.chain_end)
     decision = decide(facts)
     if decision.why:
         evidence["why"] = decision.why
