@@ -30,7 +30,7 @@ from vacant.attribute.stop import AsOf, Pipeline
 from vacant.policy.contract import load_contract
 
 settings.register_profile("slow", max_examples=5000)
-RUNS = int(os.environ.get("VACANT_DIFF_RUNS", "0")) or max(1000, settings().max_examples)
+RUNS = int(os.environ.get("VACANT_DIFF_RUNS") or 0) or max(1000, settings().max_examples)
 
 
 @pytest.mark.slow
