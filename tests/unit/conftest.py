@@ -9,6 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# `pytest tests/unit --hypothesis-profile=slow`: more generated cases (test_differential: 5000 runs)
+settings.register_profile("slow", max_examples=5000)
 
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:  # shared helpers (attribution_runs) importable under any --import-mode

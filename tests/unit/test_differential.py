@@ -4,8 +4,8 @@ recorder and Stop pipeline, compared with the generator's own oracle on level, s
 every read recorded in every run is checked to hold only bytes its origin contained; one run in
 ten also reproduces its Stop from the report (`vacant replay --stop 1`).
 
-Run count: `max(1000, the profile's max_examples)` (or VACANT_DIFF_RUNS); `pytest
---hypothesis-profile=slow` runs 5000. A disagreement prints the shrunk plan and its step log.
+Run count: `max(1000, the profile's max_examples)` (or VACANT_DIFF_RUNS); `pytest tests/unit
+--hypothesis-profile=slow` runs 5000 (the profile is registered in tests/unit/conftest.py). A disagreement prints the shrunk plan and its step log.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from hypothesis import HealthCheck, given, settings
 from vacant.attribute.stop import AsOf, Pipeline
 from vacant.policy.contract import load_contract
 
-settings.register_profile("slow", max_examples=5000)
 RUNS = int(os.environ.get("VACANT_DIFF_RUNS") or 0) or max(1000, settings().max_examples)
 
 
