@@ -55,10 +55,11 @@ class Outcome:
     reports: list[dict[str, Any]] = field(default_factory=list)
     log: list[dict[str, Any]] = field(default_factory=list)
     reputation: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # the person's (their signing key verifies flags)
 
     @classmethod
     def read(cls, workspace: Path, requests: list[dict[str, Any]], env: dict) -> "Outcome":
-        outcome = cls(workspace, requests)
+        outcome = cls(workspace, requests, env=dict(env))
         outcome.log = [json.loads(line) for line in vacant(["log", "--json"], workspace).stdout.splitlines()]
         stops = max((json.loads(vacant(["report", "--json"], workspace).stdout).get("stop", 0),), default=0)
         for number in range(1, stops + 1):
@@ -123,7 +124,12 @@ def assert_planted(expect: dict, outcome: Outcome, marker: str) -> dict[str, Any
         assert finding["final_level"] == expect["final_level"]
     if expect.get("flaky"):
         assert finding["evidence"]["flaky"] is True
+    if "file_read" in expect:  # the platform reported the file read: recorded as the whole file, not the output
+        rel, size = expect["file_read"]
+        reads = [r for r in outcome.log if r["type"] == "read" and r["origin"] == "file" and r["ref"] == rel]
+        assert [(r["step"], r["size"]) for r in reads] == [(expect["step"], size)], reads
     assert first["read_coverage"]["state"] in ("complete", "partial", "none")
+    assert_reproduces(finding, outcome)
 
     feedback = [r for r in outcome.log if r["type"] == "feedback"]
     if expect["blocks"]:
@@ -140,6 +146,19 @@ def assert_planted(expect: dict, outcome: Outcome, marker: str) -> dict[str, Any
 
     assert_reputation(expect, finding, outcome)
     return finding
+
+
+def assert_reproduces(finding: dict, outcome: Outcome) -> None:
+    """Issue 12: the evidence's rerun command, run on the recorded run afterwards (the fix round
+    has moved it on), gives back the same finding, level and step. A flaky check's finding is the
+    exception its evidence states: the check does not answer the same way twice."""
+    if finding["evidence"].get("flaky"):
+        return
+    command = finding["evidence"]["rerun"].split()
+    assert command[:2] == ["vacant", "replay"] and "--stop" in command, command
+    again = json.loads(vacant([*command[1:], "--json"], outcome.workspace, env=outcome.env or None, check=False).stdout)
+    assert [(f["id"], f["level"], f["step"]) for f in again["findings"]] == \
+           [(finding["id"], finding["level"], finding["step"])], again["findings"]
 
 
 def assert_reputation(expect: dict, finding: dict, outcome: Outcome) -> None:

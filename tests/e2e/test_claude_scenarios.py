@@ -34,7 +34,7 @@ def run_scenario(tmp_path, name: str, monkeypatch) -> tuple[dict, Outcome]:
         requests = upstream.requests()
     errors = workspace / ".vacant" / "errors.log"
     assert not errors.exists(), errors.read_text()
-    return scenario, Outcome.read(workspace, requests, dict(os.environ))
+    return scenario, Outcome.read(workspace, requests, dict(os.environ, HOME=str(home)))
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -104,7 +104,8 @@ def test_cat_and_sed_reads_come_from_parsed_cmd(scratch):
     assert [(r["origin"], r["ref"]) for r in cat.reads] == [("file", "notes.txt"), ("command", "cat notes.txt")]
     assert cat.reads[0]["object"] == h(b"the notes\n")
     assert [(r["origin"], r["ref"]) for r in sed.reads] == [("file", "src/m.py"), ("command", "sed -n 2,3p m.py")]
-    assert sed.reads[0]["object"] == h(b"l2\nl3\n")  # what the model saw of the file
+    # issue 12: the file read is the file as recorded before the step, the output the command's own read
+    assert sed.reads[0]["object"] == h(b"l1\nl2\nl3\nl4\n") and sed.reads[1]["object"] == h(b"l2\nl3\n")
     assert all(step.changes == [] for step in steps)
 
 

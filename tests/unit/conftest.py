@@ -5,9 +5,18 @@ and says what its workspace holds by overriding ``ws_files``."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# `pytest tests/unit --hypothesis-profile=slow`: more generated cases (test_differential: 5000 runs)
+settings.register_profile("slow", max_examples=5000)
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:  # shared helpers (attribution_runs) importable under any --import-mode
+    sys.path.insert(0, _HERE)
 
 
 @pytest.fixture

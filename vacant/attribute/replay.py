@@ -109,7 +109,7 @@ def find_flip(present: Presence, last: int, deadline: float, confirm=lambda inde
     present on all of them, or the presence is not monotone and a linear scan decides.
     """
     if present(0):
-        return Flip(None, True, False, "baseline", present.seen)
+        return _after_baseline(present, last, deadline)
     low, high = 0, last  # invariant: absent at low, present at high
     while high - low > 1:
         _check_budget(deadline)
@@ -137,6 +137,22 @@ def _linear(present: Presence, last: int, deadline: float, flaky: bool) -> Flip:
         if not present(index - 1):
             return Flip(index, False, flaky, "linear", present.seen)
     return Flip(None, True, flaky, "linear", present.seen)
+
+
+def _after_baseline(present: Presence, last: int, deadline: float) -> Flip:
+    """Present at the baseline: was it ever absent later (fixed, then broken again)? Scan back from
+    the end for the last absent state; the flip after it is the one the final state carries. When
+    the budget runs out first, the answer stands on the states evaluated (listed in the Flip)."""
+    present(last)  # the final state, where the finding was found (a cached answer at Stop)
+    try:
+        for index in range(last, 0, -1):
+            _check_budget(deadline)
+            if not present(index - 1):
+                flaky = present.fresh(index) is not True or present.fresh(index - 1) is not False
+                return Flip(index, False, flaky, "linear", present.seen)
+    except BudgetExceeded:
+        return Flip(None, True, False, "baseline-partial", present.seen)
+    return Flip(None, True, False, "baseline", present.seen)
 
 
 def _check_budget(deadline: float) -> None:

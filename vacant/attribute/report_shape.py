@@ -25,6 +25,8 @@ REPORT_FIELDS = (
     Field("stop", "int", "which Stop of the run this is (1, 2, …)"),
     Field("agent_id", "string|null", "null: the main agent's Stop; else the sub-agent's SubagentStop"),
     Field("at", "number", "unix time of the report"),
+    Field("upto", "int", "the last step-log record (seq) this Stop saw: `vacant replay RUN --stop N` replays the "
+                         "run up to it"),
     Field("read_coverage", "object", "`state` (complete, partial, none) and `why`: what the hooks saw of the reads"),
     Field("checks", "array", "each acceptance check on the final state: `name`, `passed`, `exit_code`, `seconds`, "
                              "`timed_out`"),
@@ -56,7 +58,8 @@ FINDING_FIELDS = (
     Field("tool", "string|null", "the blamed step's tool"),
     Field("agent_id", "string|null", "the blamed step's sub-agent id, if any"),
     Field("actor", "object|null", "the blamed step's cell (`platform`, `agent_definition`, `model`, "
-                                  "`task_family`): for people only, never sent to the agent"),
+                                  "`task_family`; shown as `unknown` where nobody reported it): for people only, "
+                                  "never sent to the agent"),
     Field("lineage_source", "string|null", "where the wrong value was copied from (`file:…`, `url:…`, `prompt:user`, "
                                            "`subagent:<id>`, `command:<cmd>`, `pinned:<path>`)"),
     Field("origin_source", "string|null", "the source outside the run, if the value came from one"),
@@ -67,15 +70,19 @@ FINDING_FIELDS = (
 )
 
 EVIDENCE_FIELDS = (
-    Field("why", "string", "why the grade is not `provable` (present at baseline, flaky, parallel writers, "
-                           "out-of-band change, missing tool, the time budget)", always=False),
-    Field("value", "array", "the wrong value: the salient tokens the flip step introduced", always=False),
+    Field("why", "string", "why the grade is not `provable` (present at baseline, failed on every state "
+                           "evaluated (which), flaky, parallel writers, out-of-band change, missing tool, the time "
+                           "budget)", always=False),
+    Field("value", "array", "the wrong value: the salient tokens the flip step introduced on the finding's own "
+                            "line (its changed block only when that line has none)", always=False),
+    Field("value_lines", "array", "the lines (on the flip step's state) the value was taken from; empty: the "
+                                  "whole change (a finding without a line)", always=False),
     Field("method", "string", "how the flip was found: `bisection` or `linear`", always=False),
     Field("flaky", "bool", "the check gave different answers on the same state", always=False),
     Field("states_evaluated", "array", "the states the check actually ran on", always=False),
-    Field("rerun", "string", "the command that recomputes this report", always=False),
+    Field("rerun", "string", "the command that gives back this finding, level and step on the recorded run "
+                             "(`vacant replay RUN --stop N`)", always=False),
     Field("hops", "array", "lineage hops from the flip step to the producing step", always=False),
-    Field("pointer", "string", "what a heuristic grade points at", always=False),
     Field("group", "array", "the steps open together when the change was seen", always=False),
 )
 
@@ -114,7 +121,8 @@ def render_doc() -> str:
         "",
         "Each Stop writes one report: `runs/<run>/reports/NNNN.json` in the state directory (the N-th Stop of",
         "the run) and `report.json` (the latest). `vacant report [RUN] [--stop N] [--json]` prints them;",
-        "`vacant replay [RUN] [--json]` recomputes one without telling the agent anything. Levels are defined",
+        "`vacant replay [RUN] [--stop N] [--json]` recomputes one without telling the agent anything (`--stop N`:",
+        "on the run as it stood at its N-th Stop, the step log up to that report's `upto`). Levels are defined",
         "in [LEVELS.md](LEVELS.md). A finding the budget did not reach is reported with level `not_replayed`,",
         "never dropped.",
         "",

@@ -12,12 +12,14 @@ import json
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
 from vacant.attribute.diffs import step_diff
+from vacant.attribute.grade import Facts, Owner, Value, Who, decide
 from vacant.attribute.lineage import Source, find_source, introduced_value
 from vacant.attribute.replay import (
     BudgetExceeded,
@@ -29,6 +31,7 @@ from vacant.attribute.replay import (
 )
 from vacant.core import levels
 from vacant.core.atomic import atomic_write
+from vacant.core.cells import UNKNOWN
 from vacant.core.findings import Finding
 from vacant.core.locations import state_dir
 from vacant.policy.checks import run_check
@@ -64,13 +67,35 @@ class Outcome:
     system_message: str | None  # for the person, when the agent may stop with findings left
 
 
+@dataclass(frozen=True)
+class AsOf:
+    """A past Stop to reproduce: the run's log up to `seq`, the flags filed by `at` (epoch s)."""
+
+    stop: int
+    seq: int
+    at: float
+
+    @classmethod
+    def of_report(cls, report: dict[str, Any]) -> AsOf:
+        if "upto" not in report:
+            raise ValueError(f"the report of Stop {report.get('stop')} predates replay by Stop (no `upto`)")
+        return cls(int(report["stop"]), int(report["upto"]), float(report["at"]))
+
+
 class Pipeline:
-    def __init__(self, root: Path, run_dir: Path, contract: Contract | None, budget_s: float | None = None) -> None:
+    def __init__(self, root: Path, run_dir: Path, contract: Contract | None, budget_s: float | None = None,
+                 as_of: AsOf | None = None, stop_number: int | None = None) -> None:
         self.root = Path(root)
         self.log = StepLog(run_dir)
         self.contract = contract
         self.store = ObjectStore(state_dir(self.root) / "objects")
         self.view = RunView.load(run_dir)
+        self.as_of = as_of
+        if as_of is not None:  # the run as it stood at that Stop
+            self.view = RunView.build([r for r in self.view.records if r["seq"] <= as_of.seq])
+        self.upto = max((r["seq"] for r in self.view.records), default=0)
+        number = as_of.stop if as_of is not None else stop_number
+        self.rerun = f"vacant replay {self.log.run_id}" + (f" --stop {number}" if number is not None else "")
         self.timeline = Timeline.of(self.view, self.store)
         budget = budget_s if budget_s is not None else (contract.stop.budget_s if contract else 300.0)
         self.budget_s = float(budget)
@@ -121,7 +146,8 @@ class Pipeline:
             shutil.rmtree(scratch_dir, ignore_errors=True)
         report = {
             "run": self.log.run_id,
-            "at": time.time(),
+            "at": time.time() if self.as_of is None else self.as_of.at,
+            "upto": self.upto,  # the last step-log record this Stop saw (`vacant replay --stop` reads it)
             "read_coverage": read_coverage(self.view),
             "checks": checks,
             "findings": [self._finding_json(finding, attribution) for (finding, _), attribution in zip(findings, graded)],
@@ -144,25 +170,36 @@ class Pipeline:
             checks.append({"name": check.name, "passed": result.passed, "exit_code": result.exit_code,
                            "seconds": round(result.seconds, 3), "timed_out": result.timed_out})
             findings += [(finding, None) for finding in result.findings]
-        for flag, finding in standing_flags(self.root):
+        for flag, finding in self._flags():
             findings.append((finding, getattr(flag, "text", None)))
         for finding, _ in findings:
             self.log.emit("finding", id=finding.id, source=finding.source, name=finding.name, path=finding.path,
                           line=finding.line)
         return checks, findings
 
+    def _flags(self) -> list[tuple[Any, Finding]]:
+        """Standing flags: on the live workspace at a Stop; on the recorded final state (and only
+        those filed by then) when a past Stop is reproduced."""
+        if self.as_of is None:
+            return standing_flags(self.root)
+        state = self.scratch.at(self.timeline.last)
+        return [(flag, finding) for flag, finding in standing_flags(state, state_root=self.root)
+                if _epoch(flag.at) <= self.as_of.at]
+
     def _grade_one(self, finding: Finding, flag_text: str | None) -> Attribution:
         if finding.env:
-            return Attribution(levels.ENV, evidence={"why": "the check's tool is missing; editing code cannot fix it"})
+            return Attribution(levels.ENV, evidence={"why": "the check's tool is missing; editing code cannot fix it",
+                                                     "rerun": self.rerun})
         try:
             flip = find_flip(self.presence(finding, flag_text), self.timeline.last, self.deadline,
                              lambda k: self.timeline.touching(finding.path, after=k))
         except BudgetExceeded:
-            return Attribution(levels.NOT_REPLAYED, evidence={"why": f"time budget of {self.budget_s:.0f} s ran out"})
+            return Attribution(levels.NOT_REPLAYED, evidence={"why": f"time budget of {self.budget_s:.0f} s ran out",
+                                                              "rerun": self.rerun})
         attribution = grade(self.view, self.timeline, self.store, finding, flip, self.contract)
         attribution.evidence.update(
             method=flip.method, flaky=flip.flaky, states_evaluated=sorted(flip.evaluated),
-            rerun=f"vacant replay {self.log.run_id}",
+            rerun=self.rerun,
         )
         attribution.diff = step_diff(self.timeline, self.store, flip.index, finding.path, finding.line)
         if flip.index is not None:
@@ -196,56 +233,90 @@ class Pipeline:
 
 def grade(view: RunView, timeline: Timeline, store: ObjectStore, finding: Finding, flip: Flip,
           contract: Contract | None) -> Attribution:
-    """The five levels (docs/LEVELS.md), decided from the flip and the reads."""
+    """Gather the facts for one finding and let the decision table (grade.decide) grade it."""
     if flip.index is None:
-        if finding.path is None:
-            return Attribution(levels.INCOMPLETE, evidence={"why": "the check never passed on any replayed state"})
-        blame = _last_touch(view, finding.path)
-        return Attribution(levels.HEURISTIC, blame, blame.actor if blame else None,
-                           evidence={"why": "already present at the run's baseline", "pointer": "last step that touched the file"})
+        decision = decide(Facts(flip=False, located=finding.path is not None))
+        states = ", ".join(str(i) for i in sorted(flip.evaluated))
+        partial = " (the time budget ran out before the others)" if flip.method == "baseline-partial" else ""
+        return Attribution(decision.level, evidence={"why": f"{decision.why} (states {states}){partial}"})
     change = timeline.change(flip.index)
     owner = view.steps.get(change["step"]) if change["step"] is not None else None
     writers = [n for n in change["open_steps"] if n in view.steps and view.steps[n].scope != []]
-    if owner is None:
-        return Attribution(levels.HEURISTIC, evidence={"why": "changed while several steps were open", "group": writers})
-    if owner.out_of_band:
-        return Attribution(levels.GAP, owner, None, flip_step=owner.number,
-                           evidence={"why": "the change came from no recorded step (out-of-band change set)"})
-    if len(writers) > 1:
-        return Attribution(levels.HEURISTIC, owner, owner.actor, flip_step=owner.number,
-                           evidence={"why": "parallel steps that could all write were open", "group": writers})
-    if flip.flaky:
-        return Attribution(levels.HEURISTIC, owner, owner.actor, flip_step=owner.number,
-                           evidence={"why": "the check gave different answers on the same state (flaky)"})
-    value = introduced_value(timeline, store, flip.index, finding.path, finding.line)
+    kind = Owner.GROUP if owner is None else Owner.OUT_OF_BAND if owner.out_of_band else Owner.STEP
+    facts = Facts(flip=True, located=finding.path is not None, flaky=flip.flaky, owner=kind, writers=len(writers))
+    evidence: dict[str, Any] = {}
+    trace = None
+    if decide(facts).level not in (levels.HEURISTIC, levels.GAP):
+        trace = _trace(view, timeline, store, finding, flip.index, owner, contract)
+        evidence.update(trace.evidence)
+        facts = replace(facts, value=trace.value, chain_end=trace.chain_end)
+    decision = decide(facts)
+    if decision.why:
+        evidence["why"] = decision.why
+    if len(writers) > 1 or kind == Owner.GROUP:
+        evidence["group"] = writers
+    if decision.who == Who.NOBODY:
+        pointer = owner if kind == Owner.OUT_OF_BAND else None
+        return Attribution(decision.level, pointer, None, flip_step=pointer.number if pointer else None,
+                           evidence=evidence)
+    if decision.who == Who.PRODUCER:
+        external = trace.source if trace.chain_end in (Value.EXTERNAL, Value.PINNED) else None
+        return Attribution(decision.level, trace.producer, _producer_actor(view, trace.producer, trace.hops),
+                           external, trace.hops[0], decision.final_level, owner.number, evidence)
+    source = trace.source if trace is not None and decision.level == levels.LINEAGE_EXACT else None
+    return Attribution(decision.level, owner, owner.actor, source, None, None, owner.number, evidence)
+
+
+@dataclass
+class Trace:
+    """Where the wrong value came from: the first read that held it, and the hops inside the run."""
+
+    value: Value
+    chain_end: Value
+    source: Source | None  # the last source found (external, or None)
+    producer: Step | None
+    hops: list[str]
+    evidence: dict[str, Any]
+
+
+def _kind(source: Source | None) -> Value:
+    if source is None:
+        return Value.NOWHERE
+    if source.kind == "internal":
+        return Value.INTERNAL
+    return Value.PINNED if source.origin == "pinned" else Value.EXTERNAL
+
+
+def _trace(view: RunView, timeline: Timeline, store: ObjectStore, finding: Finding, index: int, owner: Step,
+           contract: Contract | None) -> Trace:
+    found = introduced_value(timeline, store, index, finding.path, finding.line, finding.text)
+    value = found.tokens
     pinned = list(contract.pinned) if contract else []
-    start_seq = _start_seq(view, owner)
-    source = find_source(view, timeline, store, value, start_seq, pinned)
-    evidence: dict[str, Any] = {"value": sorted(value)}
+    source = find_source(view, timeline, store, value, _start_seq(view, owner), pinned)
+    evidence: dict[str, Any] = {"value": sorted(value), "value_lines": found.lines}
+    first = _kind(source)
     step, hops = owner, []
     while source is not None and source.kind == "internal" and source.producer_step in view.steps and len(hops) < MAX_HOPS:
         hops.append(source.describe())
         step = view.steps[source.producer_step]
         before = source.read_seq if source.origin == "subagent" else _start_seq(view, step)
         source = find_source(view, timeline, store, value, before, pinned)
+    if first == Value.INTERNAL and not hops:
+        first = Value.NOWHERE  # an internal read with no recorded producer step: nothing to move to
     if hops:
         evidence["hops"] = hops
-        final = levels.LINEAGE_EXACT if source is not None and source.kind == "external" else levels.PROVABLE
-        external = source if source is not None and source.kind == "external" else None
-        return Attribution(levels.LINEAGE_INTERNAL, step, _producer_actor(view, step, hops), external, hops[0],
-                           final, owner.number, evidence)
-    if source is not None:
-        return Attribution(levels.LINEAGE_EXACT, owner, owner.actor, source, None, None, owner.number, evidence)
-    return Attribution(levels.PROVABLE, owner, owner.actor, None, None, None, owner.number, evidence)
+    return Trace(first, _kind(source) if hops else first, source, step, hops, evidence)
+
+
+def _epoch(iso: str) -> float:
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return float("inf")  # an unreadable time: not known to predate the Stop
 
 
 def _start_seq(view: RunView, step: Step) -> int:
     return next(r["seq"] for r in view.records if r["type"] == "step_start" and r["step"] == step.number)
-
-
-def _last_touch(view: RunView, path: str) -> Step | None:
-    touching = [s for s in view.ordered() if path in s.changed_paths() and not s.out_of_band]
-    return touching[-1] if touching else None
 
 
 def _producer_actor(view: RunView, step: Step, hops: list[str]) -> dict[str, Any] | None:
@@ -317,7 +388,7 @@ def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], stat
         elif level == levels.LINEAGE_EXACT and item["origin_source"]:
             reputation.count_source(item["origin_source"], item["origin_source"].split(":", 1)[0], run, item["id"])
         elif level == levels.GAP:
-            platform = next((r["platform"] for r in view.of_type("run_start")), "unknown")
+            platform = next((r["platform"] for r in view.of_type("run_start")), UNKNOWN)
             reputation.count_gap(platform, run, item["id"])
             log.emit("gap", finding=item["id"], platform=platform)
         else:
@@ -372,11 +443,15 @@ def summary_for_person(report: dict[str, Any], why: str) -> str:
     return f"vacant: {len(report['findings'])} finding(s) left ({parts}); {why}. See `vacant report {report['run']}`."
 
 
+def _next_stop(run_dir: Path) -> int:
+    return len(list((run_dir / "reports").glob("*.json"))) + 1
+
+
 def save_report(run_dir: Path, report: dict[str, Any]) -> None:
     """Each Stop's report is kept (`reports/0001.json`, …); `report.json` is the latest."""
     history = run_dir / "reports"
     history.mkdir(exist_ok=True)
-    number = len(list(history.glob("*.json"))) + 1
+    number = _next_stop(run_dir)
     report["stop"] = number
     text = json.dumps(report, indent=1)
     (history / f"{number:04d}.json").write_text(text)
@@ -389,7 +464,7 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
     `rounds` overrides the contract's round budget (`vacant do --rounds`)."""
     contract = load_contract(root)
     log = StepLog(run_dir)
-    pipeline = Pipeline(root, run_dir, contract, budget_s)
+    pipeline = Pipeline(root, run_dir, contract, budget_s, stop_number=_next_stop(run_dir))
     if agent_id is not None and not any(s.changes for s in pipeline.view.ordered() if s.agent_id == agent_id):
         return Outcome({}, [], None, None)  # a sub-agent that changed nothing cannot have introduced a finding
     report = pipeline.run()

@@ -10,6 +10,7 @@ import typer
 
 from vacant.commands.common import print_json, workspace
 from vacant.core import events
+from vacant.core.cells import shown
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import list_runs, resolve_run
 from vacant.store.steplog import StepLog, verify
@@ -41,7 +42,7 @@ def describe(record: dict[str, Any]) -> str:
         head = "        "
     if kind == "step_start":
         actor = record.get("actor") or {}
-        who = f"{actor.get('agent_definition')}/{actor.get('model') or '?'}" if actor else "out-of-band"
+        who = f"{shown(actor, 'agent_definition')}/{shown(actor, 'model')}" if actor else "out-of-band"
         body = f"{record.get('tool')} {_short(record.get('input'))} [{who}]"
     elif kind == "step_end":
         body = f"{record.get('outcome')}" + (f" exit {record['exit_code']}" if "exit_code" in record else "")

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import typer
 
 from vacant.commands.common import print_json, workspace
+from vacant.core.cells import shown
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import WorkspaceError, resolve_run
 from vacant.core.progress import progress
@@ -35,7 +36,7 @@ def render_report(report: dict[str, Any]) -> str:
     for item in report["findings"]:
         where = f"{item['path']}:{item['line']}" if item["path"] else "(no location)"
         actor = item["actor"] or {}
-        who = "/".join(str(actor.get(k)) for k in ("platform", "agent_definition", "model")) if actor else "nobody"
+        who = "/".join(shown(actor, k) for k in ("platform", "agent_definition", "model")) if actor else "nobody"
         step = f"step {item['step']} ({item['tool']})" if item["step"] is not None else "no step"
         lines.append(f"  [{item['id']}] {item['level']:<16} {where}  {step}  actor {who}")
         lines.append(f"      {item['source']} {item['name']}: {item['message'][:120]}")
@@ -57,14 +58,25 @@ def register(app: typer.Typer) -> None:
         run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
         as_json: bool = typer.Option(False, "--json"),
         budget: Optional[float] = typer.Option(None, "--budget", metavar="SECONDS", help="Seconds (default: the contract's)."),
+        stop_number: Optional[int] = typer.Option(None, "--stop", metavar="N", help="Reproduce the N-th Stop: the run as it stood then."),
     ) -> None:
         """Re-run the Stop pipeline on a recorded run: checks, replay, grades (no feedback sent)."""
-        from vacant.attribute.stop import Pipeline
+        from vacant.attribute.stop import AsOf, Pipeline
         from vacant.policy.contract import load_contract
 
         root = workspace()
+        run_dir = resolve_run(root, run)
+        as_of = None
+        if stop_number is not None:
+            path = run_dir / "reports" / f"{stop_number:04d}.json"
+            if not path.exists():
+                raise WorkspaceError(f"run {run_dir.name} has no report for Stop {stop_number}: `vacant report` shows the last")
+            try:
+                as_of = AsOf.of_report(json.loads(path.read_text()))
+            except ValueError as error:
+                raise WorkspaceError(f"{path}: {error}") from None
         with progress("replaying the run on its recorded states…", enabled=not as_json):
-            report = Pipeline(root, resolve_run(root, run), load_contract(root), budget).run()
+            report = Pipeline(root, run_dir, load_contract(root), budget, as_of=as_of).run()
         print_json(report) if as_json else typer.echo(render_report(report))
         if report["findings"]:
             raise typer.Exit(int(Exit.FAILED))

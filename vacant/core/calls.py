@@ -36,7 +36,8 @@ KINDS = (
 TOOL_KINDS = ("shell", "patch", "write", "edit", "notebook", "read")
 
 # origin: file | command | url | search | subagent | prompt; ref: the path, command, URL, query,
-# agent id, or "user"; content: what was observed (str or bytes).
+# agent id, or "user"; content: what was observed (str or bytes), or None for a file read whose
+# bytes the platform did not give (the recorder takes them from the recorded state before the step).
 Read = namedtuple("Read", "origin ref content")
 BatchCall = namedtuple("BatchCall", "key tool tool_input response_text")
 # What the core wants the platform to do, rendered in the platform's exact output contract.

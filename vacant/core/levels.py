@@ -33,8 +33,8 @@ LEVELS: dict[str, tuple[str, str]] = {
         "Whatever the grade at step j says (this level names the hop).",
     ),
     HEURISTIC: (
-        "No reproducible flip (present at baseline, flaky check, unreconstructible file, a change made while "
-        "several writers were open), but something points at a step.",
+        "No reproducible flip: present at baseline (nobody's doing: no step, no actor), a flaky check, an "
+        "unreconstructible file, or a change made while several writers were open (a pointer at most).",
         "Report only.",
     ),
     GAP: (
@@ -42,7 +42,8 @@ LEVELS: dict[str, tuple[str, str]] = {
         "Nobody is touched; one count under integration coverage for that platform.",
     ),
     INCOMPLETE: (
-        "A check without a location that never passed on any state: the work was simply not done.",
+        "A check without a location that failed on every state evaluated (the evidence lists them): the "
+        "work was simply not done.",
         "Report only; nobody's fault.",
     ),
     ENV: (

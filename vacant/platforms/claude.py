@@ -80,9 +80,8 @@ def _reads(tool: str, tool_input: dict, response: object) -> list[Read]:
     if tool == "Read" and isinstance(response, dict):
         file = response.get("file") or {}
         content = file.get("content")
-        if not isinstance(content, str):
-            content = json.dumps(response, sort_keys=True)
-        return [Read("file", str(tool_input.get("file_path", "")), content)]
+        # not text (an image, a notebook): the recorder takes the file from the recorded state
+        return [Read("file", str(tool_input.get("file_path", "")), content if isinstance(content, str) else None)]
     if tool in ("Grep", "Glob"):
         return [Read("search", str(tool_input.get("pattern", "")), _text(response))]
     if tool == "Bash" and isinstance(response, dict):

@@ -71,7 +71,7 @@ def tool_reads(tool: str, args: dict, output: object, directory: str) -> list[Re
     if tool == "read" and isinstance(args.get("filePath"), str):
         path = os.path.normpath(os.path.join(directory, args["filePath"]))
         content = read_file_bytes(path)  # the model saw it with line numbers; the tokens are the file's
-        return [Read("file", path, content if content is not None else text)]
+        return [Read("file", path, content)]  # None: the recorder takes it from the recorded state
     if tool == "bash":
         return [Read("command", str(args.get("command", "")), text)]
     if tool in ("grep", "glob", "list", "codesearch"):

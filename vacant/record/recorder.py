@@ -8,6 +8,7 @@ agents) is read and written under the same lock. Stdlib + xxhash only (hot path)
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -35,6 +36,17 @@ def task_family(root: Path) -> str:
         return "general"
     match = re.search(r'^\s*task_family\s*=\s*["\']([^"\']+)["\']', text, re.MULTILINE)
     return match.group(1) if match else "general"
+
+
+def _file_bytes(path: str, cap: int) -> bytes | None:
+    """A regular file's bytes, when it is one and no larger than `cap`."""
+    try:
+        with open(path, "rb") as handle:
+            if not os.path.isfile(path) or os.fstat(handle.fileno()).st_size > cap:
+                return None
+            return handle.read()
+    except OSError:
+        return None
 
 
 class Recorder:
@@ -211,6 +223,7 @@ class Recorder:
     def _end_step(self, key: str, outcome: str, exit_code: int | None, reads: list[Read], detail: str | None = None) -> None:
         info = self.run["open"][key]
         step, scope = info["step"], info["scope"]
+        reads = [self._before_step(read) for read in reads]  # before the scan moves the index on
         result = self._scan(scope)
         if result is not None and not result.empty:
             self.log.emit("change", step=step, scope=scope, open_steps=self._open_steps(), **result.delta())
@@ -223,7 +236,24 @@ class Recorder:
         del self.run["open"][key]
         self.run["closed"][key] = step
 
+    def _before_step(self, read: Read) -> Read:
+        """A file read the platform reported without its bytes (a shell command that read it):
+        the file as the recorded state held it before this step (the index, not yet moved on by
+        the step's own scan). A file outside the workspace is read as it is now. Unresolvable:
+        content stays None and nothing is recorded (a read never holds bytes its origin lacked)."""
+        if read.content is not None or read.origin != "file":
+            return read
+        rel = relative_to_root(self.root, read.ref)
+        if rel is None:
+            return Read(read.origin, read.ref, _file_bytes(read.ref, self.scanner.store.cap))
+        entry, _ = self.scanner.index.get(rel)
+        if entry and entry[0] == "f" and entry[3] and self.scanner.store.has(entry[3]):
+            return Read(read.origin, read.ref, self.scanner.store.get(entry[3]))
+        return read
+
     def _record_read(self, read: Read, step: int | None) -> None:
+        if read.content is None:
+            return
         content = read.content if isinstance(read.content, bytes) else read.content.encode("utf-8", "surrogateescape")
         ref = (relative_to_root(self.root, read.ref) or read.ref) if read.origin == "file" else read.ref
         fields = {}

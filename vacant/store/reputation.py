@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vacant.core.cells import shown
 from vacant.core.locations import user_data_dir
 
 MIN_REVIEWS = 5
@@ -48,7 +49,7 @@ def connect(path: Path | None = None) -> sqlite3.Connection:
 
 
 def cell_key(cell: dict[str, Any]) -> tuple[str, str, str, str]:
-    return tuple(str(cell.get(name) or "unknown") for name in CELL_FIELDS)  # type: ignore[return-value]
+    return tuple(shown(cell, name) for name in CELL_FIELDS)  # type: ignore[return-value]
 
 
 def record_review(cell: dict[str, Any], score: float, weight: float = 1.0, run: str | None = None,

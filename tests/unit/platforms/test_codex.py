@@ -137,11 +137,13 @@ def test_patch_paths():
 def test_shell_post_reads_and_exit_codes_come_from_the_transcript(ws):
     cat = parse(ws, find("PostToolUse", "Bash"))
     assert (cat.kind, cat.outcome, cat.exit_code) == ("tool_post", "ok", 0)
+    # the file read carries no bytes: the recorder takes the file as the recorded state held it
+    # before the step; the command's output is the command's own read
     assert [(r.origin, r.ref, r.content) for r in cat.reads] == [
-        ("file", str(ws / "a.txt"), "hello\n"), ("command", "cat a.txt", "hello\n")]
+        ("file", str(ws / "a.txt"), None), ("command", "cat a.txt", "hello\n")]
     sed = parse(ws, find("PostToolUse", "Bash", 1))  # workdir src: the path is relative to it
     assert [(r.origin, r.ref, r.content) for r in sed.reads] == [
-        ("file", str(ws / "src/m.py"), "l2\nl3\n"), ("command", "sed -n 2,3p m.py", "l2\nl3\n")]
+        ("file", str(ws / "src/m.py"), None), ("command", "sed -n 2,3p m.py", "l2\nl3\n")]
     failed = parse(ws, find("PostToolUse", "Bash", 2))
     assert (failed.outcome, failed.exit_code) == ("failed", 3)
     assert [(r.origin, r.content) for r in failed.reads] == [("command", "to-stderr\nto-stdout\n")]
@@ -205,19 +207,20 @@ def test_settled_needs_the_completion_and_the_output_the_model_got(tmp_path):
     assert codex_platform.PLATFORM.settled(call, ["call_resp_6_0"]) == {}
 
 
-def test_read_content_falls_back_to_the_files_bytes(tmp_path):
+def test_file_reads_never_carry_the_commands_output(tmp_path):
+    """Every file a command read is reported without bytes (the recorder resolves them from the
+    recorded state: tests/unit/test_attribution_classes.py); the output is the command's own read."""
     (tmp_path / "one.txt").write_text("one\n")
-    (tmp_path / "two.txt").write_text("two\n")
     item = {"cwd": f"file://{tmp_path}", "aggregated_output": "one\ntwo\n", "parsed_cmd": [
         {"type": "read", "path": "one.txt"}, {"type": "read", "path": "two.txt"},
         {"type": "read", "path": "missing.txt"}, {"type": "list_files", "path": None}]}
     reads = codex_payloads.command_reads(item, "cat one.txt two.txt missing.txt", None, "/elsewhere")
     assert [(r.origin, r.ref, r.content) for r in reads] == [
-        ("file", str(tmp_path / "one.txt"), b"one\n"), ("file", str(tmp_path / "two.txt"), b"two\n"),
-        ("command", "cat one.txt two.txt missing.txt", "one\ntwo\n")]
+        ("file", str(tmp_path / "one.txt"), None), ("file", str(tmp_path / "two.txt"), None),
+        ("file", str(tmp_path / "missing.txt"), None), ("command", "cat one.txt two.txt missing.txt", "one\ntwo\n")]
     single = {"parsed_cmd": [{"type": "read", "path": "one.txt"}]}  # no output recorded
     assert [(r.ref, r.content) for r in codex_payloads.command_reads(single, "cat one.txt", None, str(tmp_path))] == [
-        (str(tmp_path / "one.txt"), b"one\n")]
+        (str(tmp_path / "one.txt"), None)]
 
 
 def test_render_contracts(ws):

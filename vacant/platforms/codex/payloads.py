@@ -29,7 +29,6 @@ import re
 import stat
 
 from vacant.core.calls import Read
-from vacant.platforms.base import read_file_bytes
 
 EVENT_KINDS = {
     "SessionStart": "session_start",
@@ -148,7 +147,7 @@ def finished_unreported(path: str | None, item_id: str) -> dict | None:
 def _item_cwd(item: dict, fallback: str) -> str:
     cwd = item.get("cwd")
     if isinstance(cwd, str) and cwd:
-        return cwd[len("file://"):] if cwd.startswith("file://") else cwd
+        return cwd.removeprefix("file://")
     return fallback
 
 
@@ -163,12 +162,9 @@ def command_reads(item: dict | None, command: str, output: str | None, cwd: str)
         parsed = [p for p in item.get("parsed_cmd") or [] if isinstance(p, dict)]
         file_reads = [p for p in parsed if p.get("type") == "read" and isinstance(p.get("path"), str) and p["path"]]
         for entry in file_reads:
-            path = os.path.normpath(os.path.join(cwd, entry["path"]))
-            content: str | bytes | None = output if len(file_reads) == 1 and output is not None else None
-            if content is None:
-                content = read_file_bytes(path)
-            if content is not None:
-                reads.append(Read("file", path, content))
+            # the command's output is not the file's content (`sed -n 2,3p`, `awk`, `cat a b`): the
+            # recorder takes the file's bytes from the recorded state before the step
+            reads.append(Read("file", os.path.normpath(os.path.join(cwd, entry["path"])), None))
     if output is not None:
         reads.append(Read("command", command, output))
     return reads
