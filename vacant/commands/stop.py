@@ -149,5 +149,6 @@ def _folded(local: bool) -> tuple[list[reputation.CellStats], Any]:
     # imported here: the share package loads cryptography and the Stop pipeline (~0.2 s), which
     # every other `vacant` command would otherwise pay at start-up
     from vacant.share.fold import folded_stats
+    from vacant.share.sync import repository_root
 
-    return folded_stats(None if local else workspace(), local_only=local)
+    return folded_stats(None if local else repository_root(Path.cwd()), local_only=local)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import typer
 
-from vacant.commands.common import print_json, workspace
+from vacant.commands.common import print_json
 from vacant.core.exitcodes import Exit
 
 
@@ -17,6 +18,9 @@ def render_result(result: dict[str, Any]) -> str:
              f"{len(result['fast_forwarded'])}, merged {len(result['merged'])}, pushed {len(result['pushed'])} "
              f"({result['attempts']} attempt(s), {result['seconds']} s)"]
     lines += [f"  skipped run {line}" for line in result["skipped"]]
+    if not result["trusted"]:
+        lines.append("warning: your key is not in .vacant-team-keys at HEAD, so the team's figures leave your "
+                     "records out: `vacant sync --key` prints the line to commit")
     return "\n".join(lines)
 
 
@@ -58,7 +62,7 @@ def register(app: typer.Typer) -> None:
 
         from vacant.share import signing, sync
 
-        root = workspace()
+        root = sync.repository_root(Path.cwd())
         if key:
             signer = signing.own_signer()
             line = signer.team_line(name or getpass.getuser())

@@ -193,6 +193,8 @@ def publish(root: Path, store: GitStore, signer: Signer) -> Made:
     """Put this workspace's new or grown runs on one's own author ref."""
     path = cache_path(root)
     cache = load_json(path, {})
+    if not store.refs(AUTHORS + signer.fingerprint):
+        cache.pop(signer.fingerprint, None)  # the ref is gone (deleted, a new clone): publish everything again
     made = make_records(root, signer, cache)
     if made.blobs:
         add_entries(store, AUTHORS + signer.fingerprint, made.blobs, "vacant: records")

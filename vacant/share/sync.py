@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant.core.locations import WorkspaceError, list_runs, state_dir
+from vacant.core.locations import WorkspaceError, find_root, list_runs, new_root, state_dir
 from vacant.share.gitstore import GitError, GitStore
 from vacant.share.publish import (
     AUTHORS,
@@ -35,7 +35,7 @@ from vacant.share.publish import (
 )
 from vacant.share.publish import cache_path as published_path
 from vacant.share.signing import Signer, existing_signer, own_signer
-from vacant.share.team import FINGERPRINT, read_team
+from vacant.share.team import FINGERPRINT, read_team, team_keys
 
 TRACKING = "refs/vacant/remotes/"
 ATTEMPTS = 10
@@ -47,6 +47,7 @@ _REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 class SyncResult:
     remote: str
     author: str
+    trusted: bool = False  # whether one's own key is in the team keys at HEAD (else others reject it)
     published_runs: int = 0
     published_reviews: int = 0
     skipped: list[str] = field(default_factory=list)
@@ -59,6 +60,14 @@ class SyncResult:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def repository_root(start: Path) -> Path:
+    """The workspace whose records a command shares: the nearest `.vacant/` ancestor, unless a git
+    checkout lies between (a stray `.vacant/` above a clone never hijacks the clone's records)."""
+    found = find_root(start)
+    checkout = new_root(start)
+    return checkout if (checkout / ".git").exists() and found in checkout.parents else found
 
 
 def open_store(root: Path) -> GitStore:
@@ -139,7 +148,7 @@ def sync(root: Path, remote: str = "origin", signer: Signer | None = None, attem
     store = open_store(root)
     signer = signer if signer is not None else own_signer()
     rid = remote_id(store, remote)
-    result = SyncResult(remote, signer.fingerprint)
+    result = SyncResult(remote, signer.fingerprint, signer.fingerprint in team_keys(store).keys)
     made = publish(root, store, signer)
     result.published_runs, result.published_reviews, result.skipped = made.runs, made.reviews, made.skipped
     for attempt in range(1, attempts + 1):

@@ -8,10 +8,12 @@ Contract:
 - The same review counts once (by `body_id`), whoever published it and however many refs hold it.
   For a run, the record covering the most of its step log (`through_seq`) is the one shown.
 - Refs under `refs/vacant/authors/` whose name is not a fingerprint are listed, never read.
-- A cache of verified blobs (`.vacant/share/verified.json`, by git object id) spares re-checking
-  signatures on every read; whether the author is trusted is decided at every read, so removing
-  a key from the team file takes effect at once. The cache is a speed-up for the person who owns
-  the state directory, not a trust anchor.
+- Two caches spare re-checking signatures on every read: verified blobs by git object id
+  (`.vacant/share/verified.json`) and, per author ref, what its commit held
+  (`.vacant/share/authors/`), used only while the ref names the same commit and the author's
+  trust at HEAD is unchanged, so removing a key from the team file takes effect at once. Both are
+  speed-ups for the person who owns the state directory, not trust anchors; deleting them costs
+  time only.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from vacant.core.locations import state_dir
 from vacant.share.gitstore import GitStore
 from vacant.share.publish import AUTHORS, ENTRY, load_json, save_json
-from vacant.share.records import RecordError, body_id, parse_blob, signed_bytes
+from vacant.share.records import RecordError, RunRecord, body_id, parse_blob, signed_bytes
 from vacant.share.signing import TEAM_KEYS_FILE, TeamKeys, parse_team_keys
 
 FINGERPRINT = re.compile(r"^[0-9a-f]{32}$")
@@ -87,34 +89,70 @@ def author_refs(store: GitStore, view: TeamView, prefix: str = AUTHORS) -> dict[
 def read_team(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "review"),
               prefix: str = AUTHORS) -> TeamView:
     view = TeamView(team_keys(store))
-    path = cache_path(root)
-    cache: dict[str, list[Any]] = load_json(path, {})
-    size = len(cache)
-    placed: list[tuple[str, str, str, str]] = []  # (ref, author, tree path, blob oid)
+    cache = _OidCache(cache_path(root))
     for author, commit in author_refs(store, view, prefix).items():
-        ref = prefix + author
-        for entry in store.list_tree(commit):
-            match = ENTRY.match(entry.path)
-            if not match or entry.mode != "100644" or entry.type != "blob":
-                view.rejected.append(Rejected(ref, entry.path, entry.oid, "unexpected entry: not runs|reviews/<2 hex>/<62 hex>"))
-            elif DIR_KINDS[match.group(1)] in kinds:
-                placed.append((ref, author, entry.path, entry.oid))
-    fresh = [oid for _, _, _, oid in placed if oid not in cache]
-    blobs = store.read_blobs(sorted(set(fresh)))
-    for ref, author, tree_path, oid in placed:
+        trusted = author in view.keys.keys
+        snap_path = snapshot_dir(root) / f"{author}.{'-'.join(sorted(kinds))}.json"
+        snap = load_json(snap_path, None)
+        if not isinstance(snap, dict) or snap.get("commit") != commit or snap.get("trusted") != trusted:
+            snap = {"commit": commit, "trusted": trusted, **_read_author(store, view.keys, cache, author, commit, kinds)}
+            save_json(snap_path, snap)
+        for kind, record_id, oid, body in snap["counted"]:
+            _count(view, Counted(record_id, author, oid, body), kind)
+        view.rejected += [Rejected(prefix + author, path, oid, reason) for path, oid, reason in snap["rejected"]]
+    cache.save()
+    return view
+
+
+def snapshot_dir(root: Path) -> Path:
+    """One file per author ref and kinds read: what its commit held, verified (valid while the
+    ref names the same commit and the author's trust is unchanged)."""
+    return state_dir(root) / "share" / "authors"
+
+
+class _OidCache:
+    """Verified blobs by git object id, loaded only when some author ref has to be read again."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.entries, self.size = path, None, 0
+
+    def get(self) -> dict[str, list[Any]]:
+        if self.entries is None:
+            self.entries = load_json(self.path, {})
+            self.size = len(self.entries)
+        return self.entries
+
+    def save(self) -> None:
+        if self.entries is not None and len(self.entries) != self.size:
+            save_json(self.path, self.entries)
+
+
+def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: str, commit: str,
+                 kinds: tuple[str, ...]) -> dict[str, list[Any]]:
+    """Every entry of one author's commit: counted [kind, id, oid, body] or rejected [path, oid, reason]."""
+    counted: list[Any] = []
+    rejected: list[Any] = []
+    placed = []
+    for entry in store.list_tree(commit):
+        match = ENTRY.match(entry.path)
+        if not match or entry.mode != "100644" or entry.type != "blob":
+            rejected.append([entry.path, entry.oid, "unexpected entry: not runs|reviews/<2 hex>/<62 hex>"])
+        elif DIR_KINDS[match.group(1)] in kinds:
+            placed.append((entry.path, entry.oid))
+    cache = oid_cache.get()
+    blobs = store.read_blobs(sorted({oid for _, oid in placed if oid not in cache}))
+    for tree_path, oid in placed:
         verdict: list[Any] | str | None = cache.get(oid)
         if verdict is None:
             data = blobs.get(oid)
             named = data is None or hashlib.sha256(data).hexdigest() == tree_path.replace("/", "")[-64:]
-            verdict = _check_blob(view.keys, data, cache, oid) if named else MISNAMED
-        reason = verdict if isinstance(verdict, str) else _placement(view.keys, verdict, author, tree_path)
+            verdict = _check_blob(keys, data, cache, oid) if named else MISNAMED
+        reason = verdict if isinstance(verdict, str) else _placement(keys, verdict, author, tree_path)
         if reason or not isinstance(verdict, list):
-            view.rejected.append(Rejected(ref, tree_path, oid, reason or "unreadable"))
-            continue
-        _count(view, Counted(verdict[3], verdict[1], oid, verdict[4]), verdict[2])
-    if len(cache) != size:
-        save_json(path, cache)
-    return view
+            rejected.append([tree_path, oid, reason or "unreadable"])
+        else:
+            counted.append([verdict[2], verdict[3], oid, verdict[4]])
+    return {"counted": counted, "rejected": rejected}
 
 
 def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], oid: str) -> list[Any] | str:
@@ -162,3 +200,11 @@ def _count(view: TeamView, counted: Counted, kind: str) -> None:
         if held is not None and (held.body["through_seq"], held.oid) >= (counted.body["through_seq"], counted.oid):
             return
         view.runs[run] = counted
+
+
+def run_records(store: GitStore, view: TeamView) -> list[RunRecord]:
+    """The typed record shown for each run (verified when `view` was read), oldest first: what a
+    reader of another machine's runs (who changed which path, from which commit) starts from."""
+    blobs = store.read_blobs([counted.oid for counted in view.runs.values()])
+    found = [parse_blob(blobs[counted.oid])[1] for counted in view.runs.values() if counted.oid in blobs]
+    return sorted(found, key=lambda record: (record.started, record.run))

@@ -13,6 +13,7 @@ from teamkit import GIT_ENV, git
 from vacant.core import githead
 from vacant.share.fold import union_rows
 from vacant.share.gitstore import GitError, GitStore
+from vacant.share.sync import repository_root
 from vacant.store import reputation
 from vacant.store.reputation import ReviewRow
 
@@ -96,3 +97,12 @@ def test_aggregate_matches_the_tables_own_sums(tmp_path):
     for n in range(7):
         reputation.record_review({"platform": "p", "model": f"m{n % 2}"}, n % 3 == 0, 1.0 + n % 2, f"run{n}", None, path)
     assert reputation.aggregate(reputation.review_rows(path)) == reputation.cell_stats(path)
+
+
+def test_a_stray_state_dir_above_a_checkout_never_hijacks_it(tmp_path):
+    (tmp_path / ".vacant").mkdir()
+    git(tmp_path, "init", "-q", "repo")
+    (tmp_path / "repo" / "sub").mkdir()
+    (tmp_path / "plain").mkdir()
+    assert repository_root(tmp_path / "repo" / "sub") == (tmp_path / "repo").resolve()
+    assert repository_root(tmp_path / "plain") == tmp_path.resolve()  # no checkout: the state dir's workspace

@@ -171,6 +171,18 @@ def test_a_rejected_push_is_merged_and_retried_never_forced(team, monkeypatch):
     assert_sees_exactly(team, people["c"], logged_reviews(a, a2))
 
 
+def test_a_lost_ref_is_published_again_and_merged_with_the_remote(team):
+    people = recorded_team(team)
+    a = people["a"]
+    team.sync(a)
+    (ref,) = vacant_refs(a.ws)
+    git(a.ws, "update-ref", "-d", ref)  # published.json still says every run went out
+    result = team.sync(a)
+    assert result.published_runs == 2 and result.merged == [ref.rsplit("/", 1)[1]]
+    team.sync(people["c"])
+    assert_sees_exactly(team, people["c"], logged_reviews(a))
+
+
 def test_git_gc_and_a_fresh_clone_keep_everything(team):
     people = recorded_team(team)
     expected = logged_reviews(people["a"], people["b"], people["a2"])

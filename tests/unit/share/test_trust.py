@@ -14,6 +14,7 @@ from vacant.share.fold import folded_stats
 from vacant.share.gitstore import GitStore
 from vacant.share.publish import entry_path
 from vacant.share.records import Envelope, blob_of, signed_bytes
+from vacant.share.team import read_team, run_records
 
 AUTHORS = "refs/vacant/authors/"
 
@@ -172,6 +173,9 @@ def test_a_run_record_holds_no_contents_and_names_its_commit(team):
     runs = [json.loads(blobs[o]) for p, o in files.items() if p.startswith("runs/")]
     assert len(runs) == 1 and runs[0]["body"]["commit"] == head
     assert [s["changed"] for s in runs[0]["body"]["steps"]] == [["out.txt"]]
+    team.use(a)
+    (shown,) = run_records(store, read_team(a.ws, store))
+    assert shown.run == "run-a" and shown.commit == head and shown.cells[0].task_family == "share"
     text = b"".join(blobs.values())
     assert b"SECRET-CONTENT" not in text and b"tool_input" not in text and b"content" not in text
 
@@ -187,6 +191,8 @@ def test_cli_key_json_and_status_without_a_sync(team):
     assert report["last_sync"] is None
     proc = team.cli(a, "sync", "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["pushed"] == []  # no runs: nothing to push
+    assert json.loads(proc.stdout)["trusted"] is False
+    assert "warning: your key is not in .vacant-team-keys" in team.cli(a, "sync").stdout
     outside = subprocess.run(["git", "init", "-q", str(team.base / "plain")], env={**os.environ, **GIT_ENV})
     assert outside.returncode == 0
     proc = team.cli(a, "sync", "--status", cwd=team.base)
