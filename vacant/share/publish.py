@@ -29,6 +29,7 @@ from vacant.share.records import (
     FORMAT,
     Cell,
     Envelope,
+    ManifestRecord,
     FindingEntry,
     ReadCoverage,
     RecordError,
@@ -46,8 +47,8 @@ from vacant.store.reputation import cell_key
 from vacant.store.run import RunView
 
 AUTHORS = "refs/vacant/authors/"
-KIND_DIRS = {"run": "runs", "review": "reviews"}
-ENTRY = re.compile(r"^(runs|reviews)/([0-9a-f]{2})/([0-9a-f]{62})$")
+KIND_DIRS = {"run": "runs", "review": "reviews", "manifest": "manifests"}
+ENTRY = re.compile(r"^(runs|reviews|manifests)/([0-9a-f]{2})/([0-9a-f]{62})$")
 CAS_ATTEMPTS = 20
 
 
@@ -157,19 +158,24 @@ def make_records(root: Path, signer: Signer, cache: dict[str, Any]) -> Made:
     return made
 
 
-def add_entries(store: GitStore, ref: str, blobs: dict[str, bytes], message: str) -> int:
-    """Add `path -> blob` entries to `ref` (a commit on top of it), by CAS; how many were new."""
+def add_entries(store: GitStore, signer: Signer, blobs: dict[str, bytes], message: str) -> int:
+    """Add `path -> blob` entries to the signer's ref (a commit on top of it), with a manifest
+    vouching for them, by CAS; how many were new."""
+    ref = AUTHORS + signer.fingerprint
     for _ in range(CAS_ATTEMPTS):
         old = store.refs(ref).get(ref)
         current = {e.path: e.oid for e in store.list_tree(old)} if old else {}
         new_paths = [path for path in blobs if path not in current]
         if not new_paths:
             return 0
-        oids = store.write_blobs([blobs[path] for path in new_paths])
+        manifest = seal(signer, "manifest", ManifestRecord(sorted(p.replace("/", "")[-64:] for p in new_paths)))
+        extra = {**blobs, entry_path("manifest", manifest): manifest}
+        new_paths.append(entry_path("manifest", manifest))
+        oids = store.write_blobs([extra[path] for path in new_paths])
         tree = store.write_tree({**current, **dict(zip(new_paths, oids))})
-        commit = store.commit(tree, [old] if old else [], f"{message}: {len(new_paths)} record(s)")
+        commit = store.commit(tree, [old] if old else [], f"{message}: {len(new_paths) - 1} record(s)")
         if store.update_ref(ref, commit, old):
-            return len(new_paths)
+            return len(new_paths) - 1
     raise RuntimeError(f"{ref} kept moving while vacant wrote to it ({CAS_ATTEMPTS} attempts): run it again")
 
 
@@ -197,6 +203,6 @@ def publish(root: Path, store: GitStore, signer: Signer) -> Made:
         cache.pop(signer.fingerprint, None)  # the ref is gone (deleted, a new clone): publish everything again
     made = make_records(root, signer, cache)
     if made.blobs:
-        add_entries(store, AUTHORS + signer.fingerprint, made.blobs, "vacant: records")
+        add_entries(store, signer, made.blobs, "vacant: records")
     save_json(path, cache)
     return made

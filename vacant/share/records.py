@@ -25,7 +25,7 @@ from typing import Any
 from vacant.core.docgen import GeneratedDoc
 
 FORMAT = 1
-KINDS = ("run", "review")
+KINDS = ("run", "review", "manifest")
 
 
 class RecordError(ValueError):
@@ -190,18 +190,26 @@ class ReviewRecord:
 
 
 @dataclass(frozen=True)
+class ManifestRecord:
+    """The names of the records one publication added, vouched for by one signature: a reader
+    verifies one signature per publication, not one per record (a record it lists needs only its
+    hash checked; any other record is verified on its own)."""
+    records: list[str] = spec(_list(SHA256, 1_000_000), "the sha256 names of the records added, sorted")
+
+
+@dataclass(frozen=True)
 class Envelope:
     """What a record blob holds: the body, who signed it, and the signature."""
     v: int = spec(_integer(1), f"format version ({FORMAT})")
     kind: str = spec(_one_of(*KINDS), "which body this is")
     author: str = spec(_pattern(re.compile(r"^[0-9a-f]{32}$"), "32 hex digits"),
                        "the signer's key fingerprint (sha256 of the raw public key, first 32 hex digits)")
-    body: dict = spec(Check("`RunRecord` or `ReviewRecord`", lambda v, w: v), "the record")
+    body: dict = spec(Check("`RunRecord`, `ReviewRecord` or `ManifestRecord`", lambda v, w: v), "the record")
     sig: str = spec(_pattern(re.compile(r"^[A-Za-z0-9_-]{86}$"), "86 base64url characters"),
                     "Ed25519 signature (base64url, no padding) over the signed bytes described above")
 
 
-BODIES: dict[str, type] = {"run": RunRecord, "review": ReviewRecord}
+BODIES: dict[str, type] = {"run": RunRecord, "review": ReviewRecord, "manifest": ManifestRecord}
 
 
 def parse_typed(cls: type, value: Any, where: str = "record") -> Any:
@@ -260,7 +268,7 @@ def parse_blob(data: bytes) -> tuple[Envelope, Any]:
 DOC_HEAD = """Each record is one git blob: the canonical JSON (sorted keys, no spaces, ASCII) of an `Envelope`
 plus a newline. Its name in the tree is the sha256 of those bytes, so a record's name says what it
 holds. Each author's records live on their own ref, `refs/vacant/authors/<fingerprint>`, a chain
-of commits whose tree is `runs/<2 hex>/<62 hex>` and `reviews/<2 hex>/<62 hex>`. Merging two
+of commits whose tree is `runs/`, `reviews/` and `manifests/`, each `<2 hex>/<62 hex>`. Merging two
 versions of a ref is the union of their entries; the figures count each review once by the
 sha256 of its kind and canonical body, whoever signed it and however often it was merged.
 
@@ -275,7 +283,7 @@ is not a trusted key, or its signature does not verify.
 
 def render_doc() -> str:
     lines = ["# Shared records (`vacant sync`)", "", DOC.header(), "", DOC_HEAD]
-    for cls in (Envelope, RunRecord, ReviewRecord, Cell, StepEntry, FindingEntry, ReadCoverage):
+    for cls in (Envelope, RunRecord, ReviewRecord, ManifestRecord, Cell, StepEntry, FindingEntry, ReadCoverage):
         lines += [f"## `{cls.__name__}`", ""]
         if cls.__doc__ and not cls.__doc__.startswith(cls.__name__ + "("):
             lines += [cls.__doc__.strip(), ""]

@@ -31,7 +31,7 @@ from vacant.share.records import RecordError, RunRecord, body_id, parse_blob, si
 from vacant.share.signing import TEAM_KEYS_FILE, TeamKeys, parse_team_keys
 
 FINGERPRINT = re.compile(r"^[0-9a-f]{32}$")
-DIR_KINDS = {"runs": "run", "reviews": "review"}
+DIR_KINDS = {"runs": "run", "reviews": "review", "manifests": "manifest"}
 MISNAMED = "content does not match its name (edited after it was written)"
 
 
@@ -129,34 +129,49 @@ class _OidCache:
 
 def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: str, commit: str,
                  kinds: tuple[str, ...]) -> dict[str, list[Any]]:
-    """Every entry of one author's commit: counted [kind, id, oid, body] or rejected [path, oid, reason]."""
-    counted: list[Any] = []
+    """Every entry of one author's commit: counted [kind, id, oid, body] or rejected [path, oid, reason].
+    The author's valid manifests are read first; a record they list needs no signature check of its own."""
     rejected: list[Any] = []
-    placed = []
+    manifests, placed = [], []
     for entry in store.list_tree(commit):
         match = ENTRY.match(entry.path)
         if not match or entry.mode != "100644" or entry.type != "blob":
-            rejected.append([entry.path, entry.oid, "unexpected entry: not runs|reviews/<2 hex>/<62 hex>"])
+            rejected.append([entry.path, entry.oid, "unexpected entry: not runs|reviews|manifests/<2 hex>/<62 hex>"])
+        elif match.group(1) == "manifests":
+            manifests.append((entry.path, entry.oid))
         elif DIR_KINDS[match.group(1)] in kinds:
             placed.append((entry.path, entry.oid))
     cache = oid_cache.get()
-    blobs = store.read_blobs(sorted({oid for _, oid in placed if oid not in cache}))
+    blobs = store.read_blobs(sorted({oid for _, oid in manifests + placed if oid not in cache}))
+    vouched: set[str] = set()
+    for _, _, _, body in _verify(keys, cache, blobs, author, manifests, set(), rejected):
+        vouched.update(body["records"])
+    return {"counted": _verify(keys, cache, blobs, author, placed, vouched, rejected), "rejected": rejected}
+
+
+def _verify(keys: TeamKeys, cache: dict[str, list[Any]], blobs: dict[str, bytes], author: str,
+            placed: list[tuple[str, str]], vouched: set[str], rejected: list[Any]) -> list[Any]:
+    counted = []
     for tree_path, oid in placed:
         verdict: list[Any] | str | None = cache.get(oid)
         if verdict is None:
             data = blobs.get(oid)
-            named = data is None or hashlib.sha256(data).hexdigest() == tree_path.replace("/", "")[-64:]
-            verdict = _check_blob(keys, data, cache, oid) if named else MISNAMED
+            name = tree_path.replace("/", "")[-64:]
+            named = data is None or hashlib.sha256(data).hexdigest() == name
+            verdict = _check_blob(keys, data, cache, oid, author if name in vouched else None) if named else MISNAMED
         reason = verdict if isinstance(verdict, str) else _placement(keys, verdict, author, tree_path)
         if reason or not isinstance(verdict, list):
             rejected.append([tree_path, oid, reason or "unreadable"])
         else:
             counted.append([verdict[2], verdict[3], oid, verdict[4]])
-    return {"counted": counted, "rejected": rejected}
+    return counted
 
 
-def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], oid: str) -> list[Any] | str:
-    """Verify one blob's shape and signature; cache the verdict when it does not depend on trust."""
+def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], oid: str,
+                vouched_by: str | None = None) -> list[Any] | str:
+    """Verify one blob's shape and signature; cache the verdict when it does not depend on trust.
+    `vouched_by`: a valid manifest of that author lists these exact bytes, which stands in for the
+    record's own signature only when the record names the same author."""
     if data is None:
         return "object missing from the repository"
     try:
@@ -165,9 +180,10 @@ def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]],
         return f"malformed: {error}"
     if envelope.author not in keys.keys:
         return f"unknown key {envelope.author} (not in {TEAM_KEYS_FILE} at HEAD)"
-    if not keys.verify(envelope.author, signed_bytes(envelope.kind, envelope.author, envelope.body), envelope.sig):
+    if vouched_by != envelope.author and not keys.verify(envelope.author, signed_bytes(envelope.kind, envelope.author, envelope.body),
+                                       envelope.sig):
         return f"bad signature: edited after signing, or not signed by {envelope.author}"
-    summary = envelope.body if envelope.kind == "review" else {"run": body.run, "through_seq": body.through_seq}
+    summary = {"run": body.run, "through_seq": body.through_seq} if envelope.kind == "run" else envelope.body
     verdict = [hashlib.sha256(data).hexdigest(), envelope.author, envelope.kind, body_id(envelope.kind, envelope.body),
                summary]
     cache[oid] = verdict

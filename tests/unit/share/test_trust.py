@@ -12,8 +12,8 @@ from teamkit import GIT_ENV, Team, git
 from vacant.share import signing
 from vacant.share.fold import folded_stats
 from vacant.share.gitstore import GitStore
-from vacant.share.publish import entry_path
-from vacant.share.records import Envelope, blob_of, signed_bytes
+from vacant.share.publish import entry_path, seal
+from vacant.share.records import Envelope, ManifestRecord, blob_of, signed_bytes
 from vacant.share.team import read_team, run_records
 
 AUTHORS = "refs/vacant/authors/"
@@ -197,3 +197,43 @@ def test_cli_key_json_and_status_without_a_sync(team):
     assert outside.returncode == 0
     proc = team.cli(a, "sync", "--status", cwd=team.base)
     assert proc.returncode == 3 and "not a git repository" in proc.stderr
+
+
+def test_a_manifest_vouches_only_for_its_own_authors_records(team):
+    """a (trusted) lists a forged 'b' record in a's own manifest: neither a's ref nor, later, b's
+    ref counts it; the verification cache never carries a's word over to b."""
+    a, b, c = team.person("a"), team.person("b"), team.person("c")
+    team.seed([a, b, c])
+    for person in (a, b, c):
+        team.clone(person)
+    team.record(a, "run-a", "fine\n")
+    team.record(b, "run-b", "fine\n")
+    team.sync(a), team.sync(b)
+    fa, fb = fp_of(team, a), fp_of(team, b)
+    team.use(a)
+    signer = signing.own_signer()
+    body = {"run": "run-b", "seq": 99, "score": 0.0, "weight": 1000.0, "finding": "forged",
+            "cell": {"platform": "claude-code", "agent_definition": "main", "model": "unknown", "task_family": "share"}}
+    forged = blob_of(Envelope(1, "review", fb, body, "A" * 86))
+    name = entry_path("review", forged)
+    vouch = seal(signer, "manifest", ManifestRecord([name.replace("/", "")[-64:]]))
+    path, store = attacker_clone(team)
+
+    def plant(files):
+        files[name] = store.write_blobs([forged])[0]
+        files[entry_path("manifest", vouch)] = store.write_blobs([vouch])[0]
+        return files
+
+    rewrite(store, AUTHORS + fa, plant)
+    git(path, "push", "-q", "--force", "origin", f"{AUTHORS}{fa}:{AUTHORS}{fa}")
+    team.sync(c)
+    team.use(c)
+    assert folded_stats(c.ws)[1].counted == 2  # a's and b's real reviews only
+    rewrite(store, AUTHORS + fb, lambda files: {**files, name: store.write_blobs([forged])[0]})
+    git(path, "push", "-q", "--force", "origin", f"{AUTHORS}{fb}:{AUTHORS}{fb}")
+    team.sync(c)
+    team.use(c)
+    stats, provenance = folded_stats(c.ws)
+    assert provenance.counted == 2 and stats[0].mean == 1.0
+    reasons = {(r["ref"][len(AUTHORS):], r["reason"].split(":")[0].split(",")[0]) for r in status(team, c)[1]["rejected"]}
+    assert reasons == {(fa, "bad signature"), (fb, "bad signature")}  # a's manifest stood in for nobody
