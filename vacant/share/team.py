@@ -224,3 +224,21 @@ def run_records(store: GitStore, view: TeamView) -> list[RunRecord]:
     blobs = store.read_blobs([counted.oid for counted in view.runs.values()])
     found = [parse_blob(blobs[counted.oid])[1] for counted in view.runs.values() if counted.oid in blobs]
     return sorted(found, key=lambda record: (record.started, record.run))
+
+
+def path_history(root: Path, store: GitStore, path: str) -> list[dict[str, Any]]:
+    """Every shared step that changed `path`, oldest run first: which run (whose key, from which
+    commit), which step and tool, which cell. Path-level only: records carry no file contents, so
+    the lines a step wrote stay on the machine that recorded it."""
+    view = read_team(root, store, kinds=("run",))
+    authors = {counted.body["run"]: counted.author for counted in view.runs.values()}
+    found = []
+    for record in run_records(store, view):
+        author = authors[record.run]
+        name = view.keys.keys[author].name if author in view.keys.keys else None
+        for step in record.steps:
+            if path in step.changed:
+                cell = asdict(record.cells[step.cell]) if step.cell is not None else None
+                found.append({"run": record.run, "author": author, "name": name, "commit": record.commit,
+                              "started": record.started, "step": step.n, "tool": step.tool, "cell": cell})
+    return found
