@@ -21,6 +21,7 @@ from vacant.commands import hints as hints_cmd
 from vacant.commands import restore as restore_cmd
 from vacant.commands import stop as stop_cmd
 from vacant.commands import view as view_cmd
+from vacant.commands import sync as sync_cmd
 from vacant.core.exitcodes import Exit
 from vacant.core.keys import KeyFileError
 from vacant.core.locations import WorkspaceError
@@ -29,6 +30,7 @@ from vacant.platforms.all_platforms import UnknownPlatform
 from vacant.platforms.settings_file import InstallError
 from vacant.policy.contract import ContractError
 from vacant.policy.flags import FlagError
+from vacant.share.gitstore import GitError
 from vacant.store.states import ReconstructionError
 from vacant.store.steplog import LockTimeout
 
@@ -42,7 +44,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Know who did
 
 # Errors a user can fix: one sentence, exit 3, no traceback.
 USER_ERRORS = (WorkspaceError, InstallError, UnknownPlatform, ReconstructionError, LockTimeout,
-               ContractError, FlagError, KeyFileError, ExportError)
+               ContractError, FlagError, KeyFileError, ExportError, GitError)
 
 
 def _version(value: bool) -> None:
@@ -59,7 +61,7 @@ def root(
 
 
 for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd,
-               export_cmd, blame_cmd, restore_cmd, view_cmd):
+               export_cmd, blame_cmd, restore_cmd, view_cmd, sync_cmd):
     module.register(app)
 
 

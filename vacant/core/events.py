@@ -23,7 +23,8 @@ ENVELOPE = ("v", "seq", "ts", "type", "prev", "hash")
 TYPES: dict[str, EventType] = {
     "run_start": EventType(
         ("run", "platform", "workspace", "source", "baseline"),
-        "A run began; `baseline` is the object key of the full workspace manifest (state_0).",
+        "A run began; `baseline` is the object key of the full workspace manifest (state_0); "
+        "`commit` (optional) is the git HEAD it started from.",
     ),
     "step_start": EventType(
         ("step", "key", "tool", "input", "actor", "open_steps"),

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from vacant.core.atomic import atomic_write
+from vacant.core.githead import head_commit
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import ensure_state_dir, run_dir
 from vacant.core.redact import redact_bytes
@@ -296,7 +297,7 @@ class Recorder:
     def _emit_run_start(self, call: HookCall, source: str) -> None:
         baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
         self.log.emit("run_start", run=self.run_id, platform=self.platform.cell_platform, workspace=str(self.root),
-                      source=source, baseline=baseline, session=call.session_id)
+                      source=source, baseline=baseline, session=call.session_id, commit=head_commit(self.root))
 
     def _probe_in_background(self) -> None:
         """Acceptance checks green before any work are vacuous: probed detached, on the baseline."""

@@ -133,6 +133,42 @@ def cell_stats(path: Path | None = None) -> list[CellStats]:
     return stats
 
 
+@dataclass(frozen=True)
+class ReviewRow:
+    """One review as the figures count it; `vacant.share.fold` merges local and team rows."""
+    cell: tuple[str, str, str, str]
+    score: float
+    weight: float
+    run: str | None
+    finding: str | None
+
+
+def review_rows(path: Path | None = None) -> list[ReviewRow]:
+    connection = connect(path)
+    try:
+        rows = connection.execute(
+            "SELECT platform, agent_definition, model, task_family, score, weight, run, finding FROM reviews").fetchall()
+    finally:
+        connection.close()
+    return [ReviewRow(tuple(row[:4]), float(row[4]), float(row[5]), row[6], row[7]) for row in rows]  # type: ignore[arg-type]
+
+
+def aggregate(rows: list[ReviewRow]) -> list[CellStats]:
+    """`cell_stats` over any list of rows (the same sums, in Python)."""
+    sums: dict[tuple[str, str, str, str], list[float]] = {}
+    for row in rows:
+        total = sums.setdefault(row.cell, [0, 0.0, 0.0])
+        total[0] += 1
+        total[1] += row.weight
+        total[2] += row.score * row.weight
+    stats = []
+    for cell in sorted(sums):
+        n, weight, good = sums[cell]
+        low, high = wilson(good, weight)
+        stats.append(CellStats(dict(zip(CELL_FIELDS, cell)), int(n), weight, good / weight if weight else 0.0, low, high))
+    return stats
+
+
 def counts(table: str, column: str, path: Path | None = None) -> list[tuple[str, int]]:
     if (table, column) not in (("source_counts", "source"), ("coverage_gaps", "platform")):
         raise ValueError(f"no count table {table}.{column}")
@@ -143,7 +179,8 @@ def counts(table: str, column: str, path: Path | None = None) -> list[tuple[str,
         connection.close()
 
 
-def route(task_family: str, path: Path | None = None) -> list[CellStats]:
-    """Cells of a task family with enough reviews, best lower bound first."""
-    ranked = [s for s in cell_stats(path) if s.cell["task_family"] == task_family and s.enough]
+def route(task_family: str, path: Path | None = None, stats: list[CellStats] | None = None) -> list[CellStats]:
+    """Cells of a task family with enough reviews, best lower bound first (of `stats` when given)."""
+    stats = cell_stats(path) if stats is None else stats
+    ranked = [s for s in stats if s.cell["task_family"] == task_family and s.enough]
     return sorted(ranked, key=lambda s: (-s.low, -s.mean))

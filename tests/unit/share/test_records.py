@@ -1,0 +1,108 @@
+"""The typed records: canonical bytes, signatures that catch any edit, ids that are never paths,
+and docs/SHARE.md generated from them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vacant.share import records
+from vacant.share.publish import entry_path, seal
+from vacant.share.records import (
+    Cell,
+    RecordError,
+    ReviewRecord,
+    blob_of,
+    body_id,
+    parse_blob,
+    parse_typed,
+    signed_bytes,
+    to_json,
+)
+from vacant.share.signing import Signer, parse_team_keys
+
+KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+SIGNER = Signer(KEY, KEY.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
+TEAM = parse_team_keys(SIGNER.team_line("tester") + "\n")
+
+names = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FFF, exclude_characters="\x7f"), min_size=1, max_size=20)
+ids = st.from_regex(records.ID_PATTERN, fullmatch=True)
+reviews = st.builds(ReviewRecord, run=ids, seq=st.integers(1, 10**9), cell=st.builds(Cell, names, names, names, names),
+                    score=st.sampled_from([0.0, 0.5, 1.0]), weight=st.floats(0, 1000, allow_nan=False),
+                    finding=st.none() | ids)
+
+
+def verifies(blob: bytes) -> bool:
+    try:
+        envelope, _ = parse_blob(blob)
+    except RecordError:
+        return False
+    return TEAM.verify(envelope.author, signed_bytes(envelope.kind, envelope.author, envelope.body), envelope.sig)
+
+
+@settings(max_examples=60, deadline=None)
+@given(review=reviews)
+def test_a_sealed_review_round_trips_and_is_deterministic(review):
+    blob = seal(SIGNER, "review", review)
+    envelope, body = parse_blob(blob)
+    assert body == review and envelope.author == SIGNER.fingerprint and verifies(blob)
+    assert seal(SIGNER, "review", review) == blob  # same record, same bytes, same name
+    assert entry_path("review", blob).replace("/", "")[-64:] == hashlib.sha256(blob).hexdigest()
+
+
+@settings(max_examples=80, deadline=None)
+@given(review=reviews, data=st.data())
+def test_any_edit_of_a_signed_record_is_caught(review, data):
+    blob = seal(SIGNER, "review", review)
+    position = data.draw(st.integers(0, len(blob) - 2))
+    replacement = data.draw(st.integers(0, 255).filter(lambda b: b != blob[position]))
+    edited = blob[:position] + bytes([replacement]) + blob[position + 1:]
+    assert not verifies(edited)
+
+
+@given(review=reviews)
+def test_body_identity_ignores_who_signed(review):
+    other = Ed25519PrivateKey.from_private_bytes(bytes(32))
+    raw = other.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    mine, theirs = parse_blob(seal(SIGNER, "review", review))[0], parse_blob(seal(Signer(other, raw), "review", review))[0]
+    assert mine.author != theirs.author and body_id("review", mine.body) == body_id("review", theirs.body)
+
+
+@pytest.mark.parametrize("run", ["../x", "a/b", ".hidden", "", "x" * 200, "a\nb", "..", "/etc/passwd", "a\\b"])
+def test_ids_that_could_be_paths_are_refused(run):
+    body = to_json(ReviewRecord("r", 1, Cell("p", "d", "m", "t"), 1.0, 1.0, None))
+    with pytest.raises(RecordError, match=r"review\.run"):
+        parse_typed(ReviewRecord, {**body, "run": run}, "review")
+
+
+@pytest.mark.parametrize("path", ["../x", "/abs", "a/../b", "a//b", "./a", "a\x00b", ""])
+def test_changed_paths_stay_relative(path):
+    with pytest.raises(RecordError):
+        records.PATH.parse(path, "step.changed[0]")
+
+
+def test_unknown_and_missing_keys_and_wrong_types_are_refused():
+    body = to_json(ReviewRecord("r", 1, Cell("p", "d", "m", "t"), 1.0, 1.0, None))
+    for broken, what in (({**body, "extra": 1}, "unknown key"), ({k: v for k, v in body.items() if k != "seq"}, "missing"),
+                         ({**body, "score": "1"}, "score"), ({**body, "seq": True}, "seq"), ({**body, "score": 2}, "score")):
+        with pytest.raises(RecordError, match=what):
+            parse_typed(ReviewRecord, broken, "review")
+
+
+def test_a_non_canonical_blob_is_refused_even_with_a_valid_signature():
+    blob = seal(SIGNER, "review", ReviewRecord("r", 1, Cell("p", "d", "m", "t"), 1.0, 1.0, None))
+    spaced = json.dumps(json.loads(blob), indent=1).encode()
+    with pytest.raises(RecordError, match="canonical"):
+        parse_blob(spaced)
+    assert blob_of(parse_blob(blob)[0]) == blob
+
+
+def test_team_keys_file_problems_are_said():
+    keys = parse_team_keys("# team\ned25519 notbase64 bob\nssh-rsa AAAA carol\n" + SIGNER.team_line("t"))
+    assert list(keys.keys) == [SIGNER.fingerprint] and len(keys.problems) == 2

@@ -1,0 +1,13 @@
+"""Sharing attribution and reputation through the repository's own git remote (`vacant sync`).
+
+records   the typed run and review records and their canonical, signed JSON (docs/SHARE.md)
+signing   Ed25519 keys: the person's own, and the team's trusted keys committed in the repository
+gitstore  git plumbing: objects, trees, commits and refs under refs/vacant/ only
+publish   one's own runs -> signed records -> one's own author ref
+team      reading every author ref back: verified, deduplicated, with the rejected listed
+sync      fetch -> union merge -> push, retried on rejection, never forced
+fold      the team's reviews folded into the reputation table's figures
+
+Nothing here is imported by the hook (the hot path); `vacant sync` and the reputation commands
+are its only entries.
+"""

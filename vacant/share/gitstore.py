@@ -1,0 +1,221 @@
+"""git plumbing for shared records: blobs, trees, commits and refs, under `refs/vacant/` only.
+
+Contract:
+- Nothing here touches the working tree, the index, HEAD or any branch: objects are written with
+  hash-object and mktree, commits with commit-tree, refs with update-ref. Every ref write goes
+  through `_guard`, which refuses any name outside `refs/vacant/` or that git itself would refuse.
+- `update_ref` is a compare-and-swap on the old value: two writers never lose each other's work.
+- `push` never forces; it reports each ref's outcome so the caller can merge and retry.
+- Commands run with a fixed identity and no signing, prompts or pager, so a CI machine without
+  `user.name` works and a credential prompt cannot hang it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+NAMESPACE = "refs/vacant/"
+_SAFE_REF = re.compile(r"^refs/vacant/[A-Za-z0-9][A-Za-z0-9/_.-]*$")
+NETWORK_TIMEOUT_S = 600.0
+LOCAL_TIMEOUT_S = 300.0
+
+
+class GitError(RuntimeError):
+    """A git command failed; the message carries git's own words."""
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    type: str
+    oid: str
+    path: str
+
+
+@dataclass(frozen=True)
+class PushResult:
+    ref: str
+    flag: str  # git's porcelain flag: ' ' fast-forward, '*' new, '=' up to date, '!' rejected
+    summary: str
+
+    @property
+    def ok(self) -> bool:
+        return self.flag in (" ", "*", "=")
+
+
+class GitStore:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C",
+                    "GIT_AUTHOR_NAME": "vacant", "GIT_AUTHOR_EMAIL": "vacant@localhost",
+                    "GIT_COMMITTER_NAME": "vacant", "GIT_COMMITTER_EMAIL": "vacant@localhost"}
+        self._zero: str | None = None
+
+    def git(self, *args: str, data: bytes | None = None, timeout: float = LOCAL_TIMEOUT_S,
+            ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.run(["git", "-C", str(self.root), *args], input=data, capture_output=True,
+                              env=self.env, timeout=timeout)
+        if proc.returncode not in ok:
+            words = proc.stderr.decode(errors="replace").strip() or proc.stdout.decode(errors="replace").strip()
+            raise GitError(f"git {args[0]} failed ({proc.returncode}): {words[:500]}")
+        return proc
+
+    def is_repository(self) -> bool:
+        return self.git("rev-parse", "--git-dir", ok=(0, 128)).returncode == 0
+
+    @property
+    def zero(self) -> str:
+        if self._zero is None:
+            fmt = self.git("rev-parse", "--show-object-format", ok=(0, 128)).stdout.decode().strip()
+            self._zero = "0" * (64 if fmt == "sha256" else 40)
+        return self._zero
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        """Every ref under `prefix` -> the object it names."""
+        out = self.git("for-each-ref", "--format=%(objectname) %(refname)", prefix).stdout.decode()
+        pairs = (line.split(" ", 1) for line in out.splitlines() if line)
+        return {name: oid for oid, name in pairs}
+
+    def list_tree(self, commit: str) -> list[TreeEntry]:
+        """Every blob (and other leaf) under the commit's tree, with its full path."""
+        out = self.git("ls-tree", "-r", "-z", "--full-tree", commit).stdout
+        entries = []
+        for item in out.split(b"\0"):
+            if not item:
+                continue
+            head, _, path = item.partition(b"\t")
+            mode, kind, oid = head.decode().split(" ")
+            entries.append(TreeEntry(mode, kind, oid, path.decode(errors="replace")))
+        return entries
+
+    def read_blobs(self, oids: list[str]) -> dict[str, bytes]:
+        """The bytes of each blob, in one `cat-file --batch`; a missing object is left out."""
+        if not oids:
+            return {}
+        out = self.git("cat-file", "--batch", data="".join(f"{oid}\n" for oid in oids).encode()).stdout
+        found: dict[str, bytes] = {}
+        position = 0
+        while position < len(out):
+            end = out.index(b"\n", position)
+            header = out[position:end].decode().split(" ")
+            position = end + 1
+            if len(header) != 3 or header[1] == "missing":
+                continue
+            size = int(header[2])
+            if header[1] == "blob":
+                found[header[0]] = out[position:position + size]
+            position += size + 1
+        return found
+
+    def file_at_head(self, path: str) -> bytes | None:
+        proc = self.git("cat-file", "blob", f"HEAD:{path}", ok=(0, 128))
+        return proc.stdout if proc.returncode == 0 else None
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        return self.git("merge-base", "--is-ancestor", older, newer, ok=(0, 1)).returncode == 0
+
+    # -- writing objects ------------------------------------------------------------------------
+
+    def write_blobs(self, blobs: list[bytes]) -> list[str]:
+        """Store blobs as git objects (one `hash-object --stdin-paths`); their ids, in order."""
+        if not blobs:
+            return []
+        with tempfile.TemporaryDirectory(prefix="vacant-share-") as scratch:
+            paths = []
+            for number, blob in enumerate(blobs):
+                path = Path(scratch) / str(number)
+                path.write_bytes(blob)
+                paths.append(str(path))
+            out = self.git("hash-object", "-w", "--no-filters", "--stdin-paths",
+                           data=("\n".join(paths) + "\n").encode()).stdout.decode().split()
+        if len(out) != len(blobs):
+            raise GitError(f"git hash-object wrote {len(out)} of {len(blobs)} objects")
+        return out
+
+    def write_tree(self, files: dict[str, str]) -> str:
+        """A tree (with subtrees) holding `path -> blob id`; one `mktree --batch` for all levels."""
+        nested: dict = {}
+        for path, oid in files.items():
+            parts = path.split("/")
+            node = nested
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = oid
+        proc = subprocess.Popen(["git", "-C", str(self.root), "mktree", "--batch", "-z"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env)
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None  # all PIPEs
+        try:
+            root = _write_node(proc.stdin, proc.stdout, nested)
+        finally:
+            proc.stdin.close()
+            error = proc.stderr.read()
+            if proc.wait(timeout=LOCAL_TIMEOUT_S) != 0:
+                raise GitError(f"git mktree failed: {error.decode(errors='replace')[:500]}")
+        return root
+
+    def commit(self, tree: str, parents: list[str], message: str) -> str:
+        args = ["commit-tree", "--no-gpg-sign", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        return self.git(*args, "-m", message).stdout.decode().strip()
+
+    def update_ref(self, ref: str, new: str, old: str | None) -> bool:
+        """Set `ref` to `new` only if it still is `old` (None: only if it does not exist)."""
+        _guard(self, ref)
+        proc = self.git("update-ref", "-m", "vacant sync", ref, new, old or self.zero, ok=(0, 1, 128))
+        return proc.returncode == 0
+
+    # -- the network ----------------------------------------------------------------------------
+
+    def fetch(self, remote: str, refspecs: list[str]) -> None:
+        for spec in refspecs:
+            _guard(self, spec.lstrip("+").split(":", 1)[1].replace("*", "x"))
+        self.git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+                 remote, *refspecs, timeout=NETWORK_TIMEOUT_S)
+
+    def push(self, remote: str, updates: dict[str, str]) -> list[PushResult]:
+        """Push `ref -> oid` without force; one result per ref (rejections are results, not errors)."""
+        if not updates:
+            return []
+        for ref in updates:
+            _guard(self, ref)
+        specs = [f"{oid}:{ref}" for ref, oid in sorted(updates.items())]
+        proc = self.git("push", "--porcelain", "--no-follow-tags", remote, *specs,
+                        timeout=NETWORK_TIMEOUT_S, ok=(0, 1))
+        results = []
+        for line in proc.stdout.decode(errors="replace").splitlines():
+            parts = line.split("\t")
+            if len(parts) >= 2 and ":" in parts[1] and len(parts[0]) == 1:
+                results.append(PushResult(parts[1].split(":", 1)[1], parts[0], parts[2] if len(parts) > 2 else ""))
+        if proc.returncode != 0 and not any(not r.ok for r in results):
+            raise GitError(f"git push failed: {proc.stderr.decode(errors='replace').strip()[:500]}")
+        return results
+
+
+def _write_node(stdin: IO[bytes], stdout: IO[bytes], node: dict) -> str:
+    """Write the subtrees first (mktree needs their ids), then this tree; its id."""
+    lines = []
+    for name, value in sorted(node.items()):
+        if isinstance(value, dict):
+            lines.append(f"040000 tree {_write_node(stdin, stdout, value)}\t{name}")
+        else:
+            lines.append(f"100644 blob {value}\t{name}")
+    stdin.write(("\0".join(lines) + "\0\0").encode() if lines else b"\0")
+    stdin.flush()
+    return stdout.readline().decode().strip()
+
+
+def _guard(store: GitStore, ref: str) -> None:
+    """Refuse to name anything outside vacant's own namespace (whatever a record or remote says)."""
+    if not _SAFE_REF.match(ref) or ".." in ref or "//" in ref or ref.endswith((".lock", "/", ".")):
+        raise GitError(f"refusing to write ref {ref!r}: vacant writes only under {NAMESPACE}")
+    if store.git("check-ref-format", ref, ok=(0, 1)).returncode != 0:
+        raise GitError(f"refusing to write ref {ref!r}: git calls it malformed")

@@ -1,0 +1,208 @@
+"""One's own runs -> signed records -> one's own author ref, `refs/vacant/authors/<fingerprint>`.
+
+Contract:
+- Records are made from the step log and the last Stop report of each run in this workspace,
+  keeping only what `records.py` documents; a run whose id is not a plain id is skipped and said.
+- Making the records is deterministic (no clock, Ed25519 signatures are deterministic), so
+  publishing the same run twice yields the same blobs, the same names, and no new entries.
+- The ref moves by compare-and-swap and only ever gains entries; a run that grew after it was
+  published gets a new run record (`through_seq` higher) next to the old one, never in place of it.
+- A small cache (`.vacant/share/published.json`) skips runs whose files did not change since they
+  were published; deleting it costs time, never correctness.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vacant.attribute.stop import read_coverage
+from vacant.core import events
+from vacant.core.atomic import atomic_write
+from vacant.core.locations import list_runs, state_dir
+from vacant.share.gitstore import GitStore
+from vacant.share.records import (
+    FORMAT,
+    Cell,
+    Envelope,
+    ManifestRecord,
+    FindingEntry,
+    ReadCoverage,
+    RecordError,
+    ReviewRecord,
+    RunRecord,
+    StepEntry,
+    blob_of,
+    canonical,
+    parse_typed,
+    signed_bytes,
+    to_json,
+)
+from vacant.share.signing import Signer
+from vacant.store.reputation import cell_key
+from vacant.store.run import RunView
+
+AUTHORS = "refs/vacant/authors/"
+KIND_DIRS = {"run": "runs", "review": "reviews", "manifest": "manifests"}
+ENTRY = re.compile(r"^(runs|reviews|manifests)/([0-9a-f]{2})/([0-9a-f]{62})$")
+CAS_ATTEMPTS = 20
+
+
+@dataclass
+class Made:
+    """The records of the workspace's runs: tree path -> blob bytes, and what was skipped, why."""
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    runs: int = 0
+    reviews: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+def entry_path(kind: str, blob: bytes) -> str:
+    name = hashlib.sha256(blob).hexdigest()
+    return f"{KIND_DIRS[kind]}/{name[:2]}/{name[2:]}"
+
+
+def seal(signer: Signer, kind: str, body: Any) -> bytes:
+    """The record blob: body, author and signature, canonical."""
+    data = to_json(body)
+    envelope = Envelope(FORMAT, kind, signer.fingerprint, data, signer.sign(signed_bytes(kind, signer.fingerprint, data)))
+    return blob_of(envelope)
+
+
+def _cell(actor: dict[str, Any]) -> Cell:
+    return Cell(*cell_key(actor))
+
+
+def _finding(item: dict[str, Any]) -> FindingEntry:
+    origin = item.get("lineage_source")
+    return FindingEntry(
+        id=item["id"], source=item["source"], name=str(item["name"]), level=item["level"], step=item.get("step"),
+        flip_step=item.get("flip_step"), path=item.get("path"), line=item.get("line"),
+        evidence_sha256=hashlib.sha256(canonical(item.get("evidence") or {})).hexdigest(),
+        origin=origin.split(":", 1)[0] if isinstance(origin, str) and origin else None)
+
+
+def run_records(run_dir: Path) -> tuple[RunRecord, list[ReviewRecord]]:
+    """The run record and review records of one recorded run (RecordError if it cannot be shared)."""
+    view = RunView.load(run_dir)
+    if not view.records:
+        raise RecordError("empty step log")
+    start = next((r for r in view.records if r["type"] == "run_start"), {})
+    run_id = str(start.get("run") or run_dir.name)
+    cells: list[Cell] = []
+    steps = []
+    for step in view.ordered():
+        cell = None
+        if step.actor:
+            actor = _cell(step.actor)
+            if actor not in cells:
+                cells.append(actor)
+            cell = cells.index(actor)
+        steps.append(StepEntry(step.number, step.tool, cell, step.outcome, sorted(set(step.changed_paths()))))
+    try:
+        report = json.loads((run_dir / "report.json").read_text())
+    except (OSError, ValueError):
+        report = {}
+    coverage = read_coverage(view)
+    record = RunRecord(
+        run=run_id, platform=str(start.get("platform") or "unknown"), commit=start.get("commit"),
+        started=float(view.records[0].get("ts") or 0.0), through_seq=int(view.records[-1].get("seq") or 0),
+        cells=cells, steps=steps, reads=len(view.of_type("read")),
+        read_coverage=ReadCoverage(coverage["state"], coverage["why"][:1000]),
+        findings=[_finding(item) for item in report.get("findings", [])])
+    reviews = [ReviewRecord(run_id, int(r["seq"]), _cell(r["cell"]), float(r["score"]), float(r["weight"]), r["finding"])
+               for r in view.of_type("review")]
+    # the typed records accept what the remote would: a record we could not read back is not shared
+    parse_typed(RunRecord, to_json(record), "run")
+    for review in reviews:
+        parse_typed(ReviewRecord, to_json(review), "review")
+    return record, reviews
+
+
+def run_stamp(run_dir: Path) -> list[int]:
+    stamp = []
+    for name in ("events.jsonl", "report.json"):
+        try:
+            info = (run_dir / name).stat()
+            stamp += [info.st_size, info.st_mtime_ns]
+        except OSError:
+            stamp += [0, 0]
+    return stamp
+
+
+def make_records(root: Path, signer: Signer, cache: dict[str, Any]) -> Made:
+    """Records of the runs that changed since the cache last saw them (cache updated in place)."""
+    made = Made()
+    seen = cache.setdefault(signer.fingerprint, {})
+    for run_dir in list_runs(root):
+        stamp = run_stamp(run_dir)
+        if seen.get(run_dir.name) == stamp:
+            continue
+        try:
+            record, reviews = run_records(run_dir)
+        except (RecordError, KeyError, TypeError, ValueError, events.VocabularyError) as error:
+            made.skipped.append(f"{run_dir.name}: {error}")
+            continue
+        blob = seal(signer, "run", record)
+        made.blobs[entry_path("run", blob)] = blob
+        for review in reviews:
+            blob = seal(signer, "review", review)
+            made.blobs[entry_path("review", blob)] = blob
+        made.runs += 1
+        made.reviews += len(reviews)
+        seen[run_dir.name] = stamp
+    return made
+
+
+def add_entries(store: GitStore, signer: Signer, blobs: dict[str, bytes], message: str) -> int:
+    """Add `path -> blob` entries to the signer's ref (a commit on top of it), with a manifest
+    vouching for them, by CAS; how many were new."""
+    ref = AUTHORS + signer.fingerprint
+    for _ in range(CAS_ATTEMPTS):
+        old = store.refs(ref).get(ref)
+        current = {e.path: e.oid for e in store.list_tree(old)} if old else {}
+        new_paths = [path for path in blobs if path not in current]
+        if not new_paths:
+            return 0
+        manifest = seal(signer, "manifest", ManifestRecord(sorted(p.replace("/", "")[-64:] for p in new_paths)))
+        extra = {**blobs, entry_path("manifest", manifest): manifest}
+        new_paths.append(entry_path("manifest", manifest))
+        oids = store.write_blobs([extra[path] for path in new_paths])
+        tree = store.write_tree({**current, **dict(zip(new_paths, oids))})
+        commit = store.commit(tree, [old] if old else [], f"{message}: {len(new_paths) - 1} record(s)")
+        if store.update_ref(ref, commit, old):
+            return len(new_paths) - 1
+    raise RuntimeError(f"{ref} kept moving while vacant wrote to it ({CAS_ATTEMPTS} attempts): run it again")
+
+
+def cache_path(root: Path) -> Path:
+    return state_dir(root) / "share" / "published.json"
+
+
+def load_json(path: Path, default: Any) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return default
+
+
+def save_json(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(value))
+
+
+def publish(root: Path, store: GitStore, signer: Signer) -> Made:
+    """Put this workspace's new or grown runs on one's own author ref."""
+    path = cache_path(root)
+    cache = load_json(path, {})
+    if not store.refs(AUTHORS + signer.fingerprint):
+        cache.pop(signer.fingerprint, None)  # the ref is gone (deleted, a new clone): publish everything again
+    made = make_records(root, signer, cache)
+    if made.blobs:
+        add_entries(store, signer, made.blobs, "vacant: records")
+    save_json(path, cache)
+    return made
