@@ -181,22 +181,37 @@ class Recorder:
         return sorted(info["step"] for info in self.run["open"].values())
 
     def _record_unexplained(self, result: ScanResult | None, scope: list[str] | None) -> None:
-        """A change seen before a step started: the open group's, or an out-of-band change set."""
+        """A change seen before a step started. Each changed path goes to the open steps that could
+        have written it (a shell step could write anything; a Write only its target and the
+        directories it creates): one such step owns it, several share it as a group, and a path no
+        open step could have written is an out-of-band change set."""
         if result is None or result.empty:
             return
         open_steps = self._open_steps()
-        writers = [info["step"] for info in self.run["open"].values() if info["scope"] != []]
-        if len(writers) == 1:  # the only open step that could write (e.g. a patch run in a shell)
-            self.log.emit("change", step=writers[0], scope=scope, open_steps=open_steps, **result.delta())
-            return
-        if writers:
-            self.log.emit("change", step=None, scope=scope, open_steps=open_steps, **result.delta())
-            return
+        writers = [(info["step"], info["scope"]) for info in self.run["open"].values() if info["scope"] != []]
+        by_owners: dict[tuple[int, ...], dict[str, object]] = {}
+        for kind, paths in (("added", result.added), ("changed", result.changed), ("removed", result.removed)):
+            for rel in paths:
+                owners = tuple(step for step, could in writers if _could_write(could, rel))
+                part = by_owners.setdefault(owners, {"added": {}, "changed": {}, "removed": []})
+                if kind == "removed":
+                    part["removed"].append(rel)
+                else:
+                    part[kind][rel] = paths[rel]
+        for owners, delta in by_owners.items():
+            if len(owners) == 1:
+                self.log.emit("change", step=owners[0], scope=scope, open_steps=open_steps, **delta)
+            elif owners:
+                self.log.emit("change", step=None, scope=scope, open_steps=open_steps, **delta)
+            else:
+                self._out_of_band(delta, scope)
+
+    def _out_of_band(self, delta: dict[str, object], scope: list[str] | None) -> None:
         self.run["oob"] += 1
         step = self._next_step()
         key = f"oob-{self.run['oob']}"
         self.log.emit("step_start", step=step, key=key, tool="oob", input=None, actor=None, open_steps=[], scope=scope)
-        self.log.emit("change", step=step, scope=scope, open_steps=[step], **result.delta())
+        self.log.emit("change", step=step, scope=scope, open_steps=[step], **delta)
         self.log.emit("step_end", step=step, key=key, outcome="ok")
 
     def _next_step(self) -> int:
@@ -392,3 +407,12 @@ class Recorder:
             self._end_step(key, "unknown", None, [])
         self._record_unexplained(self._scan(None), None)
         self.log.emit("run_end", reason=call.reason or "other")
+
+
+def _could_write(scope: list[str] | None, rel: str) -> bool:
+    """Whether a step with this write scope could have made the change at `rel`: a scope of None
+    (a shell, an unknown tool) anything; else a path in the scope, under it, or a directory above
+    it (writing a file creates its missing directories)."""
+    if scope is None:
+        return True
+    return any(rel == path or rel.startswith(path + "/") or path.startswith(rel + "/") for path in scope)
