@@ -32,12 +32,18 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="At the end, print the last Stop's report as JSON on "
                                                            "stdout (the agent's own output is left as it is)."),
+        feedback_text: Optional[str] = typer.Option(
+            None, "--feedback-text",
+            help="Continue the session with this fixed text instead of vacant's located feedback "
+                 "(the same checks decide; `vacant experiment`'s generic-feedback arm).",
+        ),
     ) -> None:
         """Run AGENT recorded, with vacant's hooks there for the duration only; while blocking
         findings remain and rounds are left, continue its session with the feedback. Exit 0 when
         the deliverable ends green, 1 when findings are left, 4 when there was nothing to verify."""
         try:
-            result = Runner(list(command), do_root(Path.cwd()), platform, rounds, burst_gap).run()
+            result = Runner(list(command), do_root(Path.cwd()), platform, rounds, burst_gap,
+                            feedback_text=feedback_text).run()
         except DoError as error:
             typer.echo(f"vacant: {error}", err=True)
             raise typer.Exit(int(Exit.USER_ERROR))

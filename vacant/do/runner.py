@@ -93,7 +93,7 @@ class Result:
 class Runner:
     def __init__(self, argv: list[str], root: Path, platform: str, rounds: int | None,
                  gap: float = DEFAULT_BURST_GAP_S, out: Callable[[str], None] | None = None,
-                 cwd: Path | None = None) -> None:
+                 cwd: Path | None = None, feedback_text: str | None = None) -> None:
         if not argv:
             raise DoError("nothing to run: give the agent's command after --, e.g. vacant do -- claude -p \"task\"")
         self.argv = argv
@@ -109,6 +109,11 @@ class Runner:
         self.interrupted: int | None = None
         self.terminal = sys.stdin.isatty()
         self.terminal_sigint = False
+        if feedback_text is not None and not feedback_text.strip():
+            raise DoError("--feedback-text is empty: give the sentence the agent should get, or leave it out")
+        # one fixed sentence sent instead of vacant's located feedback (`--feedback-text`; the
+        # experiment's generic-feedback arm); the Stop pipeline, its report and its decision are unchanged
+        self.feedback_text = feedback_text
 
     # signals: forwarded to the agent; the loop ends after it exits, and cleanup always runs
     def _on_signal(self, signum: int, frame) -> None:
@@ -202,7 +207,7 @@ class Runner:
                     if decision == "agent_failed" and code_out == int(Exit.OK):
                         code_out = int(Exit.FAILED)
                     return Result(code_out, run, round_no, report)
-                feedback = outcome.feedback
+                feedback = outcome.feedback if self.feedback_text is None else self.feedback_text
         except Interrupted as stop:
             if run is not None:
                 StepLog(run).emit("round", round=round_no, command=self.argv, exit_code=None, decision="interrupted",
