@@ -14,6 +14,7 @@ from vacant.commands import check as check_cmd
 from vacant.commands import contract as contract_cmd
 from vacant.commands import demo, doctor, init, runs, scan, uninstall
 from vacant.commands import do as do_cmd
+from vacant.commands import experiment as experiment_cmd
 from vacant.commands import export as export_cmd
 from vacant.commands import flag as flag_cmd
 from vacant.commands import gate as gate_cmd
@@ -61,7 +62,7 @@ def root(
 
 
 for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd,
-               export_cmd, blame_cmd, restore_cmd, view_cmd, sync_cmd):
+               export_cmd, blame_cmd, restore_cmd, view_cmd, sync_cmd, experiment_cmd):
     module.register(app)
 
 
