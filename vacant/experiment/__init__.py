@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vacant.experiment import analysis, report
-from vacant.experiment.files import atomic_write
+from vacant.core.atomic import atomic_write
 from vacant.experiment.plan import cells, make_plan, register
 from vacant.experiment.runner import OutLock, Settings, read_journal, run_plan
 from vacant.experiment.tasks import load_tasks

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant import __version__
-from vacant.experiment.files import atomic_write
+from vacant.core.atomic import atomic_write
 from vacant.experiment.arms import ARMS, PROMPT_SUFFIX
 from vacant.experiment.tasks import Task
 

@@ -43,7 +43,7 @@ from vacant.experiment.arms import ARMS, PROMPT_SUFFIX
 from vacant.experiment.files import fresh_copy
 from vacant.experiment.plan import cells
 from vacant.experiment.tasks import HIDDEN_COPY, Task
-from vacant.policy.checks import run_gates
+from vacant.policy.acceptance import run_gates
 
 JOURNAL = "journal.jsonl"
 AGENTS = ("claude", "codex", "opencode")
