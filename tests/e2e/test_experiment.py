@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from claude_harness import claude_binary, claude_env, isolated_home
+from codex_harness import FakeResponses, codex_binary, codex_env, write_config
 from harness import BIN, UPSTREAMS, ScriptedUpstream
 
 from vacant.experiment.arms import GENERIC_FEEDBACK
@@ -181,3 +182,26 @@ def test_a_killed_experiment_continues_where_it_stopped_and_a_changed_plan_is_re
     assert not (out / "aborted").exists() or (out / "aborted" / f"{killed}.1").is_dir()  # kept, not deleted
     assert changed.returncode == 3 and "plan changed after the first run (repeats)" in changed.stderr
     assert journal(out) == after
+
+
+def test_codex_runs_a_located_feedback_cell(scratch):
+    """The experiment's Codex command line (`codex exec … --json`, resumed by `vacant do`)."""
+    write_tasks(scratch.path / "tasks")
+    add = "*** Begin Patch\n*** Add File: config.py\n+RATE = 0.09\n*** End Patch\n"
+    fix = "*** Begin Patch\n*** Update File: config.py\n@@\n-RATE = 0.09\n+RATE = 0.08\n*** End Patch\n"
+    turns = [{"items": [{"type": "custom", "name": "apply_patch", "input": add}]},
+             {"items": [{"type": "text", "text": "Done."}]},
+             {"match": "config.py:1", "items": [{"type": "custom", "name": "apply_patch", "input": fix}]},
+             {"items": [{"type": "text", "text": "Fixed."}]}]
+    write_config(scratch.codex_home)
+    env = dict(codex_env(scratch.home, scratch.codex_home, scratch.vacant_home), TMPDIR=str(scratch.path / "tmp"))
+    with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
+        done = subprocess.run(
+            [str(BIN / "vacant"), "experiment", str(scratch.path / "tasks"), "--agent", "codex", "--agent-bin",
+             str(codex_binary()), "--arms", "rl", "--task", "rate", "--rounds", "1", "--out", str(scratch.path / "out"),
+             "--agent-arg=-c", f"--agent-arg=model_providers.fake.base_url={json.dumps(upstream.base_url)}", "--json"],
+            cwd=scratch.path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (record,) = [r for r in journal(scratch.path / "out") if r["event"] == "done"]
+    assert (record["success"], record["agent_runs"], record["attempts"]) == (True, 2, 1)
+    assert record["input_tokens"] is not None  # codex exec --json printed its usage

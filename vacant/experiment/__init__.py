@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 from vacant.experiment import analysis, report
 from vacant.core.atomic import atomic_write
-from vacant.experiment.plan import cells, make_plan, register
-from vacant.experiment.runner import OutLock, Settings, read_journal, run_plan
+from vacant.experiment.plan import PLAN_FILE, cells, make_plan, register
+from vacant.experiment.runner import ExperimentError, OutLock, Settings, read_journal, run_plan
 from vacant.experiment.tasks import load_tasks
 
 
@@ -36,12 +36,19 @@ def run_experiment(request: Request, say: Callable[[str], None]) -> dict[str, An
     tasks = load_tasks(request.tasks_dir, request.only)
     plan = make_plan(tasks, request.arms, request.repeats, request.rounds, settings.agent, settings.model,
                      settings.agent_args, request.seed, settings.timeout_s)
+    check_out(settings.out)
     settings.out.mkdir(parents=True, exist_ok=True)
     with OutLock(settings.out):
         digest = register(settings.out, plan, started=bool(read_journal(settings.out)))
         say(f"vacant experiment: plan {digest} ({len(cells(plan))} cells) in {settings.out}")
         records = run_plan(tasks, plan, digest, settings, say)
         return write_summary(settings.out, plan, digest, records)
+
+
+def check_out(out: Path) -> None:
+    """OUT is new, empty, or an experiment's: its files are the experiment's to (re)write."""
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / PLAN_FILE).exists())):
+        raise ExperimentError(f"{out} already holds other files: give --out a new or empty directory")
 
 
 def write_summary(out: Path, plan: dict[str, Any], digest: str, records: list[dict[str, Any]]) -> dict[str, Any]:

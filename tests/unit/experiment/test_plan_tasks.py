@@ -15,7 +15,8 @@ from vacant.do import DoError, Runner
 from vacant.experiment.arms import ARMS, GENERIC_FEEDBACK, parse_arms
 from vacant.experiment.files import fresh_copy
 from vacant.experiment.plan import PlanChanged, cells, make_plan, plan_hash, register
-from vacant.experiment.runner import done_cells, judge, read_journal, tokens
+from vacant.experiment import Request, run_experiment
+from vacant.experiment.runner import ExperimentError, Settings, done_cells, judge, read_journal, tokens
 from vacant.experiment.tasks import TaskError, content_hash, load_task, load_tasks
 
 REPO = Path(__file__).resolve().parents[3]
@@ -159,3 +160,14 @@ def test_a_torn_journal_line_is_skipped_and_its_cell_is_not_done(tmp_path):
 def test_vacant_do_refuses_an_empty_feedback_text(tmp_path):
     with pytest.raises(DoError, match="empty"):
         Runner(["claude", "-p", "x"], tmp_path, "claude", 1, feedback_text="  ")
+
+
+def test_an_out_directory_holding_other_files_is_refused_and_left_alone(tmp_path):
+    make_task(tmp_path / "tasks")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.md").write_text("mine\n")
+    settings = Settings(out, "claude", "claude", None, [], 60.0)
+    with pytest.raises(ExperimentError, match="other files"):
+        run_experiment(Request(tmp_path / "tasks", ["rl"], 1, 1, 1, settings), print)
+    assert sorted(p.name for p in out.iterdir()) == ["summary.md"] and (out / "summary.md").read_text() == "mine\n"
