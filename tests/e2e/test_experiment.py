@@ -2,7 +2,8 @@
 its planted error only when the feedback names the error's location: the experiment finds that
 built-in effect (RL beats RF and RS), finds none between RL and RF when the model ignores what the
 feedback says, sends each arm's words (vacant's located feedback, the one generic sentence, none),
-continues after a SIGKILL without running a finished cell again, and refuses a changed plan."""
+continues after a SIGKILL without running a finished cell again, and refuses a changed plan. One
+located-feedback cell each on Codex and OpenCode proves their command lines."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 from claude_harness import claude_binary, claude_env, isolated_home
 from codex_harness import FakeResponses, codex_binary, codex_env, write_config
 from harness import BIN, UPSTREAMS, ScriptedUpstream
+from opencode_harness import opencode_binary, opencode_env, write_opencode_config
 
 from vacant.experiment.arms import GENERIC_FEEDBACK
 
@@ -205,3 +207,25 @@ def test_codex_runs_a_located_feedback_cell(scratch):
     (record,) = [r for r in journal(scratch.path / "out") if r["event"] == "done"]
     assert (record["success"], record["agent_runs"], record["attempts"]) == (True, 2, 1)
     assert record["input_tokens"] is not None  # codex exec --json printed its usage
+
+
+def test_opencode_runs_a_located_feedback_cell(scratch):
+    """The experiment's OpenCode command line (`opencode run --format json`, resumed by `vacant do`)."""
+    write_tasks(scratch.path / "tasks")
+    bash = {"type": "function", "name": "bash"}
+    turns = [{"items": [{**bash, "arguments": {"command": "printf 'RATE = 0.09\\n' > config.py", "description": "w"}}]},
+             {"items": [{"type": "text", "text": "Done."}]},
+             {"match": "config.py:1",
+              "items": [{**bash, "arguments": {"command": "printf 'RATE = 0.08\\n' > config.py", "description": "f"}}]},
+             {"items": [{"type": "text", "text": "Fixed."}]}]
+    with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
+        write_opencode_config(scratch.home, upstream.base_url)
+        env = dict(opencode_env(scratch.home, scratch.path, scratch.vacant_home), TMPDIR=str(scratch.path / "tmp"))
+        done = subprocess.run(
+            [str(BIN / "vacant"), "experiment", str(scratch.path / "tasks"), "--agent", "opencode", "--agent-bin",
+             str(opencode_binary()), "--arms", "rl", "--task", "rate", "--rounds", "1", "--out",
+             str(scratch.path / "out"), "--json"],
+            cwd=scratch.path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (record,) = [r for r in journal(scratch.path / "out") if r["event"] == "done"]
+    assert (record["success"], record["agent_runs"], record["attempts"]) == (True, 2, 1)
