@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vacant.do import DoError, Runner
+from vacant.do.runner import Runner
+from vacant.platforms.driver import DoError
 from vacant.experiment.arms import ARMS, GENERIC_FEEDBACK, parse_arms
 from vacant.experiment.files import fresh_copy
 from vacant.experiment.plan import PlanChanged, cells, make_plan, plan_hash, register
