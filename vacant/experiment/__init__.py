@@ -54,7 +54,7 @@ def check_out(out: Path) -> None:
 def write_summary(out: Path, plan: dict[str, Any], digest: str, records: list[dict[str, Any]]) -> dict[str, Any]:
     starts = [r["cell"] for r in read_journal(out) if r.get("event") == "start"]
     restarted = len(starts) - len(set(starts))  # a cell started again after an interruption
-    summary = analysis.analyse(records, list(plan["arms"]), digest, restarted, len(cells(plan)))
+    summary = analysis.analyse(records, report.arm_order(plan), digest, restarted, len(cells(plan)))
     atomic_write(out / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
     atomic_write(out / "summary.md", report.markdown(summary, plan).encode())
     atomic_write(out / "summary.html", report.html(summary, plan, records).encode())

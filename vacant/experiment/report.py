@@ -1,6 +1,6 @@
 """The summary of an experiment as Markdown (`OUT/summary.md`) and one self-contained HTML page
 (`OUT/summary.html`: no script, no external resource, an inline SVG of each arm's success rate
-with its Wilson interval and of each paired difference with its interval). Both cite the plan's
+with its Wilson interval and one of each paired difference with its interval). Both cite the plan's
 hash and say how to read the numbers; each cell links to its workspace (the recorded runs are in
 its `.vacant/runs/`).
 """
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from html import escape
 from typing import Any
+
+from vacant.experiment.arms import ARM_NAMES
 
 READING = ("Read the intervals, not the point estimates: an interval that includes 0 shows no difference at this "
            "n (which is not evidence that there is none). The plan was fixed before the first run "
@@ -30,11 +32,16 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def arm_order(plan: dict[str, Any]) -> list[str]:
+    """The plan's arms in the canonical order (plan.json stores them with sorted keys)."""
+    return [name for name in ARM_NAMES if name in plan["arms"]]
+
+
 def markdown(summary: dict[str, Any], plan: dict[str, Any]) -> str:
     lines = [
         "# vacant experiment: summary", "",
         f"Plan `{summary['plan']}` · agent {plan['agent']} · model {plan['model'] or '(the agent default)'} · "
-        f"{len(plan['tasks'])} tasks · arms {', '.join(plan['arms'])} · {plan['repeats']} repeat(s) · "
+        f"{len(plan['tasks'])} tasks · arms {', '.join(arm_order(plan))} · {plan['repeats']} repeat(s) · "
         f"{plan['rounds']} feedback round(s)", "",
         f"Cells done: {summary['cells_done']} of {summary['cells_planned']}"
         + (f" ({summary['cells_restarted']} restarted after an interruption)" if summary["cells_restarted"] else ""),
@@ -56,7 +63,7 @@ def markdown(summary: dict[str, Any], plan: dict[str, Any]) -> str:
     lines += [f"| {c['arm'].upper()} | {c['n']} | {_num(c['agent_runs'])} | {_num(c['seconds'])} | "
               f"{_num(c['input_tokens'], 0)} | {_num(c['output_tokens'], 0)} | {c['with_tokens']} |"
               for c in summary["cost"]]
-    arms = list(plan["arms"])
+    arms = arm_order(plan)
     lines += ["", "## Per task (successes / cells)", "", "| task | family | " + " | ".join(a.upper() for a in arms) + " |",
               "|---|---|" + "---|" * len(arms)]
     lines += [f"| {t['task']} | {t['family']} | " + " | ".join(f"{t[a][0]}/{t[a][1]}" for a in arms) + " |"
@@ -66,33 +73,40 @@ def markdown(summary: dict[str, Any], plan: dict[str, Any]) -> str:
 
 
 def svg(summary: dict[str, Any]) -> str:
-    """Rates (0..1) with Wilson intervals, then differences (−1..1) with their intervals."""
-    rows = [(f"{r['family']} {r['arm'].upper()}", r["rate"], r["wilson95"], 0.0, 1.0) for r in summary["rates"]]
-    rows += [(f"{d['family']} {d['a'].upper()}−{d['b'].upper()}", d["difference"], d["interval95"], -1.0, 1.0)
+    """Two panels: rates (0..1) with Wilson intervals; paired differences (−1..1) with theirs."""
+    rates = [(f"{r['family']} {r['arm'].upper()}", r["rate"], r["wilson95"]) for r in summary["rates"]]
+    diffs = [(f"{d['family']} {d['a'].upper()}−{d['b'].upper()}", d["difference"], d["interval95"])
              for d in summary["differences"]]
+    return _panel(rates, 0.0, 1.0, "success rate, Wilson 95%") + (
+        _panel(diffs, -1.0, 1.0, "paired difference, 95% interval") if diffs else "")
+
+
+def _panel(rows: list[tuple[str, float | None, Any]], low: float, high: float, title: str) -> str:
     left, width, step = 190, 420, 24
-    height = step * len(rows) + 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 30}" height="{height}" '
-             f'role="img" aria-label="success rates and differences with 95% intervals">',
-             '<style>text{font:12px sans-serif}</style>']
-    for i, (label, point, interval, low, high) in enumerate(rows):
-        y = 20 + i * step
+    height = step * len(rows) + 56
 
-        def x(value: float, low: float = low, high: float = high) -> float:
-            return left + (value - low) / (high - low) * width
+    def x(value: float) -> float:
+        return left + (value - low) / (high - low) * width
 
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 40}" height="{height}" '
+             f'role="img" aria-label="{escape(title)}"><style>text{{font:12px sans-serif}}</style>',
+             f'<text x="{left}" y="14">{escape(title)}</text>']
+    for i, (label, point, interval) in enumerate(rows):
+        y = 34 + i * step
         parts.append(f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(label)}</text>')
         parts.append(f'<line x1="{left}" y1="{y}" x2="{left + width}" y2="{y}" stroke="#eee"/>')
-        if low < 0:
-            parts.append(f'<line x1="{x(0):.1f}" y1="{y - 9}" x2="{x(0):.1f}" y2="{y + 9}" stroke="#999"/>')
         if interval is not None:
             parts.append(f'<line x1="{x(interval[0]):.1f}" y1="{y}" x2="{x(interval[1]):.1f}" y2="{y}" '
                          'stroke="#246" stroke-width="2"/>')
         if point is not None:
             parts.append(f'<circle cx="{x(point):.1f}" cy="{y}" r="4" fill="#246"/>')
-    parts.append(f'<text x="{left}" y="{height - 6}">0</text><text x="{left + width}" y="{height - 6}" '
-                 'text-anchor="end">1 (rates) · ±1 (differences, centre 0)</text></svg>')
-    return "".join(parts)
+    bottom = 34 + len(rows) * step - 10
+    for tick in (low, (low + high) / 2, high):
+        parts.append(f'<line x1="{x(tick):.1f}" y1="24" x2="{x(tick):.1f}" y2="{bottom}" stroke="#bbb" '
+                     'stroke-dasharray="2,3"/>')
+        label = f"{tick:+g}" if low < 0 and tick else f"{tick:g}"
+        parts.append(f'<text x="{x(tick):.1f}" y="{bottom + 16}" text-anchor="middle">{label}</text>')
+    return "".join(parts) + "</svg>"
 
 
 def _table(markdown_lines: list[str]) -> str:
