@@ -19,10 +19,12 @@ from vacant.commands import export as export_cmd
 from vacant.commands import flag as flag_cmd
 from vacant.commands import gate as gate_cmd
 from vacant.commands import hints as hints_cmd
+from vacant.commands import replay as replay_cmd
+from vacant.commands import report as report_cmd
+from vacant.commands import reputation as reputation_cmd
 from vacant.commands import restore as restore_cmd
-from vacant.commands import stop as stop_cmd
-from vacant.commands import view as view_cmd
 from vacant.commands import sync as sync_cmd
+from vacant.commands import view as view_cmd
 from vacant.core.exitcodes import Exit
 from vacant.core.keys import KeyFileError
 from vacant.core.locations import WorkspaceError
@@ -61,7 +63,7 @@ def root(
     """vacant records agent runs through the platforms' own hooks."""
 
 
-for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, stop_cmd, do_cmd,
+for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, replay_cmd, report_cmd, reputation_cmd, do_cmd,
                export_cmd, blame_cmd, restore_cmd, view_cmd, sync_cmd, experiment_cmd):
     module.register(app)
 

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from claude_harness import claude_binary, claude_env, isolated_home
 from codex_harness import FakeResponses, codex_binary, codex_env, write_config
 from harness import BIN, UPSTREAMS, ScriptedUpstream

@@ -13,7 +13,6 @@ import json
 import time
 
 import pytest
-
 from claude_harness import tool, turn
 from harness import REPO_ROOT, text
 from phoenix_harness import Phoenix

@@ -13,8 +13,8 @@ from attribution_runs import Plan, fast_home, recorded  # noqa: F401 - fast_home
 
 from vacant.attribute.lineage import introduced_value
 from vacant.attribute.replay import Timeline
+from vacant.commands.report import render_report
 from vacant.commands.runs import describe
-from vacant.commands.stop import render_report
 from vacant.core import cells
 from vacant.store import reputation
 from vacant.store.objects import ObjectStore

@@ -12,15 +12,24 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from vacant.export import agent_trace, authorship, model as run_model, otlp
-from vacant.export.model import SAFE_ARGUMENTS, Change, ExportError, RunModel, ToolCall, safe_arguments
-from vacant.store.objects import ObjectStore
 from vacant.core.calls import HookCall, Read
-from vacant.platforms.claude import PLATFORM
+from vacant.export import agent_trace, authorship, otlp
+from vacant.export import model as run_model
+from vacant.export.model import (
+    SAFE_ARGUMENTS,
+    Change,
+    ExportError,
+    RunModel,
+    ToolCall,
+    safe_arguments,
+)
 from vacant.hook import stop_pipeline
+from vacant.platforms.claude import PLATFORM
 from vacant.record.recorder import Recorder
+from vacant.store.objects import ObjectStore
 from vacant.store.states import save_manifest, store_for
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

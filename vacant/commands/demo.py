@@ -19,8 +19,8 @@ from pathlib import Path
 
 import typer
 
+from vacant.commands.report import render_report
 from vacant.commands.runs import describe
-from vacant.commands.stop import render_report
 from vacant.core.locations import list_runs
 from vacant.store import reputation
 from vacant.store.steplog import StepLog, verify

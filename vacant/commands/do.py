@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from vacant.commands.common import print_json
-from vacant.commands.stop import render_report
+from vacant.commands.report import render_report
 from vacant.core.exitcodes import Exit
 from vacant.do.runner import DEFAULT_BURST_GAP_S, Runner, do_root
 from vacant.platforms.driver import DoError

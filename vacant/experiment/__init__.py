@@ -12,10 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from vacant.experiment import analysis, report
 from vacant.core.atomic import atomic_write
+from vacant.experiment import analysis, report
 from vacant.experiment.plan import PLAN_FILE, cells, make_plan, register
-from vacant.experiment.runner import ExperimentError, OutLock, Settings, read_journal, run_plan
+from vacant.experiment.runner import (
+    ExperimentError,
+    OutLock,
+    Settings,
+    read_journal,
+    run_plan,
+)
 from vacant.experiment.tasks import load_tasks
 
 

@@ -31,8 +31,8 @@ from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.keys import sign, verify_signature
-from vacant.core.redact import redact
 from vacant.core.locations import run_dir, runs_dir, state_dir
+from vacant.core.redact import redact
 from vacant.policy.rules import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
 from vacant.store.hasher import Index, Scanner
 from vacant.store.steplog import StepLog, file_lock

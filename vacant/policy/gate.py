@@ -20,15 +20,16 @@ from pathlib import Path
 from vacant.core.calls import Response
 from vacant.core.errlog import log_error
 from vacant.policy import shellwords
+from vacant.policy.forms import harmless_outside
 from vacant.policy.modes import file_hash, mode_of
 from vacant.policy.rules import (
     ANSWER_REFUSAL,
     CONFIG_REFUSAL,
     CONTRACT_FILE,
     KEY_REFUSAL,
-    MODE_HINT,
     MAX_COMMAND_CHARS,
     MAX_DEPTH,
+    MODE_HINT,
     MODE_REFUSAL,
     PASS,
     PERSON_REFUSAL,
@@ -40,9 +41,13 @@ from vacant.policy.rules import (
     Verdict,
     load_policy,
 )
-from vacant.policy.forms import harmless_outside
 from vacant.policy.shellscan import ScanBudget, ShellScan, inside, is_key, rule_matches
-from vacant.policy.writes import contract_weakened, file_targets, gate_table_of, patch_targets
+from vacant.policy.writes import (
+    contract_weakened,
+    file_targets,
+    gate_table_of,
+    patch_targets,
+)
 
 # -- classification -------------------------------------------------------------------------------
 
@@ -69,7 +74,6 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
     """What the gate makes of one PreToolUse call (pure: reads files, writes nothing)."""
     env = os.environ if env is None else env
     root_real = os.path.realpath(root)
-    tool = call.tool or ""
     kind, intent = getattr(call, "tool_kind", None), getattr(call, "intent", None) or {}
     cwd = call_cwd(root, call)
     home = env.get("HOME")
@@ -81,57 +85,76 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
         command = intent.get("command")
         if not isinstance(command, str):
             return PASS
-        if policy.error:
-            return Verdict("refuse", None, CONFIG_REFUSAL.format(error=policy.error))
-        if len(command) > MAX_COMMAND_CHARS:  # reading it would not fit the hook's budget
-            return Verdict("refuse", None, TOO_LONG.format(size=len(command), limit=MAX_COMMAND_CHARS,
-                                                           budget=SCAN_BUDGET_S))
-        scan = ShellScan(root, cwd, policy, home, env)
-        try:
-            scan.run(command)
-        except ScanBudget:  # fail closed within a fixed time, whatever the command holds
-            return Verdict("refuse", None, TOO_LONG.format(size=len(command), limit=MAX_COMMAND_CHARS,
-                                                           budget=SCAN_BUDGET_S))
-        if scan.answers:
-            verb = scan.answers
-            return Verdict("refuse", None, ANSWER_REFUSAL if verb in ("approve", "decline") else
-                           PERSON_REFUSAL.format(verb=verb))
-        if scan.key_touched:
-            return Verdict("refuse", None, KEY_REFUSAL.format(path=scan.key_touched))
-        for patch in scan.patches:
-            refusal, hits = _check_writes(patch_targets(patch, cwd), root_real, scan, policy)
-            if refusal:
-                return Verdict("refuse", None, refusal)
-            scan.hits += hits
-        hits = list(scan.hits)
-        normal = shellwords.normal_form(command)
-        for rule in policy.act:
-            if rule.tool is not None and rule_matches(rule, "tool", normal, tool):
-                hits.append(Hit(rule.name, rule.why))
-        arms = {}
-        for path, mode in sorted(scan.arms.items()):
-            arms[_rel(path, root_real)] = mode
-            if mode != "READ":
-                why = (f"whatever {_rel(path, root_real)} does (it declares MODE: ACT)" if mode == "ACT" else
-                       f"whatever {_rel(path, root_real)} does (its MODE line cannot be read, so it counts as ACT)")
-                hits.append(Hit("arm", why))
-        if scan.too_deep:
-            hits.append(Hit("unreadable", f"whatever runs more than {MAX_DEPTH} levels of nested shells deep "
-                                          "(vacant stops reading there)"))
-        if scan.unreadable and not hits and policy.arms and (policy.arms in command):
-            hits.append(Hit("arm", "an arm, maybe (vacant could not read this command line)"))
-        hits = _unique(hits)
-        if not hits:
-            return PASS
-        kind = "arm" if any(hit.rule == "arm" for hit in hits) else "command"
-        arm_hashes = {rel: file_hash(os.path.join(root_real, rel)) for rel in arms}
-        receipts = {"tool": tool, "command": command, "cwd": cwd, "mayChange": [hit.why for hit in hits],
-                    "rules": sorted({hit.rule for hit in hits})}
-        if arms:
-            receipts["arm"] = [rel for rel, mode in arms.items() if mode != "READ"] or list(arms)
-        fingerprint = _fingerprint({"tool": "shell", "command": normal, "cwd": os.path.realpath(cwd),
-                                    "arms": arm_hashes})
-        return Verdict("act", Action(kind, tool, normal, cwd, hits, receipts, fingerprint), "")
+        return _classify_shell(root, root_real, call.tool or "", command, cwd, policy, home, env)
+    return _classify_tool(root, root_real, call, kind, intent, cwd, policy, home, env)
+
+
+def _classify_shell(root: Path, root_real: str, tool: str, command: str, cwd: str, policy: Policy,
+                    home: str | None, env) -> Verdict:
+    """A shell command line: refusals first (an answer, the key, an unreadable policy, a line too
+    long to read in time), then every rule, arm and patch its text reaches."""
+    if policy.error:
+        return Verdict("refuse", None, CONFIG_REFUSAL.format(error=policy.error))
+    too_long = Verdict("refuse", None, TOO_LONG.format(size=len(command), limit=MAX_COMMAND_CHARS,
+                                                       budget=SCAN_BUDGET_S))
+    if len(command) > MAX_COMMAND_CHARS:  # reading it would not fit the hook's budget
+        return too_long
+    scan = ShellScan(root, cwd, policy, home, env)
+    try:
+        scan.run(command)
+    except ScanBudget:  # fail closed within a fixed time, whatever the command holds
+        return too_long
+    if scan.answers:
+        verb = scan.answers
+        return Verdict("refuse", None, ANSWER_REFUSAL if verb in ("approve", "decline") else
+                       PERSON_REFUSAL.format(verb=verb))
+    if scan.key_touched:
+        return Verdict("refuse", None, KEY_REFUSAL.format(path=scan.key_touched))
+    for patch in scan.patches:
+        refusal, hits = _check_writes(patch_targets(patch, cwd), root_real, scan, policy)
+        if refusal:
+            return Verdict("refuse", None, refusal)
+        scan.hits += hits
+    normal = shellwords.normal_form(command)
+    hits = list(scan.hits) + [Hit(rule.name, rule.why) for rule in policy.act
+                              if rule.tool is not None and rule_matches(rule, "tool", normal, tool)]
+    arms = _arm_hits(scan, root_real, hits)
+    if scan.too_deep:
+        hits.append(Hit("unreadable", f"whatever runs more than {MAX_DEPTH} levels of nested shells deep "
+                                      "(vacant stops reading there)"))
+    if scan.unreadable and not hits and policy.arms and (policy.arms in command):
+        hits.append(Hit("arm", "an arm, maybe (vacant could not read this command line)"))
+    hits = _unique(hits)
+    if not hits:
+        return PASS
+    kind = "arm" if any(hit.rule == "arm" for hit in hits) else "command"
+    arm_hashes = {rel: file_hash(os.path.join(root_real, rel)) for rel in arms}
+    receipts = {"tool": tool, "command": command, "cwd": cwd, "mayChange": [hit.why for hit in hits],
+                "rules": sorted({hit.rule for hit in hits})}
+    if arms:
+        receipts["arm"] = [rel for rel, mode in arms.items() if mode != "READ"] or list(arms)
+    fingerprint = _fingerprint({"tool": "shell", "command": normal, "cwd": os.path.realpath(cwd),
+                                "arms": arm_hashes})
+    return Verdict("act", Action(kind, tool, normal, cwd, hits, receipts, fingerprint), "")
+
+
+def _arm_hits(scan: ShellScan, root_real: str, hits: list[Hit]) -> dict[str, str]:
+    """The arms the command runs (relative path -> mode); each one not READ adds a hit."""
+    arms = {}
+    for path, mode in sorted(scan.arms.items()):
+        arms[_rel(path, root_real)] = mode
+        if mode != "READ":
+            why = (f"whatever {_rel(path, root_real)} does (it declares MODE: ACT)" if mode == "ACT" else
+                   f"whatever {_rel(path, root_real)} does (its MODE line cannot be read, so it counts as ACT)")
+            hits.append(Hit("arm", why))
+    return arms
+
+
+def _classify_tool(root: Path, root_real: str, call, kind: str | None, intent: dict, cwd: str, policy: Policy,
+                   home: str | None, env) -> Verdict:
+    """Any other tool: the files it will write (checked like a shell's writes), then the rules
+    that name tools, unless an allow rule matches."""
+    tool = call.tool or ""
     targets = file_targets(kind, intent, cwd)
     hits: list[Hit] = []
     if targets is not None:
@@ -144,9 +167,8 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
     text = json.dumps(call.tool_input, sort_keys=True, default=str)
     allowed = any(rule_matches(rule, "tool", text, tool) for rule in policy.allow if rule.tool is not None)
     if not allowed:
-        for rule in policy.act:
-            if rule.tool is not None and rule_matches(rule, "tool", text, tool):
-                hits.append(Hit(rule.name, rule.why))
+        hits += [Hit(rule.name, rule.why) for rule in policy.act
+                 if rule.tool is not None and rule_matches(rule, "tool", text, tool)]
     else:
         hits = [hit for hit in hits if hit.rule not in {r.name for r in policy.act}]
     hits = _unique(hits)

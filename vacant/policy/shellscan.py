@@ -12,7 +12,14 @@ from pathlib import Path
 from vacant.core.locations import state_dir, user_config_dir
 from vacant.policy import forms, shellwords
 from vacant.policy.modes import mode_of, read_head
-from vacant.policy.rules import CONTRACT_FILE, MAX_DEPTH, SCAN_BUDGET_S, Hit, Policy, Rule
+from vacant.policy.rules import (
+    CONTRACT_FILE,
+    MAX_DEPTH,
+    SCAN_BUDGET_S,
+    Hit,
+    Policy,
+    Rule,
+)
 
 # -- the shell ------------------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 from vacant.core.atomic import atomic_write
-from vacant.core.githead import head_commit
 from vacant.core.calls import HookCall, Read, Response
+from vacant.core.githead import head_commit
 from vacant.core.locations import ensure_state_dir, run_dir
 from vacant.core.redact import redact_bytes
 from vacant.policy import asks, gate, rules

@@ -23,7 +23,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant.core.locations import WorkspaceError, find_root, list_runs, new_root, state_dir
+from vacant.core.locations import (
+    WorkspaceError,
+    find_root,
+    list_runs,
+    new_root,
+    state_dir,
+)
 from vacant.share.gitstore import GitError, GitStore
 from vacant.share.publish import (
     AUTHORS,

@@ -27,7 +27,13 @@ from typing import Any
 from vacant.core.locations import state_dir
 from vacant.share.gitstore import GitStore
 from vacant.share.publish import AUTHORS, ENTRY, load_json, save_json
-from vacant.share.records import RecordError, RunRecord, body_id, parse_blob, signed_bytes
+from vacant.share.records import (
+    RecordError,
+    RunRecord,
+    body_id,
+    parse_blob,
+    signed_bytes,
+)
 from vacant.share.signing import TEAM_KEYS_FILE, TeamKeys, parse_team_keys
 
 FINGERPRINT = re.compile(r"^[0-9a-f]{32}$")

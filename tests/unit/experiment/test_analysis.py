@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vacant.experiment.analysis import analyse, newcombe_paired, paired
 from vacant.store.reputation import Z95, wilson

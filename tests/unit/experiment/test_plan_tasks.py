@@ -9,16 +9,24 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vacant.do.runner import Runner
-from vacant.platforms.driver import DoError
+from vacant.experiment import Request, run_experiment
 from vacant.experiment.arms import ARMS, GENERIC_FEEDBACK, parse_arms
 from vacant.experiment.files import fresh_copy
 from vacant.experiment.plan import PlanChanged, cells, make_plan, plan_hash, register
-from vacant.experiment import Request, run_experiment
-from vacant.experiment.runner import ExperimentError, Settings, done_cells, judge, read_journal, tokens
+from vacant.experiment.runner import (
+    ExperimentError,
+    Settings,
+    done_cells,
+    judge,
+    read_journal,
+    tokens,
+)
 from vacant.experiment.tasks import TaskError, content_hash, load_task, load_tasks
+from vacant.platforms.driver import DoError
 
 REPO = Path(__file__).resolve().parents[3]
 STARTER = REPO / "fixtures" / "experiment"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vacant.experiment.analysis import analyse
 from vacant.experiment.report import html, markdown

@@ -1,0 +1,77 @@
+"""`vacant report [RUN] [--stop N] [--json | --format md] [--html FILE]`: what a Stop found, and the
+text rendering every command that shows a report uses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from vacant.commands.common import print_json, workspace
+from vacant.core.cells import shown
+from vacant.core.locations import WorkspaceError, resolve_run
+from vacant.show import html as show_html
+from vacant.show import markdown as show_markdown
+
+
+def _rounds(report: dict[str, Any]) -> str:
+    if not report.get("rounds"):
+        return "report only: no feedback round here"
+    return f"feedback round {report.get('round')} of {report.get('rounds')}"
+
+
+def render_report(report: dict[str, Any]) -> str:
+    coverage = report["read_coverage"]
+    lines = [f"run {report['run']}: {len(report['findings'])} finding(s); "
+             f"{report['check_runs']} check run(s) over {report['states']} state(s) in {report['seconds']} s",
+             f"read_coverage: {coverage['state']} ({coverage['why']})"]
+    for name in report.get("vacuous", []):
+        lines.append(f"  warning: check {name} already passed before any work (vacuous: the workspace drifted)")
+    for check in report["checks"]:
+        lines.append(f"  check {check['name']}: {'pass' if check['passed'] else 'FAIL'} (exit {check['exit_code']})")
+    for item in report["findings"]:
+        where = f"{item['path']}:{item['line']}" if item["path"] else "(no location)"
+        actor = item["actor"] or {}
+        who = "/".join(shown(actor, k) for k in ("platform", "agent_definition", "model")) if actor else "nobody"
+        step = f"step {item['step']} ({item['tool']})" if item["step"] is not None else "no step"
+        lines.append(f"  [{item['id']}] {item['level']:<16} {where}  {step}  actor {who}")
+        lines.append(f"      {item['source']} {item['name']}: {item['message'][:120]}")
+        if item["lineage_source"]:
+            lines.append(f"      value {item['evidence'].get('value')} seen in {item['lineage_source']}")
+        if item["evidence"].get("why"):
+            lines.append(f"      why: {item['evidence']['why']}")
+        if item.get("diff"):
+            lines.append(f"      step {item.get('flip_step')} changed:")
+            lines += [f"        {row}" for row in item["diff"].splitlines()]
+    if report.get("decision"):
+        lines.append(f"decision: {report['decision']} ({_rounds(report)})")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report_command(
+        run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
+        as_json: bool = typer.Option(False, "--json"),
+        stop_number: Optional[int] = typer.Option(None, "--stop", metavar="N", help="The N-th Stop of the run (default: the last)."),
+        html_file: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write the run view to this HTML file."),
+        form: str = typer.Option("text", "--format", metavar="FORMAT", help="text, json or md (GitHub-flavoured Markdown)."),
+    ) -> None:
+        """Print the last Stop's result for a run (or the N-th with --stop)."""
+        run_dir = resolve_run(workspace(), run)
+        if form not in ("text", "json", "md"):
+            raise typer.BadParameter(f"--format {form!r}: use text, json or md")
+        if html_file is not None:  # the view shows the steps even before any Stop
+            written = show_html.write_view(workspace(), run_dir, html_file, stop_number)
+            typer.echo(f"run view written to {written}", err=True)
+        path = run_dir / "report.json" if stop_number is None else run_dir / "reports" / f"{stop_number:04d}.json"
+        if not path.exists():
+            which = "no Stop report yet" if stop_number is None else f"no report for Stop {stop_number}"
+            raise WorkspaceError(f"run {run_dir.name} has {which}: `vacant replay {run_dir.name}` makes one")
+        report = json.loads(path.read_text())
+        if as_json or form == "json":
+            print_json(report)
+        else:
+            typer.echo(show_markdown.render(report) if form == "md" else render_report(report))
