@@ -98,6 +98,12 @@ TYPES: dict[str, EventType] = {
         "The person answered card `ask` from their shell (approved or declined), signed with their key; "
         "an approval lets the same action (normal form and working directory) pass exactly once.",
     ),
+    "rescan": EventType(
+        ("why", "files", "seconds"),
+        "The watch daemon could not trust its record of what changed (it just started, the kernel queue "
+        "overflowed, a watch limit was hit, events could not be placed) and scanned the whole workspace; "
+        "whatever that scan found is in the `change` records that follow.",
+    ),
     "run_end": EventType(
         ("reason",),
         "The run ended (session end); open steps were closed by a final scan.",

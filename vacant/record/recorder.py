@@ -51,7 +51,7 @@ def _file_bytes(path: str, cap: int) -> bytes | None:
 
 
 class Recorder:
-    def __init__(self, root: Path, run_id: str, platform: "Platform") -> None:  # noqa: F821
+    def __init__(self, root: Path, run_id: str, platform: "Platform", scanner=None) -> None:  # noqa: F821
         self.root = Path(root)
         self.state_dir = ensure_state_dir(self.root)
         self.log = StepLog(run_dir(self.root, run_id))
@@ -59,7 +59,7 @@ class Recorder:
         self.platform = platform
         self.state_path = self.log.run_dir / "run.json"
         self.run: dict[str, object] = {}
-        self._scanner = None
+        self._scanner = scanner  # None: opened on first use; the daemon passes its watched one
 
     # -- entry -------------------------------------------------------------------------------
 
