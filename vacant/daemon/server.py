@@ -31,7 +31,7 @@ from pathlib import Path
 from vacant.core.errlog import log_error
 from vacant.daemon.scanner import WatchedScanner
 from vacant.hook import answer, parse_call
-from vacant.platforms.base import UnknownPlatform
+from vacant.platforms.all_platforms import UnknownPlatform
 from vacant.record.recorder import Recorder
 
 MAX_BODY = 32 * 1024 * 1024  # a Read of a large file comes back whole in tool_response

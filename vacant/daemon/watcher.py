@@ -68,7 +68,8 @@ class Watcher:
 
     def on_event(self, event: wd.FileSystemEvent) -> None:
         paths = [os.fsdecode(event.src_path)]
-        if paths[0] == str(self.root) and event.event_type in ("deleted", "moved") and self.on_root_gone:
+        gone = paths[0] in (str(self.root), str(self.skip_abs[0]))  # the workspace or its state directory
+        if gone and event.event_type in ("deleted", "moved") and self.on_root_gone:
             self.on_root_gone()
         if getattr(event, "dest_path", ""):
             paths.append(os.fsdecode(event.dest_path))
