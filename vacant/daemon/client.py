@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import sys
+import time
 from pathlib import Path
 
 from vacant.core.locations import find_root
@@ -22,6 +23,8 @@ from vacant.daemon.paths import socket_path, spawn
 
 TOOL_TIMEOUT_S = 20.0  # well inside the 60 s hook timeout: a stuck daemon still leaves time to fall back
 STOP_TIMEOUT_S = 560.0  # the Stop pipeline may replay for minutes (the hook's own budget is 570 s)
+SESSION_START_WAIT_S = 10.0
+NO_DAEMON = ("", -1)  # a sentinel: nobody listening (distinct from an answer or a failed one)
 FORWARDED_ENV = ("CLAUDE", "CODEX", "OPENCODE", "VACANT", "HOME", "PWD")
 
 
@@ -31,7 +34,30 @@ def _root(env: dict[str, str]) -> Path:
 
 
 def ask_daemon(root: Path, platform: str, raw: bytes, env: dict[str, str]) -> tuple[str, int] | None:
-    """The daemon's answer, or None when it cannot give one (then the caller falls back)."""
+    """The daemon's answer, or None when it cannot give one (then the caller falls back).
+
+    With none running, the call starts one and does not wait for it, except at session start:
+    Claude's http hooks that follow have no fallback, so the session start waits (up to
+    SESSION_START_WAIT_S) until the daemon answers, then asks it."""
+    answer = _ask(root, platform, raw, env)
+    if answer is not NO_DAEMON:
+        return answer
+    if not _is_session_start(raw):
+        return None
+    deadline = time.monotonic() + SESSION_START_WAIT_S
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        answer = _ask(root, platform, raw, env, spawn_missing=False)
+        if answer is not NO_DAEMON:
+            return answer
+    return None
+
+
+def _is_session_start(raw: bytes) -> bool:
+    return b'"SessionStart"' in raw or b'"session.created"' in raw or b'"event": "start"' in raw
+
+
+def _ask(root: Path, platform: str, raw: bytes, env: dict[str, str], spawn_missing: bool = True):
     timeout = STOP_TIMEOUT_S if b'Stop"' in raw or b"stop" in platform.encode() else TOOL_TIMEOUT_S
     header = {"op": "hook", "platform": platform, "length": len(raw),
               "env": {k: v for k, v in env.items() if k.startswith(FORWARDED_ENV)}}
@@ -50,8 +76,9 @@ def ask_daemon(root: Path, platform: str, raw: bytes, env: dict[str, str]) -> tu
                     break
         reply = json.loads(b"".join(chunks))
     except (FileNotFoundError, ConnectionRefusedError):
-        spawn(root)  # none running (or a stale socket): start one for the next call, don't wait
-        return None
+        if spawn_missing:
+            spawn(root)  # none running (or a stale socket): start one for the next call
+        return NO_DAEMON
     except (OSError, ValueError):
         return None
     if not isinstance(reply, dict) or reply.get("status") != 200 or not isinstance(reply.get("stdout"), str):
