@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -34,7 +33,7 @@ def socket_path(root: Path) -> str:
     if len(path.encode()) <= SOCKET_MAX:
         return path
     tag = f"{zlib.crc32(str(Path(root).resolve()).encode()):08x}{zlib.adler32(path.encode()):08x}"
-    return os.path.join(tempfile.gettempdir(), f"vacant-{os.getuid()}", f"{tag}.sock")
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"vacant-{os.getuid()}", f"{tag}.sock")
 
 
 def read_json(path: Path) -> dict | None:
