@@ -32,7 +32,8 @@ TYPES: dict[str, EventType] = {
     ),
     "step_end": EventType(
         ("step", "key", "outcome"),
-        "A step finished with an outcome: ok, failed, not-run, or unknown (never reported: closed at Stop or run end).",
+        "A step finished with an outcome: ok, failed, not-run, or unknown (never reported: closed at Stop or run end); "
+        "`reconciled: transcript` when no hook saw the step and Stop found it in the agent's transcript.",
     ),
     "change": EventType(
         ("step", "scope", "added", "changed", "removed", "open_steps"),

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from vacant.core.calls import BatchCall, HookCall, Read, Response
+from vacant.platforms import claude_transcript
 from vacant.platforms.base import (
     Diagnosis,
     advice,
@@ -242,6 +243,11 @@ class Claude:
             call.model = transcript_model(subagent_transcript(call.transcript_path, call.agent_id))
         else:
             call.model = transcript_model(call.transcript_path)
+
+    def unhooked(self, call: HookCall, known: set[str]) -> list[tuple[BatchCall, str]]:
+        """Tool calls of this agent that reached no hook (see claude_transcript)."""
+        path = subagent_transcript(call.transcript_path, call.agent_id) if call.agent_id else call.transcript_path
+        return claude_transcript.unhooked(path, known)
 
     # -- responses ---------------------------------------------------------------------------
 
