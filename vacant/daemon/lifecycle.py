@@ -23,6 +23,7 @@ from pathlib import Path
 
 from vacant.core.errlog import log_error
 from vacant.core.locations import ensure_state_dir, state_dir
+from vacant.daemon import pointer
 from vacant.daemon.paths import daemon_dir, info, read_json, socket_path
 from vacant.daemon.scanner import WatchedScanner
 from vacant.daemon.server import Core, HttpServer, UnixServer, serve
@@ -162,6 +163,10 @@ class Daemon:
         _write_private(self.dir / "daemon.json", {"pid": os.getpid(), "port": http.server_address[1],
                                                   "socket": socket_path(self.root), "started": time.time(),
                                                   "root": str(self.root)})
+        try:
+            pointer.write(str(self.root), socket_path(self.root))
+        except OSError as error:  # the lean clients then take the slow path: slower, never wrong
+            log_error(self.root, f"vacant daemon: no pointer for the lean client: {error}")
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: self.finish("signal"))
         self._wait(core)
@@ -179,6 +184,7 @@ class Daemon:
                 self.finish(f"idle for {self.idle_s:g} s")
 
     def _cleanup(self) -> None:
+        pointer.remove(str(self.root), socket_path(self.root))
         mine = (info(self.root) or {}).get("pid") == os.getpid()
         for path in ([self.dir / "daemon.json", Path(socket_path(self.root))] if mine else []):
             try:

@@ -117,6 +117,9 @@ class _UnixHandler(socketserver.StreamRequestHandler):
         core = self.server.core
         try:
             self._check_peer()
+            if self.rfile.peek(3)[:3] == b"H1 ":
+                self._compact()
+                return
             header = self._header()
             reply = self._dispatch(header)
         except Refused as refusal:
@@ -130,6 +133,38 @@ class _UnixHandler(socketserver.StreamRequestHandler):
             reply = {"status": 500, "error": f"{type(error).__name__}: {error}"}
         try:
             self.wfile.write(json.dumps(reply).encode() + b"\n")
+        except OSError:
+            pass
+
+    def _compact(self) -> None:
+        """The lean client's protocol (see client.py): no JSON on its side."""
+        core = self.server.core
+        try:
+            line = self.rfile.readline(1024)
+            parts = line.split()
+            if len(parts) != 4 or not line.endswith(b"\n"):
+                raise Refused(400, "malformed H1 request line")
+            platform = parts[1].decode("ascii", "replace")
+            env_length, length = int(parts[2]), int(parts[3])
+            if not (0 <= env_length <= MAX_HEADER and 0 <= length <= MAX_BODY):
+                raise Refused(413, f"request of {env_length} + {length} bytes is over the limits")
+            envb, raw = self.rfile.read(env_length), self.rfile.read(length)
+            if len(envb) != env_length or len(raw) != length:
+                raise Refused(400, "request cut short")
+            env = dict(item.split("=", 1) for item in envb.decode("utf-8", "surrogateescape").split("\0") if "=" in item)
+            stdout, code = core.hook(platform, raw, env)
+            status, body = 200, stdout.encode("utf-8", "surrogateescape")
+        except Refused as refusal:
+            core.refuse(refusal.status, str(refusal), "socket")
+            status, code, body = refusal.status, 0, b""
+        except ValueError as error:
+            core.refuse(400, f"malformed H1 request: {error}", "socket")
+            status, code, body = 400, 0, b""
+        except Exception as error:  # noqa: BLE001 - a request never takes the daemon down
+            log_error(core.root, f"vacant daemon (socket): {type(error).__name__}: {error}")
+            status, code, body = 500, 0, b""
+        try:
+            self.wfile.write(f"{status} {code} {len(body)}\n".encode() + body)
         except OSError:
             pass
 

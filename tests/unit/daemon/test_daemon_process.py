@@ -203,3 +203,36 @@ def test_idle_timeout_and_workspace_removal_end_the_daemon(tmp_path):
     proc = start(root)
     shutil.rmtree(root)
     assert proc.wait(20) == 0
+
+
+def test_the_lean_client_reaches_the_daemon_through_its_pointer(daemon):
+    root, _ = daemon
+    before = lifecycle.request(root, {"op": "status"})["requests"]
+    proc = run_client(root, payload(root, "PreToolUse", tool_name="Bash", tool_use_id="t1",
+                                    tool_input={"command": "git push origin main"}))
+    assert b'"deny"' in proc.stdout  # the daemon's gate answered
+    assert lifecycle.request(root, {"op": "status"})["requests"] == before + 1
+
+
+def test_a_pointer_is_trusted_only_in_a_private_directory_and_to_a_real_socket(tmp_path, monkeypatch):
+    from vacant.daemon import pointer
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    root = str(tmp_path / "ws")
+    os.makedirs(root)
+    sock = tmp_path / "not-a-socket"
+    sock.write_text("")
+    pointer.write(root, str(sock))
+    assert pointer.find(root, walk_up=False) is None  # a planted regular file is no daemon
+    listener = socket.socket(socket.AF_UNIX)
+    real = str(tmp_path / "s")
+    listener.bind(real)
+    os.chmod(real, 0o600)
+    pointer.write(root, real)
+    assert pointer.find(os.path.join(root), walk_up=False) == (root, real)
+    os.makedirs(os.path.join(root, "sub"))
+    assert pointer.find(os.path.join(root, "sub"), walk_up=True) == (root, real)
+    assert pointer.find(os.path.join(root, "sub"), walk_up=False) is None
+    os.chmod(os.path.dirname(pointer.base_dir()), 0o755)  # someone opened the directory up
+    assert pointer.find(root, walk_up=False) is None
+    listener.close()
