@@ -28,6 +28,7 @@ from vacant.daemon import pointer
 TOOL_TIMEOUT_S = 20.0  # well inside the 60 s hook timeout: a stuck daemon still leaves time to fall back
 STOP_TIMEOUT_S = 560.0  # the Stop pipeline may replay for minutes (the hook's own budget is 570 s)
 SESSION_START_WAIT_S = 10.0
+CWD_ENV = "VACANT_CLIENT_CWD"
 FORWARDED_ENV = ("CLAUDE", "CODEX", "OPENCODE", "VACANT", "HOME", "PWD")
 
 
@@ -37,6 +38,7 @@ def _is_session_start(raw: bytes) -> bool:
 
 def _exchange(sock_path: str, platform: str, raw: bytes, env: dict[str, str]) -> tuple[str, int] | None:
     timeout = STOP_TIMEOUT_S if b'Stop"' in raw or "stop" in platform else TOOL_TIMEOUT_S
+    env = {**env, CWD_ENV: os.getcwd()}  # the daemon checks it is this directory's workspace
     envb = b"\0".join(f"{k}={v}".encode("utf-8", "surrogateescape") for k, v in env.items()
                       if k.startswith(FORWARDED_ENV) and "\0" not in k + v)
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)

@@ -119,6 +119,7 @@ class Daemon:
         self.dir = daemon_dir(self.root)
         self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.idle_s = idle_s if idle_s is not None else float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S))
+        os.chdir(self.root)  # platforms that read os.getcwd() (Codex) see the workspace, never a stray directory
         self.done = threading.Event()
         self.why = ""
 

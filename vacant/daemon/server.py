@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 
 from vacant.core.errlog import log_error
+from vacant.core.locations import find_root
+from vacant.daemon.client import CWD_ENV
 from vacant.daemon.scanner import WatchedScanner
 from vacant.hook import answer, parse_call
 from vacant.platforms.all_platforms import UnknownPlatform
@@ -73,6 +75,9 @@ class Core:
             raise Refused(400, f"malformed payload: {type(error).__name__}: {error}") from None
         if call.kind == "ignore":
             return "", 0
+        client_cwd = env.get(CWD_ENV)  # platforms that find the workspace from the hook's cwd (Codex)
+        if client_cwd and not env.get("CLAUDE_PROJECT_DIR") and find_root(Path(client_cwd)).resolve() != self.root:
+            raise Refused(409, f"the hook ran in {client_cwd}, another workspace's directory")
         if Path(call.workspace).resolve() != self.root:
             raise Refused(409, f"call for another workspace ({call.workspace}); this daemon serves {self.root}")
 

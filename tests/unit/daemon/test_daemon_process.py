@@ -236,3 +236,15 @@ def test_a_pointer_is_trusted_only_in_a_private_directory_and_to_a_real_socket(t
     os.chmod(os.path.dirname(pointer.base_dir()), 0o755)  # someone opened the directory up
     assert pointer.find(root, walk_up=False) is None
     listener.close()
+
+
+def test_a_hook_run_in_a_nested_workspace_is_not_answered_by_the_outer_daemon(daemon):
+    root, _ = daemon
+    inner = root / "inner"
+    (inner / ".vacant").mkdir(parents=True)
+    body = json.dumps({"session_id": "c1", "hook_event_name": "PostToolUse", "tool_name": "shell",
+                       "tool_use_id": "x"}).encode()
+    env = {"VACANT_CLIENT_CWD": str(inner), "PWD": str(inner)}
+    header = {"op": "hook", "platform": "codex", "length": len(body), "env": env}
+    assert lifecycle.request(root, header, body)["status"] == 409
+    assert not (root / ".vacant" / "runs" / "c1").exists()
