@@ -12,6 +12,7 @@ count of this process's inotify watches from /proc.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import logging
 import os
@@ -44,6 +45,7 @@ class Watcher:
         self.lost: str | None = None  # why events may have been missed since the last rescan
         self.events = 0
         self.observer = None
+        self.limited: str | None = None  # set when a watch could not be added (the kernel's limit)
         self.on_root_gone = None  # called when the workspace itself is deleted or moved away
         self._log_handler: logging.Handler | None = None
 
@@ -109,9 +111,13 @@ class Watcher:
                 message = record.getMessage().lower()
                 if "overflow" in message:
                     watcher._lost_locked("inotify queue overflow")
-                elif "unable" in message or "limit" in message:
+                elif "limit" in message:
+                    watcher.limited = record.getMessage()  # sticky: some directory stays unwatched
+                    watcher._lost_locked(watcher.limited)
+                elif "unable" in message:
                     watcher._lost_locked(f"watch error: {record.getMessage()}")
 
+        _report_watch_limit()
         self._log_handler = LossLog()
         for name in WATCHDOG_LOGGERS:
             logging.getLogger(name).addHandler(self._log_handler)
@@ -145,6 +151,8 @@ class Watcher:
         if not self.alive:
             self._lost_locked("the watcher stopped")
             return
+        if self.limited:
+            self._lost_locked(self.limited)  # not every directory is watched: only a full scan is whole
         if not self.cookies.sync(timeout):
             self._lost_locked(f"cookie not seen within {timeout:g} s")
 
@@ -158,6 +166,28 @@ class Watcher:
 
 class WatchLimit(OSError):
     pass
+
+
+def _report_watch_limit() -> None:
+    """watchdog 7 swallows a failed watch on any directory below the root, ENOSPC included, so
+    a tree beyond fs.inotify.max_user_watches would be watched in part without a word. Wrap its
+    inotify_add_watch (once per process) to log that case where the loss handler hears it."""
+    from watchdog.observers import inotify_c  # the Linux backend only; imported by Observer already
+
+    real = inotify_c.inotify_add_watch
+    if getattr(real, "vacant_wrapped", False):
+        return
+
+    def add_watch(fd, path, mask):
+        wd = real(fd, path, mask)
+        if wd == -1 and ctypes.get_errno() == errno.ENOSPC:
+            logging.getLogger("watchdog.observers.inotify_c").warning(
+                "inotify watch limit reached (fs.inotify.max_user_watches = %s) at %r", max_user_watches(), path)
+            ctypes.set_errno(errno.ENOSPC)
+        return wd
+
+    add_watch.vacant_wrapped = True
+    inotify_c.inotify_add_watch = add_watch
 
 
 def max_user_watches() -> int | None:

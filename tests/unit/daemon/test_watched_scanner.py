@@ -191,3 +191,41 @@ def test_changes_made_while_no_daemon_ran_are_found_by_the_next_ones_first_scan(
         assert again.last_rescan["why"].startswith("daemon started")
     finally:
         watcher.stop()
+
+
+def test_a_watch_limit_reached_means_every_full_scan_is_a_recorded_rescan(tmp_path, monkeypatch):
+    import ctypes
+    import errno
+
+    from watchdog.observers import inotify_c
+
+    real = inotify_c.inotify_add_watch
+    budget = {"left": 2}  # a tiny fs.inotify.max_user_watches
+
+    def limited(fd, path, mask):
+        if budget["left"] == 0:
+            ctypes.set_errno(errno.ENOSPC)
+            return -1
+        budget["left"] -= 1
+        return real(fd, path, mask)
+
+    monkeypatch.setattr(inotify_c, "inotify_add_watch", limited)
+    root = tmp_path / "ws"
+    for sub in ("a", "b", "c"):
+        (root / sub).mkdir(parents=True)
+    (root / ".vacant").mkdir()
+    watcher = Watcher(root)
+    watcher.start()  # the root is watched, a subdirectory is not: watchdog itself says nothing
+    scanner = WatchedScanner(root, watcher, root / ".vacant")
+    scanner.pending_loss = None
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "events.jsonl").write_text("")
+    scanner.log = Log(run)
+    (root / "a" / "new").write_text("x")
+    assert "a/new" in scanner.scan(None).delta()["added"]
+    (root / "b" / "new").write_text("y")
+    assert "b/new" in scanner.scan(None).delta()["added"]  # not watching: found by a full scan again
+    assert [e for e, _ in scanner.log.events] == ["rescan", "rescan"]
+    assert all("watch limit reached" in fields["why"] for _, fields in scanner.log.events)
+    watcher.stop()
