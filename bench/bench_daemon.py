@@ -32,7 +32,7 @@ from vacant.daemon import lifecycle  # noqa: E402
 from vacant.daemon.paths import info  # noqa: E402
 
 PYTHON = sys.executable
-CLIENT = [PYTHON, "-I", "-S", str(REPO / "vacant" / "vacant-client.py"), "claude"]
+CLIENT = [PYTHON, "-I", "-S", str(REPO / "vacant" / "vacant-hook-client.py"), "claude"]
 HOOK = [PYTHON, "-I", "-S", str(REPO / "vacant" / "vacant-hook.py"), "claude"]
 
 

@@ -1,4 +1,4 @@
-"""`vacant-client PLATFORM`: the lean command hook. Forwards stdin to the workspace's daemon over
+"""`vacant-hook-client PLATFORM`: the lean command hook. Forwards stdin to the workspace's daemon over
 its unix socket and prints the answer; with no daemon it starts one (detached, not waited for)
 and answers in-process exactly as `vacant-hook` does.
 

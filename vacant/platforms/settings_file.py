@@ -49,7 +49,6 @@ def hook_problems(settings: dict[str, object], group_problems: Callable[[str, di
     return problems
 
 
-CLIENT_MARK = "vacant-client"  # the lean client (vacant/daemon/client.py)
 HTTP_MARK = "X-Vacant-Token"  # an http hook to the workspace's daemon carries this header
 
 
@@ -58,8 +57,7 @@ def _is_ours(handler: object) -> bool:
         return False
     if handler.get("type") == "http":
         return isinstance(handler.get("headers"), dict) and HTTP_MARK in handler["headers"]
-    command = str(handler.get("command", ""))
-    return MARK in command or CLIENT_MARK in command
+    return MARK in str(handler.get("command", ""))  # vacant-hook.py, vacant-hook-client.py
 
 
 def strip(settings: dict[str, object]) -> dict[str, object]:
@@ -182,13 +180,13 @@ def hook_command(platform: str, scope: str = "local") -> str:
     """The installed command. In a file meant to be committed (`--scope project`) it is the
     portable `vacant-hook PLATFORM`, found on each person's PATH. Elsewhere it is the environment's
     real interpreter by absolute path (a pyenv shim would cost ~150 ms per call), started with
-    -I -S on the `vacant-client.py` launcher (no site processing at each of the agent's tool
+    -I -S on the `vacant-hook-client.py` launcher (no site processing at each of the agent's tool
     calls): the lean client, which forwards the call to the workspace's daemon and answers
     in-process, as `vacant-hook` does, when there is none. `vacant doctor` says when that path no
     longer exists (a moved or rebuilt venv)."""
     if scope in PORTABLE_SCOPES:
         return f"{MARK} {platform}"
-    launcher = Path(__file__).resolve().parents[1] / "vacant-client.py"
+    launcher = Path(__file__).resolve().parents[1] / "vacant-hook-client.py"
     return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(launcher))} {platform}"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 PROBE = r"""
-import os, sys  # what the vacant-client.py launcher itself imports
+import os, sys  # what the vacant-hook-client.py launcher itself imports
 sys.path.insert(0, %r)
 before = set(sys.modules)
 import vacant.daemon.client

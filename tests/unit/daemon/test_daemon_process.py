@@ -20,7 +20,7 @@ import pytest
 from vacant.daemon import lifecycle
 from vacant.daemon.paths import daemon_dir, info, socket_path
 
-CLIENT = Path(__file__).resolve().parents[3] / "vacant" / "vacant-client.py"
+CLIENT = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
 
 
 def start(root: Path, *extra: str) -> subprocess.Popen:

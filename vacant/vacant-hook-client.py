@@ -1,4 +1,4 @@
-"""`python -I -S …/vacant/vacant-client.py PLATFORM`: the lean hook client as `vacant init` installs it (see vacant/daemon/client.py).
+"""`python -I -S …/vacant/vacant-hook-client.py PLATFORM`: the lean hook client as `vacant init` installs it (see vacant/daemon/client.py).
 
 -I -S skips site processing (every .pth file, an editable install's import hook): about 15 ms
 saved at every one of the agent's tool calls. Without site, this launcher puts the package's own
@@ -17,6 +17,6 @@ sys.path[:0] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] + [
 try:
     from vacant.daemon.client import main
 except Exception as error:  # noqa: BLE001 - a broken install must not stop the agent
-    sys.stderr.write(f"vacant-client: cannot start ({error})\n")
+    sys.stderr.write(f"vacant-hook-client: cannot start ({error})\n")
     sys.exit(0)
 sys.exit(main())
