@@ -219,4 +219,4 @@ def our_commands(settings: dict[str, object]) -> set[str]:
         return set()
     return {str(handler.get("command")) for groups in hooks.values() if isinstance(groups, list)
             for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-            for handler in group["hooks"] if _is_ours(handler)}
+            for handler in group["hooks"] if _is_ours(handler) and handler.get("type", "command") == "command"}
