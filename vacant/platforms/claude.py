@@ -313,6 +313,12 @@ class Claude:
         return settings_doctor(self, root, hook_command)
 
 
+# Measured on the pinned 2.1.197 (`claude -p`, the scripted upstream): an http hook POSTs the same
+# JSON a command hook reads on stdin; header values take $VAR / ${VAR} for variables listed in
+# `allowedEnvVars`, from Claude's own environment or the settings' `env` block (not from
+# CLAUDE_ENV_FILE written at session start: that header arrived empty); the `url` is not
+# interpolated, and a `${VAR}` in it makes the settings file invalid, so every hook in it is
+# silently dropped. Hence the literal URL and secret, written only to the local settings (0600).
 # Claude treats an unreachable http hook as a non-blocking error and runs the tool: so http only
 # for events that decide nothing, and for PreToolUse of the tools the gate always lets through.
 # Stop stays a command (its pipeline must run even with no daemon); SessionStart stays a command
