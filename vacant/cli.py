@@ -12,6 +12,7 @@ from vacant.commands import asks as asks_cmd
 from vacant.commands import blame as blame_cmd
 from vacant.commands import check as check_cmd
 from vacant.commands import contract as contract_cmd
+from vacant.commands import daemon as daemon_cmd
 from vacant.commands import demo, doctor, init, runs, scan, uninstall
 from vacant.commands import do as do_cmd
 from vacant.commands import experiment as experiment_cmd
@@ -64,7 +65,7 @@ def root(
 
 
 for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, replay_cmd, report_cmd, reputation_cmd, do_cmd,
-               export_cmd, blame_cmd, restore_cmd, view_cmd, sync_cmd, experiment_cmd):
+               export_cmd, blame_cmd, restore_cmd, view_cmd, sync_cmd, experiment_cmd, daemon_cmd):
     module.register(app)
 
 

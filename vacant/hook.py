@@ -70,9 +70,9 @@ def _on_alarm(signum, frame):
 
 
 
-def stop_pipeline(recorder: Recorder, call: HookCall) -> Response:
+def stop_pipeline(recorder: Recorder, call: HookCall, env: dict[str, str] | None = None) -> Response:
     """Stop / SubagentStop: run the attribution pipeline and answer with its feedback."""
-    if call.kind == "stop" and os.environ.get(DO_ENV):
+    if call.kind == "stop" and (os.environ if env is None else env).get(DO_ENV):
         return Response()  # `vacant do` owns the rounds: it runs the pipeline when the agent exits
     from vacant.attribute.stop import (
         stop,  # imports pydantic: only at Stop, never on a tool call
@@ -86,16 +86,21 @@ def stop_pipeline(recorder: Recorder, call: HookCall) -> Response:
     return Response(system_message=outcome.system_message or "")
 
 
+def parse_call(platform_name: str, raw: bytes, env: dict[str, str]):
+    """The platform and its normalised call for one raw payload (raises on a malformed one)."""
+    platform = load(platform_name)
+    payload = json.loads(raw or b"{}")
+    if not isinstance(payload, dict):
+        raise ValueError("hook payload is not a JSON object")
+    return platform, platform.parse(payload, env)
+
+
 def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
     """The hook's answer to one payload. Whatever fails on a call that may be ACT denies it: a
     payload that cannot be read or parsed (deep nesting, wrong field types, a NUL) is denied when
     it may be a pre-tool call; a failure while handling a parsed one goes to `fail_closed`."""
     try:
-        platform = load(platform_name)
-        payload = json.loads(raw or b"{}")
-        if not isinstance(payload, dict):
-            raise ValueError("hook payload is not a JSON object")
-        call: HookCall = platform.parse(payload, env)
+        platform, call = parse_call(platform_name, raw, env)
     except BaseException as error:  # noqa: BLE001 - RecursionError, MemoryError, the alarm: all the same
         denied = deny_unread(platform_name, raw, error, env)
         if denied is None:
@@ -105,11 +110,18 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
         return denied
     if call.kind in ("stop", "subagent_stop"):
         signal.alarm(STOP_BUDGET_S)  # the Stop pipeline keeps to its own, smaller budget
+    return answer(platform_name, platform, call, Recorder, env)
+
+
+def answer(platform_name: str, platform, call: HookCall, make_recorder, env: dict[str, str]) -> tuple[str, int]:
+    """Record one call and render the platform's answer: the recorder fails open, the gate closed.
+    `make_recorder(root, session_id, platform)` is the Recorder (the daemon passes one bound to
+    its watched scanner)."""
     try:
-        recorder = Recorder(call.workspace, call.session_id, platform)
+        recorder = make_recorder(call.workspace, call.session_id, platform)
         response: Response = recorder.handle(call)
         if call.kind in ("stop", "subagent_stop"):
-            response = stop_pipeline(recorder, call)  # outside the recorder's lock: replay may take a while
+            response = stop_pipeline(recorder, call, env)  # outside the recorder's lock: replay may take a while
     except BaseException as error:  # the recorder fails open, the gate fails closed
         try:
             denied = fail_closed(call, error)
@@ -129,7 +141,8 @@ def _root_of(env: dict) -> Path | None:
     return Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else None
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, raw: bytes | None = None) -> int:
+    """`raw`: the payload when the caller already read stdin (the lean client's fallback)."""
     argv = sys.argv[1:] if argv is None else argv
     root = Path(os.environ["CLAUDE_PROJECT_DIR"]) if os.environ.get("CLAUDE_PROJECT_DIR") else None
     if len(argv) != 1:
@@ -137,9 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.alarm(int(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_S)))
-    raw = b""
+    given, raw = raw, b""
     try:
-        raw = sys.stdin.buffer.read()
+        raw = sys.stdin.buffer.read() if given is None else given
         stdout, code = run(argv[0], raw, dict(os.environ))
     except BaseException as error:  # noqa: BLE001 - fail open: log, exit 0, print nothing
         if isinstance(error, KeyboardInterrupt):

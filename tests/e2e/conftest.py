@@ -6,6 +6,11 @@ from pathlib import Path
 
 import pytest
 
+import os
+
+# daemons the hook clients start in test workspaces must not outlive the suite by 30 min
+os.environ.setdefault("VACANT_DAEMON_IDLE_S", "60")
+
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:  # works under any --import-mode
     sys.path.insert(0, _HERE)

@@ -18,6 +18,11 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:  # shared helpers (attribution_runs) importable under any --import-mode
     sys.path.insert(0, _HERE)
 
+import os
+
+# daemons the hook clients start in test workspaces must not outlive the suite by 30 min
+os.environ.setdefault("VACANT_DAEMON_IDLE_S", "60")
+
 
 @pytest.fixture
 def isolated_home(tmp_path, monkeypatch) -> Path:

@@ -336,6 +336,11 @@ def read_coverage(view: RunView) -> dict[str, str]:
     steps = [s for s in view.ordered() if not s.out_of_band]
     if not reads and steps:
         return {"state": "none", "why": "no reads were recorded (no hooks saw this run's inputs)"}
+    unhooked = [e for e in view.of_type("step_end") if e.get("reconciled")]
+    if unhooked:
+        return {"state": "partial",
+                "why": f"{len(unhooked)} step(s) reached no hook (first: step {unhooked[0]['step']}; the daemon was down?): "
+                       "found in the transcript at Stop, their reads were not recorded"}
     shell = [s for s in steps if s.scope is None]
     if shell:
         return {"state": "partial",

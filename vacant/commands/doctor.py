@@ -14,6 +14,7 @@ import time
 
 import typer
 
+from vacant.commands import daemon as daemon_cmd
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.platforms.all_platforms import load
@@ -50,6 +51,18 @@ def _interpreter_line() -> Diagnosis:
     return diagnosis("interpreter", True, detail)
 
 
+def _daemon_line() -> Diagnosis:
+    """The workspace's watch daemon: absent is fine (the next hook call starts one); running but
+    deaf, or watching only part of the tree, is advice."""
+    report = daemon_cmd.status(workspace())
+    detail = "; ".join(daemon_cmd.describe(report))
+    if not report["running"]:
+        return diagnosis("daemon", True, detail)
+    if "error" in report or not report.get("watching"):
+        return advice("daemon", detail)
+    return diagnosis("daemon", True, detail)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor_command(
@@ -58,7 +71,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Say whether vacant's hooks are installed, valid and would actually fire (warnings exit 0)."""
         chosen = load(platform)
-        report = [*chosen.doctor(workspace(), hook_command(chosen.name)), _interpreter_line()]
+        report = [*chosen.doctor(workspace(), hook_command(chosen.name)), _daemon_line(), _interpreter_line()]
         failed = any(line.status == "fail" for line in report)
         if as_json:
             print_json({"platform": chosen.name, "ok": not failed, "lines": [line._asdict() for line in report]})

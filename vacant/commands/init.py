@@ -11,6 +11,7 @@ import typer
 from vacant.commands import footprint
 from vacant.commands.common import print_json
 from vacant.core.locations import ensure_state_dir, new_root
+from vacant.daemon import lifecycle
 from vacant.platforms.all_platforms import load
 from vacant.platforms.settings_file import hook_command
 
@@ -22,6 +23,16 @@ def check_scope(platform, scope: str) -> str:
         allowed = ", ".join(s for s in SCOPES if s == "local" or s in platform.scopes)
         raise typer.BadParameter(f"{platform.name} takes --scope {allowed}", param_hint="--scope")
     return scope
+
+
+def _install(platform, root, scope: str):
+    """Claude's local settings also get http hooks to the workspace daemon's fixed port where
+    the call decides nothing (see platforms/claude.py HTTP_EVENTS)."""
+    if platform.name == "claude" and scope == "local":
+        config = lifecycle.ensure_config(root)
+        http = {"url": f"http://127.0.0.1:{config['port']}/hook/claude", "token": config["secret"]}
+        return platform.install(root, scope, hook_command(platform.name, scope), http=http)
+    return platform.install(root, scope, hook_command(platform.name, scope))
 
 
 def register(app: typer.Typer) -> None:
@@ -42,7 +53,7 @@ def register(app: typer.Typer) -> None:
         files = chosen.files(root) if chosen is not None else []
         before = footprint.snapshot(footprint.candidates(root, files))
         state = ensure_state_dir(root)
-        target = chosen.install(root, scope, hook_command(chosen.name, scope)) if chosen is not None else None
+        target = _install(chosen, root, scope) if chosen is not None else None
         done = footprint.changes(before, footprint.candidates(root, files))
         footprint.remember_created_dirs(root, done)
         if as_json:
@@ -56,4 +67,6 @@ def register(app: typer.Typer) -> None:
         for line in footprint.render(done):
             typer.echo(line)
         if chosen is not None:
+            typer.echo("a watch daemon for this workspace will be started by the first hook call "
+                       "(`vacant daemon status` shows it; it exits after 30 min idle)")
             typer.echo(f"next: `vacant doctor --platform {chosen.name}` checks that the hooks will fire")

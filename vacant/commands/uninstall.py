@@ -15,6 +15,7 @@ from vacant.commands import footprint
 from vacant.commands.common import print_json, refuse_inside_agent, workspace
 from vacant.commands.init import check_scope
 from vacant.core.locations import state_dir, user_config_dir, user_data_dir
+from vacant.daemon import lifecycle
 from vacant.platforms.all_platforms import PLATFORMS, load
 
 
@@ -52,16 +53,20 @@ def register(app: typer.Typer) -> None:
             scopes = [scope] if scope else list(one.scopes)
             removed += _remove_hooks(root, one, scopes)
         footprint.remove_created_dirs(root)
+        stopped = lifecycle.stop(root)
         if everything:
             shutil.rmtree(state_dir(root), ignore_errors=True)
         done = footprint.changes(before, footprint.candidates(root, files))
         remaining = [str(path) for path in (user_data_dir(), user_config_dir()) if path.exists()]
         if as_json:
-            print_json({"workspace": str(root), "removed_from": removed, "touched": [c._asdict() for c in done],
+            print_json({"workspace": str(root), "removed_from": removed, "daemon_stopped": stopped,
+                        "touched": [c._asdict() for c in done],
                         "remaining_outside": remaining if everything else None})
             return
         typer.echo("\n".join(f"removed vacant's hooks from {target}" for target in removed)
                    or "no vacant hooks were installed there")
+        if stopped:
+            typer.echo("stopped the workspace's watch daemon")
         for line in footprint.render(done):
             typer.echo(line)
         if everything:

@@ -32,7 +32,8 @@ TYPES: dict[str, EventType] = {
     ),
     "step_end": EventType(
         ("step", "key", "outcome"),
-        "A step finished with an outcome: ok, failed, not-run, or unknown (never reported: closed at Stop or run end).",
+        "A step finished with an outcome: ok, failed, not-run, or unknown (never reported: closed at Stop or run end); "
+        "`reconciled: transcript` when no hook saw the step and Stop found it in the agent's transcript.",
     ),
     "change": EventType(
         ("step", "scope", "added", "changed", "removed", "open_steps"),
@@ -97,6 +98,12 @@ TYPES: dict[str, EventType] = {
         ("ask", "decision", "signature"),
         "The person answered card `ask` from their shell (approved or declined), signed with their key; "
         "an approval lets the same action (normal form and working directory) pass exactly once.",
+    ),
+    "rescan": EventType(
+        ("why", "files", "seconds"),
+        "The watch daemon could not trust its record of what changed (it just started, the kernel queue "
+        "overflowed, a watch limit was hit, events could not be placed) and scanned the whole workspace; "
+        "whatever that scan found is in the `change` records that follow.",
     ),
     "run_end": EventType(
         ("reason",),

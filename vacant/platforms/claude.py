@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from vacant.core.calls import BatchCall, HookCall, Read, Response
+from vacant.platforms import claude_transcript
 from vacant.platforms.base import (
     Diagnosis,
     advice,
@@ -243,6 +244,11 @@ class Claude:
         else:
             call.model = transcript_model(call.transcript_path)
 
+    def unhooked(self, call: HookCall, known: set[str]) -> list[tuple[BatchCall, str]]:
+        """Tool calls of this agent that reached no hook (see claude_transcript)."""
+        path = subagent_transcript(call.transcript_path, call.agent_id) if call.agent_id else call.transcript_path
+        return claude_transcript.unhooked(path, known)
+
     # -- responses ---------------------------------------------------------------------------
 
     def render(self, call: HookCall, response: Response) -> tuple[str, int]:
@@ -265,25 +271,36 @@ class Claude:
             return root / ".claude" / "settings.local.json"
         raise ValueError(f"unknown scope {scope!r}: use local, project or user")
 
-    def hooks_block(self, hook_command: str) -> dict[str, list]:
+    def hooks_block(self, hook_command: str, http: dict[str, str] | None = None) -> dict[str, list]:
+        """Command hooks for every event; with `http` ({"url", "token"}: the workspace daemon's
+        listener), `http` hooks for the events that decide nothing (see HTTP_EVENTS)."""
         block: dict[str, list] = {}
         for event in EVENT_KINDS:
             handler = {"type": "command", "command": hook_command}
             if event != "SessionEnd":
                 handler["timeout"] = TIMEOUTS.get(event, DEFAULT_TIMEOUT)
+            if http and event in HTTP_EVENTS:
+                handler = _http_handler(http, event)
             group: dict[str, object] = {"hooks": [handler]}
             if event in TOOL_EVENTS:
                 group["matcher"] = "*"
             block[event] = [group]
+        if http:  # PreToolUse: fail closed where the gate may hold the call, http where it never does
+            block["PreToolUse"] = [{"matcher": HELD_MATCHER, "hooks": [block["PreToolUse"][0]["hooks"][0]]},
+                                   {"matcher": FREE_MATCHER, "hooks": [_http_handler(http, "PreToolUse")]}]
         return block
 
-    def install(self, root: Path, scope: str, hook_command: str) -> Path:
+    def install(self, root: Path, scope: str, hook_command: str, http: dict[str, str] | None = None) -> Path:
         from vacant.platforms import (
             settings_file,  # install-time only: off the hot path
         )
 
         path = self.settings_path(root, scope)
-        settings_file.install(path, self.hooks_block(hook_command), validate_settings)
+        # the daemon's secret is written only into the local (uncommitted, per-workspace) settings
+        settings_file.install(path, self.hooks_block(hook_command, http if scope == "local" else None),
+                              validate_settings)
+        if http and scope == "local":
+            path.chmod(0o600)  # it holds the daemon's secret
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
@@ -294,6 +311,28 @@ class Claude:
 
     def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
         return settings_doctor(self, root, hook_command)
+
+
+# Measured on the pinned 2.1.197 (`claude -p`, the scripted upstream): an http hook POSTs the same
+# JSON a command hook reads on stdin; header values take $VAR / ${VAR} for variables listed in
+# `allowedEnvVars`, from Claude's own environment or the settings' `env` block (not from
+# CLAUDE_ENV_FILE written at session start: that header arrived empty); the `url` is not
+# interpolated, and a `${VAR}` in it makes the settings file invalid, so every hook in it is
+# silently dropped. Hence the literal URL and secret, written only to the local settings (0600).
+# Claude treats an unreachable http hook as a non-blocking error and runs the tool: so http only
+# for events that decide nothing, and for PreToolUse of the tools the gate always lets through.
+# Stop stays a command (its pipeline must run even with no daemon); SessionStart stays a command
+# (Claude does not call an http SessionStart hook) and starts the daemon.
+HTTP_EVENTS = ("PostToolUse", "PostToolUseFailure", "PostToolBatch", "UserPromptSubmit", "SubagentStart", "SessionEnd")
+FREE_TOOLS = sorted(READ_ONLY_TOOLS - {"Read", "Grep", "Glob", "LS"})  # Read & co. may be refused (keys)
+FREE_MATCHER = "^(?:" + "|".join(FREE_TOOLS) + ")$"
+HELD_MATCHER = "^(?!(?:" + "|".join(FREE_TOOLS) + ")$)"  # every other tool, unknown ones included
+HTTP_TIMEOUT_S = 30
+
+
+def _http_handler(http: dict[str, str], event: str) -> dict[str, object]:
+    return {"type": "http", "url": http["url"], "headers": {"X-Vacant-Token": http["token"]},
+            "timeout": HTTP_TIMEOUT_S if event != "SessionEnd" else 2}
 
 
 def validate_settings(settings: dict[str, object]) -> list[str]:
@@ -315,6 +354,8 @@ def _handler_problems(where: str, handler: object) -> list[str]:
     problems = []
     if handler.get("type") not in HOOK_TYPES:
         problems.append(f"{where}.type is {handler.get('type')!r}; allowed: {', '.join(HOOK_TYPES)}")
+    if handler.get("type") == "http" and not str(handler.get("url", "")).startswith(("http://", "https://")):
+        problems.append(f"{where}.url must be an http(s) URL (Claude does not interpolate it)")
     if handler.get("type") == "command" and not isinstance(handler.get("command"), str) and not handler.get("args"):
         problems.append(f"{where}.command must be a string")
     timeout = handler.get("timeout")

@@ -49,8 +49,15 @@ def hook_problems(settings: dict[str, object], group_problems: Callable[[str, di
     return problems
 
 
+HTTP_MARK = "X-Vacant-Token"  # an http hook to the workspace's daemon carries this header
+
+
 def _is_ours(handler: object) -> bool:
-    return isinstance(handler, dict) and MARK in str(handler.get("command", ""))
+    if not isinstance(handler, dict):
+        return False
+    if handler.get("type") == "http":
+        return isinstance(handler.get("headers"), dict) and HTTP_MARK in handler["headers"]
+    return MARK in str(handler.get("command", ""))  # vacant-hook.py, vacant-hook-client.py
 
 
 def strip(settings: dict[str, object]) -> dict[str, object]:
@@ -173,11 +180,13 @@ def hook_command(platform: str, scope: str = "local") -> str:
     """The installed command. In a file meant to be committed (`--scope project`) it is the
     portable `vacant-hook PLATFORM`, found on each person's PATH. Elsewhere it is the environment's
     real interpreter by absolute path (a pyenv shim would cost ~150 ms per call), started with
-    -I -S on the `vacant-hook.py` launcher (no site processing at each of the agent's tool calls);
-    `vacant doctor` says when that path no longer exists (a moved or rebuilt venv)."""
+    -I -S on the `vacant-hook-client.py` launcher (no site processing at each of the agent's tool
+    calls): the lean client, which forwards the call to the workspace's daemon and answers
+    in-process, as `vacant-hook` does, when there is none. `vacant doctor` says when that path no
+    longer exists (a moved or rebuilt venv)."""
     if scope in PORTABLE_SCOPES:
         return f"{MARK} {platform}"
-    launcher = Path(__file__).resolve().parents[1] / "vacant-hook.py"
+    launcher = Path(__file__).resolve().parents[1] / "vacant-hook-client.py"
     return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(launcher))} {platform}"
 
 
@@ -210,4 +219,4 @@ def our_commands(settings: dict[str, object]) -> set[str]:
         return set()
     return {str(handler.get("command")) for groups in hooks.values() if isinstance(groups, list)
             for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-            for handler in group["hooks"] if _is_ours(handler)}
+            for handler in group["hooks"] if _is_ours(handler) and handler.get("type", "command") == "command"}

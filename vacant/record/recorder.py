@@ -26,6 +26,7 @@ from vacant.store.steplog import StepLog, file_lock
 
 WORKSPACE_LOCK_TIMEOUT_S = 60.0
 MAIN = "main"
+RECONCILED = "reached no hook (the daemon was down?): found in the transcript at Stop"
 DO_ENV = "VACANT_DO"  # set by `vacant do` for the agent it runs (and so for the agent's hooks)
 
 
@@ -51,7 +52,7 @@ def _file_bytes(path: str, cap: int) -> bytes | None:
 
 
 class Recorder:
-    def __init__(self, root: Path, run_id: str, platform: "Platform") -> None:  # noqa: F821
+    def __init__(self, root: Path, run_id: str, platform: "Platform", scanner=None) -> None:  # noqa: F821
         self.root = Path(root)
         self.state_dir = ensure_state_dir(self.root)
         self.log = StepLog(run_dir(self.root, run_id))
@@ -59,7 +60,7 @@ class Recorder:
         self.platform = platform
         self.state_path = self.log.run_dir / "run.json"
         self.run: dict[str, object] = {}
-        self._scanner = None
+        self._scanner = scanner  # None: opened on first use; the daemon passes its watched one
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -236,7 +237,8 @@ class Recorder:
         self.run["open"][key] = {"step": step, "scope": scope, "agent_id": call.agent_id}
         return step
 
-    def _end_step(self, key: str, outcome: str, exit_code: int | None, reads: list[Read], detail: str | None = None) -> None:
+    def _end_step(self, key: str, outcome: str, exit_code: int | None, reads: list[Read], detail: str | None = None,
+                  reconciled: str | None = None) -> None:
         info = self.run["open"][key]
         step, scope = info["step"], info["scope"]
         reads = [self._before_step(read) for read in reads]  # before the scan moves the index on
@@ -248,6 +250,8 @@ class Recorder:
         fields: dict[str, object] = {"exit_code": exit_code} if exit_code is not None else {}
         if detail:
             fields["detail"] = detail
+        if reconciled:
+            fields["reconciled"] = reconciled
         self.log.emit("step_end", step=step, key=key, outcome=outcome, **fields)
         del self.run["open"][key]
         self.run["closed"][key] = step
@@ -396,10 +400,35 @@ class Recorder:
         self.log.emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
 
     def _on_stop(self, call: HookCall) -> None:
+        unhooked = self._reconcile(call)
         self._record_unexplained(self._scan(None), None)
-        for key in self._own_open(call).values():  # a Pre with no Post is closed at Stop (the scan just ran)
-            self._end_step(key, "unknown", None, [])
+        for tool_use_id, key in self._own_open(call).items():  # a Pre with no Post is closed at Stop (the scan just ran)
+            outcome = unhooked.get(tool_use_id)
+            fields = {"detail": RECONCILED, "reconciled": "transcript"} if outcome else {}
+            self._end_step(key, outcome or "unknown", None, [], **fields)
         self.log.emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
+
+    def _reconcile(self, call: HookCall) -> dict[str, str]:
+        """Steps that reached no hook (an http hook to a daemon that was down), found in the
+        platform's transcript: opened now as writers of unknown scope, so the Stop scan that
+        follows can own their changes; closed by the caller with the transcript's outcome, as are
+        open steps whose Post never came."""
+        unhooked = getattr(self.platform, "unhooked", None)
+        if unhooked is None:
+            return {}
+        prefix = f"{call.agent_id or MAIN}/"
+        known = {key[len(prefix):] for key in self.run["closed"] if key.startswith(prefix)}
+        found: dict[str, str] = {}
+        for item, outcome in unhooked(call, known):
+            found[item.key] = outcome
+            if self._key(call, item.key) in self.run["open"]:
+                continue  # its Pre was seen, its Post was not: closed with the transcript's outcome
+            pseudo = HookCall(kind="tool_pre", session_id=call.session_id, workspace=call.workspace,
+                              agent_id=call.agent_id, tool=item.tool, tool_input=item.tool_input, key=item.key, scope=[])
+            key = self._key(call, item.key)
+            self._start_step(pseudo, key, [])
+            self.run["open"][key]["scope"] = None
+        return found
 
     def _on_session_end(self, call: HookCall) -> None:
         for key in list(self.run["open"]):  # killed or never reported: closed by the final scan

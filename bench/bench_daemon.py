@@ -1,0 +1,166 @@
+"""Hook latency with the watch daemon, next to `git status` on the same tree, in one run.
+
+    python bench/bench_daemon.py [--tree DIR] [--reps 15] [--json OUT]
+
+Rows, per workspace (a small one, and --tree, e.g. bench/gen_tree.py's 40k tree): the http hook
+(an HTTP POST of a real payload, a fresh connection per call as Claude's hook runner makes it),
+the command hook through the lean client with a daemon, and the same command with no daemon
+(the in-process fallback), each for Pre/Post of Read, Write, Edit and a shell step (the Bash Post
+after the step wrote one file); then `python -I -S -c pass`, `git status`, and `git status` with
+core.fsmonitor=true + core.untrackedCache=true. Figures are medians and p95 in ms; ratios only
+mean something within one run. Never asserts a time. Also the daemon's RSS after the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from vacant.daemon import lifecycle  # noqa: E402
+from vacant.daemon.paths import info  # noqa: E402
+
+PYTHON = sys.executable
+CLIENT = [PYTHON, "-I", "-S", str(REPO / "vacant" / "vacant-hook-client.py"), "claude"]
+HOOK = [PYTHON, "-I", "-S", str(REPO / "vacant" / "vacant-hook.py"), "claude"]
+
+
+def stats(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def payload(ws: Path, event: str, tool: str, key: str, **extra) -> bytes:
+    return json.dumps({"session_id": "bench", "transcript_path": "/nonexistent.jsonl", "cwd": str(ws),
+                       "hook_event_name": event, "tool_name": tool, "tool_use_id": key, **extra}).encode()
+
+
+def inputs(ws: Path, n: int) -> dict[str, dict]:
+    target = str(ws / "bench_target.txt")
+    return {"Read": {"tool_input": {"file_path": target},
+                     "tool_response": {"type": "text", "file": {"filePath": target, "content": "x\n"}}},
+            "Write": {"tool_input": {"file_path": target, "content": f"write {n}\n"}},
+            "Edit": {"tool_input": {"file_path": target, "old_string": "x", "new_string": "y"}},
+            "Bash": {"tool_input": {"command": f"echo {n} > bench_shell.txt"},
+                     "tool_response": {"stdout": "", "stderr": "", "interrupted": False}}}
+
+
+def run_command(cmd: list[str], body: bytes | None, env: dict, cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(cmd, input=body, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def run_http(ws: Path, body: bytes) -> float:
+    config = lifecycle.ensure_config(ws)
+    port = info(ws)["port"]
+    started = time.perf_counter()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", "/hook/claude", body, {"Content-Type": "application/json", "X-Vacant-Token": config["secret"],
+                                                "Host": f"127.0.0.1:{port}"})
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    if response.status != 200:
+        raise SystemExit(f"http hook answered {response.status}")
+    return (time.perf_counter() - started) * 1000
+
+
+def steps(ws: Path, reps: int, mode: str, env: dict) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for n in range(reps):
+        for tool, fields in inputs(ws, n).items():
+            key = f"{mode}-{tool}-{n}"
+            pre = {k: v for k, v in fields.items() if k != "tool_response"}
+            for event, body in (("PreToolUse", payload(ws, "PreToolUse", tool, key, **pre)),
+                                ("PostToolUse", payload(ws, "PostToolUse", tool, key, **fields))):
+                if event == "PostToolUse" and tool == "Write":
+                    (ws / "bench_target.txt").write_text(f"write {n}\n")
+                if event == "PostToolUse" and tool == "Bash":
+                    (ws / "bench_shell.txt").write_text(f"{n}\n")
+                if mode == "http":
+                    took = run_http(ws, body)
+                else:
+                    took = run_command(CLIENT if mode == "client+daemon" else HOOK, body, env, ws)
+                out.setdefault(f"{mode} {event}:{tool}", []).append(took)
+    return out
+
+
+def measure(ws: Path, reps: int) -> tuple[dict[str, list[float]], dict]:
+    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(ws))
+    (ws / "bench_target.txt").write_text("x\n")
+    subprocess.run(HOOK, input=json.dumps({"session_id": "bench", "cwd": str(ws), "hook_event_name": "SessionStart",
+                                           "source": "startup"}).encode(), env=env, cwd=ws, check=True)
+    samples: dict[str, list[float]] = {"python -I -S -c pass": [], "git status": [], "git status (fsmonitor)": []}
+    git = ["git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "status", "--porcelain"]
+    fsm = ["git", "-c", "core.fsmonitor=true", "-c", "core.untrackedCache=true", "status", "--porcelain"]
+    is_git = (ws / ".git").exists()
+    for _ in range(reps):
+        samples["python -I -S -c pass"].append(run_command([PYTHON, "-I", "-S", "-c", "pass"], None, env, ws))
+        if is_git:
+            samples["git status"].append(run_command(git, None, env, ws))
+            samples["git status (fsmonitor)"].append(run_command(fsm, None, env, ws))
+    samples.update(steps(ws, reps, "fallback", env))  # no daemon yet
+    daemon = subprocess.Popen([PYTHON, "-m", "vacant.daemon", str(ws)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while not (info(ws) or {}).get("pid") == daemon.pid:
+            time.sleep(0.05)
+        run_command(CLIENT, payload(ws, "PostToolUse", "Bash", "warm", tool_input={"command": "true"}), env, ws)
+        samples.update(steps(ws, reps, "http", env))
+        samples.update(steps(ws, reps, "client+daemon", env))
+        status = lifecycle.request(ws, {"op": "status"})
+    finally:
+        lifecycle.stop(ws)
+        daemon.wait(10)
+    return {k: v for k, v in samples.items() if v}, status
+
+
+def report(title: str, samples: dict[str, list[float]], status: dict) -> dict:
+    print(f"\n{title}")
+    print(f"{'row':<38}{'median ms':>11}{'p95 ms':>9}")
+    rows = {}
+    for name, values in samples.items():
+        median, p95 = stats(values)
+        rows[name] = {"median": round(median, 2), "p95": round(p95, 2)}
+        print(f"{name:<38}{median:>11.1f}{p95:>9.1f}")
+    print(f"daemon: rss {status.get('rss_kb')} kB, watches {status.get('watches')}, scans {status.get('scans')}")
+    return {"rows": rows, "daemon": {k: status.get(k) for k in ("rss_kb", "watches", "scans", "last_rescan")}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tree", type=Path)
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    results = {}
+    small = Path(tempfile.mkdtemp(prefix="vacant-bench-small-"))
+    try:
+        for n in range(20):
+            (small / f"f{n}.txt").write_text(f"{n}\n")
+        subprocess.run(["git", "init", "-q"], cwd=small, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=small, check=True)
+        subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "x"], cwd=small, check=True)
+        results["small"] = report("small workspace (20 files)", *measure(small, args.reps))
+    finally:
+        shutil.rmtree(small, ignore_errors=True)
+    if args.tree:
+        shutil.rmtree(args.tree / ".vacant", ignore_errors=True)
+        results["tree"] = report(f"tree {args.tree}", *measure(args.tree.resolve(), args.reps))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

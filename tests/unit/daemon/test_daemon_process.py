@@ -1,0 +1,250 @@
+"""A real daemon process: one instance, stale files replaced, security of both doors, the lean
+client's fallback when there is none, idle exit, and exit when the workspace disappears."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vacant.daemon import lifecycle
+from vacant.daemon.paths import daemon_dir, info, socket_path
+
+CLIENT = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
+
+
+def start(root: Path, *extra: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "vacant.daemon", str(root), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if (info(root) or {}).get("pid") == proc.pid and os.path.exists(socket_path(root)):
+            return proc
+        if proc.poll() is not None:
+            raise AssertionError(proc.stdout.read().decode())
+        time.sleep(0.05)
+    raise AssertionError("daemon did not come up")
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    proc = start(root)
+    yield root, proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+
+
+def post(root: Path, body: bytes, headers: dict, path: str = "/hook/claude") -> tuple[int, bytes]:
+    port = info(root)["port"]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.putrequest("POST", path, skip_host=True)
+    for name, value in headers.items():
+        conn.putheader(name, value)
+    conn.putheader("Content-Length", str(len(body)))
+    conn.endheaders(body)
+    response = conn.getresponse()
+    return response.status, response.read()
+
+
+def good_headers(root: Path) -> dict:
+    config = lifecycle.ensure_config(root)
+    return {"Host": f"127.0.0.1:{info(root)['port']}", "X-Vacant-Token": config["secret"],
+            "Content-Type": "application/json"}
+
+
+def payload(root: Path, event: str, **fields) -> bytes:
+    return json.dumps({"session_id": "s1", "transcript_path": "/nonexistent", "cwd": str(root),
+                       "hook_event_name": event, **fields}).encode()
+
+
+def errors(root: Path) -> str:
+    path = root / ".vacant" / "errors.log"
+    return path.read_text() if path.exists() else ""
+
+
+def test_one_instance_and_private_files(daemon):
+    root, proc = daemon
+    second = subprocess.run([sys.executable, "-m", "vacant.daemon", str(root)], timeout=20)
+    assert second.returncode == 0 and info(root)["pid"] == proc.pid  # it left at once
+    assert stat.S_IMODE(os.stat(socket_path(root)).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(daemon_dir(root) / "config.json").st_mode) == 0o600
+    assert lifecycle.running(root)
+
+
+def test_a_stale_pid_and_socket_from_a_killed_daemon_are_replaced(daemon):
+    root, proc = daemon
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    assert os.path.exists(socket_path(root)) and info(root)["pid"] == proc.pid  # left behind
+    assert not lifecycle.running(root)
+    fresh = start(root)
+    try:
+        assert lifecycle.request(root, {"op": "status"})["pid"] == fresh.pid
+    finally:
+        assert lifecycle.stop(root)
+        fresh.wait(10)
+
+
+def test_http_records_an_authenticated_call(daemon):
+    root, _ = daemon
+    status, body = post(root, payload(root, "PostToolUse", tool_name="Bash", tool_use_id="t1",
+                                      tool_input={"command": "true"}, tool_response={"stdout": "hi"}),
+                        good_headers(root))
+    assert status == 200, body
+    events = [json.loads(line)["type"] for line in (root / ".vacant/runs/s1/events.jsonl").read_text().splitlines()]
+    assert "step_start" in events and "read" in events
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"X-Vacant-Token": None}, 401),
+    ({"X-Vacant-Token": "0" * 64}, 401),
+    ({"Host": "evil.example:80"}, 403),
+    ({"Host": None}, 403),
+])
+def test_unauthenticated_or_foreign_host_requests_are_refused_and_logged(daemon, change, expected):
+    root, _ = daemon
+    headers = good_headers(root)
+    for name, value in change.items():
+        if value is None:
+            headers.pop(name, None)
+        else:
+            headers[name] = value
+    status, _ = post(root, payload(root, "PostToolUse", tool_name="Bash", tool_use_id="t9"), headers)
+    assert status == expected
+    assert f"refused with {expected}" in errors(root)
+    assert not (root / ".vacant/runs/s1").exists()  # nothing recorded
+    status, _ = post(root, payload(root, "Stop"), good_headers(root))  # and the daemon still serves
+    assert status == 200
+
+
+def test_malformed_oversized_and_unknown_requests_get_4xx(daemon):
+    root, proc = daemon
+    assert post(root, b"{not json", good_headers(root))[0] == 400
+    assert post(root, b"[1, 2]", good_headers(root))[0] == 400
+    assert post(root, b"{}", good_headers(root), path="/hook/../../etc")[0] == 404
+    assert post(root, b"{}", good_headers(root), path="/hook/nosuchplatform")[0] == 404
+    headers = {**good_headers(root)}
+    port = info(root)["port"]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:  # a lying Content-Length
+        raw.sendall(f"POST /hook/claude HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Vacant-Token: {headers['X-Vacant-Token']}"
+                    f"\r\nContent-Length: {10**12}\r\n\r\n".encode())
+        assert raw.recv(100).startswith(b"HTTP/1.1 413")
+    with socket.socket(socket.AF_UNIX) as conn:  # garbage over the socket
+        conn.settimeout(10)
+        conn.connect(socket_path(root))
+        conn.sendall(b"\xff\xfe garbage\n")
+        assert json.loads(conn.recv(4096))["status"] == 400
+    other = root.parent / "other"
+    (other / ".vacant").mkdir(parents=True)
+    reply = lifecycle.request(root, {"op": "hook", "platform": "claude", "length": 2,
+                                     "env": {"CLAUDE_PROJECT_DIR": str(other)}}, b"{}")
+    assert reply["status"] == 200  # an ignorable payload; now a real call for another workspace:
+    body = payload(other, "PostToolUse", tool_name="Bash", tool_use_id="t1")
+    reply = lifecycle.request(root, {"op": "hook", "platform": "claude", "length": len(body),
+                                     "env": {"CLAUDE_PROJECT_DIR": str(other)}}, body)
+    assert reply["status"] == 409 and not (other / ".vacant" / "runs").exists()
+    assert proc.poll() is None and lifecycle.request(root, {"op": "status"})["refused"] >= 6
+
+
+def test_a_slow_sender_does_not_stall_others(daemon):
+    root, _ = daemon
+    port = info(root)["port"]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as slow:
+        slow.sendall(b"POST /hook/claude HTTP/1.1\r\n")  # and nothing more
+        status, _ = post(root, payload(root, "Stop"), good_headers(root))
+        assert status == 200
+
+
+def run_client(root: Path, body: bytes) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(root)}
+    return subprocess.run([sys.executable, "-I", "-S", str(CLIENT), "claude"], input=body, env=env,
+                          capture_output=True, timeout=60)
+
+
+def test_with_no_daemon_the_client_answers_in_process_and_starts_one(tmp_path):
+    root = tmp_path / "ws"
+    (root / ".vacant").mkdir(parents=True)
+    body = payload(root, "PreToolUse", tool_name="Bash", tool_use_id="t1", tool_input={"command": "git push origin main"})
+    started = time.monotonic()
+    proc = run_client(root, body)
+    assert proc.returncode == 0 and b'"deny"' in proc.stdout  # the gate held it, in-process
+    deadline = time.monotonic() + 20
+    while not lifecycle.running(root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert lifecycle.running(root)  # started detached by that call
+        proc = run_client(root, payload(root, "PreToolUse", tool_name="Bash", tool_use_id="t2",
+                                        tool_input={"command": "git push origin main"}))
+        assert b'"deny"' in proc.stdout
+    finally:
+        lifecycle.stop(root)
+    assert time.monotonic() - started < 60
+
+
+def test_idle_timeout_and_workspace_removal_end_the_daemon(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    proc = start(root, "--idle", "1")
+    assert proc.wait(20) == 0 and not os.path.exists(socket_path(root))
+    proc = start(root)
+    shutil.rmtree(root)
+    assert proc.wait(20) == 0
+
+
+def test_the_lean_client_reaches_the_daemon_through_its_pointer(daemon):
+    root, _ = daemon
+    before = lifecycle.request(root, {"op": "status"})["requests"]
+    proc = run_client(root, payload(root, "PreToolUse", tool_name="Bash", tool_use_id="t1",
+                                    tool_input={"command": "git push origin main"}))
+    assert b'"deny"' in proc.stdout  # the daemon's gate answered
+    assert lifecycle.request(root, {"op": "status"})["requests"] == before + 1
+
+
+def test_a_pointer_is_trusted_only_in_a_private_directory_and_to_a_real_socket(tmp_path, monkeypatch):
+    from vacant.daemon import pointer
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    root = str(tmp_path / "ws")
+    os.makedirs(root)
+    sock = tmp_path / "not-a-socket"
+    sock.write_text("")
+    pointer.write(root, str(sock))
+    assert pointer.find(root, walk_up=False) is None  # a planted regular file is no daemon
+    listener = socket.socket(socket.AF_UNIX)
+    real = str(tmp_path / "s")
+    listener.bind(real)
+    os.chmod(real, 0o600)
+    pointer.write(root, real)
+    assert pointer.find(os.path.join(root), walk_up=False) == (root, real)
+    os.makedirs(os.path.join(root, "sub"))
+    assert pointer.find(os.path.join(root, "sub"), walk_up=True) == (root, real)
+    assert pointer.find(os.path.join(root, "sub"), walk_up=False) is None
+    os.chmod(os.path.dirname(pointer.base_dir()), 0o755)  # someone opened the directory up
+    assert pointer.find(root, walk_up=False) is None
+    listener.close()
+
+
+def test_a_hook_run_in_a_nested_workspace_is_not_answered_by_the_outer_daemon(daemon):
+    root, _ = daemon
+    inner = root / "inner"
+    (inner / ".vacant").mkdir(parents=True)
+    body = json.dumps({"session_id": "c1", "hook_event_name": "PostToolUse", "tool_name": "shell",
+                       "tool_use_id": "x"}).encode()
+    env = {"VACANT_CLIENT_CWD": str(inner), "PWD": str(inner)}
+    header = {"op": "hook", "platform": "codex", "length": len(body), "env": env}
+    assert lifecycle.request(root, header, body)["status"] == 409
+    assert not (root / ".vacant" / "runs" / "c1").exists()

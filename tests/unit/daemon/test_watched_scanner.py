@@ -1,0 +1,231 @@
+"""The daemon's scan equals a full scan: a differential test against the in-process Scanner over
+random file operations (hypothesis), the 1,000-file burst, and loss leading to a recorded rescan."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vacant.daemon.scanner import WatchedScanner
+from vacant.daemon.watcher import Watcher
+from vacant.store.hasher import Index, Scanner
+from vacant.store.objects import ObjectStore
+
+NAMES = st.sampled_from(["a", "b", "c.log", "d"])
+PATHS = st.lists(NAMES, min_size=1, max_size=3).map("/".join)
+OPS = st.one_of(
+    st.tuples(st.just("write"), PATHS, st.binary(max_size=8)),
+    st.tuples(st.just("append"), PATHS, st.binary(min_size=1, max_size=4)),
+    st.tuples(st.just("remove"), PATHS, st.none()),
+    st.tuples(st.just("mkdir"), PATHS, st.none()),
+    st.tuples(st.just("rename"), PATHS, PATHS),
+    st.tuples(st.just("chmod"), PATHS, st.none()),
+    st.tuples(st.just("symlink"), PATHS, PATHS),
+    st.tuples(st.just("ignore"), st.sampled_from(["", "d", "b"]), st.sampled_from(["*.log\n", "a\n", "d/\n", ""])),
+    st.tuples(st.just("out"), PATHS, st.none()),
+    st.tuples(st.just("in"), PATHS, st.none()),
+)
+
+
+def apply(root: Path, outside: Path, op: tuple) -> None:
+    kind, rel, arg = op
+    path = root / rel
+    try:
+        if kind == "write":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(arg)
+        elif kind == "append":
+            with open(path, "ab") as handle:
+                handle.write(arg)
+        elif kind == "remove":
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        elif kind == "mkdir":
+            path.mkdir(parents=True)
+        elif kind == "rename":
+            os.rename(path, root / arg)
+        elif kind == "chmod":
+            os.chmod(path, 0o755 if not os.access(path, os.X_OK) else 0o644)
+        elif kind == "symlink":
+            os.symlink(arg, path)
+        elif kind == "ignore":
+            (root / rel).mkdir(parents=True, exist_ok=True)
+            (root / rel / ".gitignore").write_text(arg)
+        elif kind == "out":
+            os.rename(path, outside / f"{len(os.listdir(outside))}")
+        elif kind == "in":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            source = outside / "incoming"
+            source.mkdir()
+            (source / "x").write_text("moved in")
+            os.rename(source, path)
+    except OSError:
+        pass  # an operation that makes no sense on the current tree is just skipped
+
+
+class Pair:
+    """The same tree seen by the in-process full scanner and by the daemon's watched scanner."""
+
+    def __init__(self, base: Path, max_dirty: int = 20_000) -> None:
+        self.root = base / "ws"
+        self.outside = base / "outside"
+        self.root.mkdir()
+        self.outside.mkdir()
+        (self.root / ".vacant").mkdir()
+        plain_state = base / "plain-state"
+        plain_state.mkdir()
+        self.plain = Scanner(self.root, Index(plain_state / "index"), ObjectStore(plain_state / "objects"), plain_state)
+        self.watcher = Watcher(self.root, max_dirty=max_dirty)
+        self.watcher.start()
+        self.watched = WatchedScanner(self.root, self.watcher, self.root / ".vacant")
+
+    def scan_both(self):
+        return self.plain.scan(None).delta(), self.watched.scan(None).delta()
+
+    def close(self) -> None:
+        self.watcher.stop()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(OPS, max_size=8), min_size=1, max_size=4))
+def test_watched_scan_equals_full_scan(batches):
+    with tempfile.TemporaryDirectory() as temp:
+        pair = Pair(Path(temp))
+        try:
+            (pair.root / "a").write_text("seed")
+            full, watched = pair.scan_both()
+            assert full == watched
+            for batch in batches:
+                for op in batch:
+                    apply(pair.root, pair.outside, op)
+                full, watched = pair.scan_both()
+                assert watched == full, batch
+            assert pair.watched.index.entries() == pair.plain.index.entries()
+        finally:
+            pair.close()
+
+
+def test_a_burst_of_1000_files_is_all_there_every_time(tmp_path):
+    pair = Pair(tmp_path)
+    try:
+        pair.watched.scan(None)  # the start rescan
+        for round_ in range(5):
+            folder = pair.root / f"burst{round_}"
+            folder.mkdir()
+            for number in range(1000):
+                (folder / f"f{number}.txt").write_text(f"{round_}-{number}")
+            delta = pair.watched.scan(None).delta()
+            added = {rel for rel in delta["added"] if rel.startswith(f"burst{round_}/")}
+            assert len(added) == 1000 and f"burst{round_}" in delta["added"], round_
+        assert pair.watched.scans["full"] == 1  # no burst needed a rescan
+    finally:
+        pair.close()
+
+
+class Log:
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.events: list[tuple[str, dict]] = []
+
+    def emit(self, event_type: str, **fields) -> None:
+        self.events.append((event_type, fields))
+
+
+def test_too_many_changes_for_the_queue_lead_to_a_recorded_rescan(tmp_path):
+    pair = Pair(tmp_path, max_dirty=50)
+    try:
+        pair.watched.scan(None)
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / "events.jsonl").write_text("")
+        pair.watched.log = Log(run)
+        for number in range(200):
+            (pair.root / f"g{number}").write_text("x")
+        delta = pair.watched.scan(None).delta()
+        assert len(delta["added"]) == 200
+        assert [event for event, _ in pair.watched.log.events] == ["rescan"]
+        assert "more than 50" in pair.watched.log.events[0][1]["why"]
+        (pair.root / "g1").write_text("again")
+        assert pair.watched.scan(None).delta()["changed"].keys() == {"g1"}
+        assert len(pair.watched.log.events) == 1  # back to watched scans: no new rescan
+    finally:
+        pair.close()
+
+
+def test_a_kernel_queue_overflow_leads_to_a_recorded_rescan(tmp_path):
+    pair = Pair(tmp_path)
+    try:
+        pair.watched.scan(None)
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / "events.jsonl").write_text("")
+        pair.watched.log = Log(run)
+        (pair.root / "lost").write_text("x")
+        import logging
+
+        # watchdog reports an IN_Q_OVERFLOW only through its log (it then rebuilds its watches)
+        logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+        delta = pair.watched.scan(None).delta()
+        assert "lost" in delta["added"]
+        assert pair.watched.log.events[0][0] == "rescan"
+        assert pair.watched.log.events[0][1]["why"] == "inotify queue overflow"
+    finally:
+        pair.close()
+
+
+def test_changes_made_while_no_daemon_ran_are_found_by_the_next_ones_first_scan(tmp_path):
+    pair = Pair(tmp_path)
+    pair.watched.scan(None)
+    pair.close()
+    (pair.root / "while-down").write_text("x")
+    watcher = Watcher(pair.root)
+    watcher.start()
+    try:
+        again = WatchedScanner(pair.root, watcher, pair.root / ".vacant")
+        result = again.scan(None)
+        assert "while-down" in result.delta()["added"]
+        assert again.last_rescan["why"].startswith("daemon started")
+    finally:
+        watcher.stop()
+
+
+def test_a_watch_limit_reached_means_every_full_scan_is_a_recorded_rescan(tmp_path, monkeypatch):
+    import ctypes
+    import errno
+
+    from watchdog.observers import inotify_c
+
+    real = inotify_c.inotify_add_watch
+    budget = {"left": 2}  # a tiny fs.inotify.max_user_watches
+
+    def limited(fd, path, mask):
+        if budget["left"] == 0:
+            ctypes.set_errno(errno.ENOSPC)
+            return -1
+        budget["left"] -= 1
+        return real(fd, path, mask)
+
+    monkeypatch.setattr(inotify_c, "inotify_add_watch", limited)
+    root = tmp_path / "ws"
+    for sub in ("a", "b", "c"):
+        (root / sub).mkdir(parents=True)
+    (root / ".vacant").mkdir()
+    watcher = Watcher(root)
+    watcher.start()  # the root is watched, a subdirectory is not: watchdog itself says nothing
+    scanner = WatchedScanner(root, watcher, root / ".vacant")
+    scanner.pending_loss = None
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "events.jsonl").write_text("")
+    scanner.log = Log(run)
+    (root / "a" / "new").write_text("x")
+    assert "a/new" in scanner.scan(None).delta()["added"]
+    (root / "b" / "new").write_text("y")
+    assert "b/new" in scanner.scan(None).delta()["added"]  # not watching: found by a full scan again
+    assert [e for e, _ in scanner.log.events] == ["rescan", "rescan"]
+    assert all("watch limit reached" in fields["why"] for _, fields in scanner.log.events)
+    watcher.stop()

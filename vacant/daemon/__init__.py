@@ -1,0 +1,7 @@
+"""The per-workspace watch daemon: a hot index, hook calls answered over a unix socket and HTTP.
+
+server (the listeners and the request rules), watcher (watchdog + the dirty set), cookie (the
+Watchman cookie sync), scanner (a Scanner that scans only what the watcher saw change),
+lifecycle (one instance, pid/socket files, start detached, stop), client (the lean command-hook
+client, stdlib only).
+"""

@@ -1,0 +1,194 @@
+"""One daemon per workspace: the lock, its files, its end, and starting/stopping it from outside.
+
+The daemon holds an flock on `<state>/daemon/lock` for its whole life: a second one exits at
+once, and a killed one's lock is released by the kernel, so its leftover pid file and socket are
+recognised as stale and replaced. It ends on SIGTERM/SIGINT, on an `op: stop` request, after
+`idle` seconds without a request (default 30 min, `VACANT_DAEMON_IDLE_S` or `--idle`), and when its
+workspace or state directory disappears (checked on the watcher's delete event for the root and at
+each idle check: no polling of the tree).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import secrets
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+
+from vacant.core.errlog import log_error
+from vacant.core.locations import ensure_state_dir, state_dir
+from vacant.daemon import pointer
+from vacant.daemon.paths import daemon_dir, info, read_json, socket_path
+from vacant.daemon.scanner import WatchedScanner
+from vacant.daemon.server import Core, HttpServer, UnixServer, serve
+from vacant.daemon.watcher import Watcher, WatchLimit
+
+IDLE_ENV = "VACANT_DAEMON_IDLE_S"
+DEFAULT_IDLE_S = 30 * 60
+IDLE_CHECK_S = 60.0
+
+
+def _write_private(path: Path, data: dict) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle)
+    os.replace(temp, path)
+
+
+def ensure_config(root: Path) -> dict:
+    """The workspace's HTTP port and secret (0600), made once and kept: installed hooks name them."""
+    directory = daemon_dir(root)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = directory / "config.json"
+    config = read_json(path)
+    if config and isinstance(config.get("port"), int) and isinstance(config.get("secret"), str):
+        return config
+    config = {"port": _free_port(), "secret": secrets.token_hex(32)}
+    _write_private(path, config)
+    return config
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def running(root: Path) -> bool:
+    """True when a daemon holds the workspace's lock (a stale pid file alone does not count)."""
+    path = daemon_dir(root) / "lock"
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def request(root: Path, header: dict, body: bytes = b"", timeout: float = 10.0) -> dict:
+    """One request over the socket (raises OSError when no daemon answers)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(timeout)
+        conn.connect(socket_path(root))
+        conn.sendall(json.dumps(header).encode() + b"\n" + body)
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return json.loads(data)
+
+
+def stop(root: Path, timeout: float = 10.0) -> bool:
+    """Stop the workspace's daemon; True when one was running and is gone now."""
+    if not running(root):
+        return False
+    try:
+        request(root, {"op": "stop"}, timeout=timeout)
+    except (OSError, ValueError):
+        pid = (info(root) or {}).get("pid")
+        if isinstance(pid, int):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + timeout
+    while running(root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not running(root)
+
+
+class Daemon:
+    def __init__(self, root: Path, idle_s: float | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.state = ensure_state_dir(self.root)
+        self.dir = daemon_dir(self.root)
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.idle_s = idle_s if idle_s is not None else float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S))
+        os.chdir(self.root)  # platforms that read os.getcwd() (Codex) see the workspace, never a stray directory
+        self.done = threading.Event()
+        self.why = ""
+
+    def finish(self, why: str) -> None:
+        self.why = self.why or why
+        self.done.set()
+
+    def run(self) -> int:
+        lock = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock)
+            return 0  # one is running already
+        try:
+            return self._serve()
+        finally:
+            os.close(lock)
+
+    def _serve(self) -> int:
+        watcher = Watcher(self.root)
+        watcher.on_root_gone = lambda: self.finish("the workspace disappeared")
+        try:
+            watcher.start()
+        except WatchLimit as error:
+            log_error(self.root, f"vacant daemon: {error}; every full scan will be a recorded rescan")
+            watcher.mark_lost(str(error))
+        scanner = WatchedScanner(self.root, watcher, self.state)
+        core = Core(self.root, scanner)
+        config = ensure_config(self.root)
+        unix = UnixServer(socket_path(self.root), core, self.finish)
+        try:
+            http = HttpServer(config["port"], config["secret"], core)
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            log_error(self.root, f"vacant daemon: port {config['port']} is taken; serving HTTP on a random port "
+                                 "(the installed http hooks will not reach it: the command hooks and Stop reconcile)")
+            http = HttpServer(0, config["secret"], core)
+        serve(unix, "vacant-daemon-socket")
+        serve(http, "vacant-daemon-http")
+        _write_private(self.dir / "daemon.json", {"pid": os.getpid(), "port": http.server_address[1],
+                                                  "socket": socket_path(self.root), "started": time.time(),
+                                                  "root": str(self.root)})
+        try:
+            pointer.write(str(self.root), socket_path(self.root))
+        except OSError as error:  # the lean clients then take the slow path: slower, never wrong
+            log_error(self.root, f"vacant daemon: no pointer for the lean client: {error}")
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: self.finish("signal"))
+        self._wait(core)
+        watcher.stop()
+        for server in (unix, http):
+            server.server_close()
+        self._cleanup()
+        return 0
+
+    def _wait(self, core: Core) -> None:
+        while not self.done.wait(min(IDLE_CHECK_S, self.idle_s)):
+            if not self.root.is_dir() or not state_dir(self.root).is_dir():
+                self.finish("the workspace disappeared")
+            elif time.monotonic() - core.last_request >= self.idle_s:
+                self.finish(f"idle for {self.idle_s:g} s")
+
+    def _cleanup(self) -> None:
+        pointer.remove(str(self.root), socket_path(self.root))
+        mine = (info(self.root) or {}).get("pid") == os.getpid()
+        for path in ([self.dir / "daemon.json", Path(socket_path(self.root))] if mine else []):
+            try:
+                path.unlink()
+            except OSError:
+                pass

@@ -1,0 +1,75 @@
+"""Where a workspace's daemon keeps its files, and how to start one detached. Stdlib only: the
+lean client imports this on every call.
+
+`<state>/daemon/` (0700) holds `lock` (flocked by the live daemon for its whole life: the one-
+instance rule, and a killed daemon's lock is released by the kernel, so a stale pid or socket is
+recognised by taking the lock), `daemon.json` (pid, port, socket of the live daemon), `config.json`
+(0600: the workspace's HTTP port and secret, kept across restarts so installed hook URLs stay
+valid), `daemon.log`. The socket lives there too, unless that path is too long for AF_UNIX
+(108 bytes): then in a 0700 directory of the user's own under the temp directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import zlib
+from pathlib import Path
+
+from vacant.core.locations import state_dir
+
+SOCKET_MAX = 100
+SPAWN_GRACE_S = 10.0  # a client that just started a daemon does not start another one meanwhile
+
+
+def daemon_dir(root: Path) -> Path:
+    return state_dir(root) / "daemon"
+
+
+def socket_path(root: Path) -> str:
+    path = str(daemon_dir(root) / "sock")
+    if len(path.encode()) <= SOCKET_MAX:
+        return path
+    tag = f"{zlib.crc32(str(Path(root).resolve()).encode()):08x}{zlib.adler32(path.encode()):08x}"
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"vacant-{os.getuid()}", f"{tag}.sock")
+
+
+def read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def info(root: Path) -> dict | None:
+    """What the live (or last) daemon wrote about itself: pid, port, socket, started."""
+    return read_json(daemon_dir(root) / "daemon.json")
+
+
+def spawn(root: Path, reason: str = "client") -> bool:
+    """Start a daemon for `root`, detached, without waiting for it. False when one was started a
+    moment ago (it may still be coming up)."""
+    directory = daemon_dir(root)
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        marker = directory / "spawned"
+        try:
+            if time.time() - marker.stat().st_mtime < SPAWN_GRACE_S:
+                return False
+        except FileNotFoundError:
+            pass
+        marker.write_text(reason)
+        log = os.open(directory / "daemon.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                       (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)]
+            os.posix_spawn(sys.executable, [sys.executable, "-m", "vacant.daemon", str(root)], dict(os.environ),
+                           file_actions=actions, setsid=True)
+        finally:
+            os.close(log)
+        return True
+    except OSError:
+        return False

@@ -1,0 +1,317 @@
+"""The daemon's two doors, one set of rules, and the call they both lead to.
+
+- Unix socket (the lean client): mode 0600 in the state directory, and the peer's uid must be
+  ours (SO_PEERCRED). A request is one JSON header line `{"op": "hook", "platform", "env",
+  "length"}` followed by `length` payload bytes; the answer is one JSON line `{"status",
+  "stdout", "code"}` or `{"status", "error"}`. Ops: hook, status, stop.
+- HTTP on 127.0.0.1 (Claude's `http` hooks): `POST /hook/<platform>` with the workspace's secret
+  in `X-Vacant-Token` (compared in constant time) and a `Host` of 127.0.0.1 or localhost on our
+  own port (anything else is a DNS-rebinding attempt). The body is the hook payload; the answer's
+  body is what the command hook would print.
+
+Every malformed, oversized or unauthenticated request gets a 4xx and one line in the error log;
+nothing a request sends can crash the daemon, and a slow sender only ever holds its own thread
+(socket timeouts). A call for another workspace is refused (409): the client then falls back to
+the in-process path, and no other workspace's state is ever touched through this daemon.
+"""
+
+from __future__ import annotations
+
+import hmac
+import http.server
+import json
+import os
+import socket
+import socketserver
+import struct
+import threading
+import time
+from pathlib import Path
+
+from vacant.core.errlog import log_error
+from vacant.core.locations import find_root
+from vacant.daemon.client import CWD_ENV
+from vacant.daemon.scanner import WatchedScanner
+from vacant.hook import answer, parse_call
+from vacant.platforms.all_platforms import UnknownPlatform
+from vacant.record.recorder import Recorder
+
+MAX_BODY = 32 * 1024 * 1024  # a Read of a large file comes back whole in tool_response
+MAX_HEADER = 256 * 1024
+READ_TIMEOUT_S = 10.0
+TOKEN_HEADER = "X-Vacant-Token"
+
+
+class Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Core:
+    """What both doors call: one hook call answered against this workspace's watched scanner."""
+
+    def __init__(self, root: Path, scanner: WatchedScanner) -> None:
+        self.root = Path(root).resolve()
+        self.scanner = scanner
+        self.last_request = time.monotonic()
+        self.requests = 0
+        self.refused = 0
+        self.started = time.time()
+
+    def refuse(self, status: int, message: str, door: str) -> Refused:
+        self.refused += 1
+        log_error(self.root, f"vacant daemon ({door}): refused with {status}: {message}")
+        return Refused(status, message)
+
+    def hook(self, platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
+        self.last_request = time.monotonic()
+        self.requests += 1
+        try:
+            platform, call = parse_call(platform_name, raw, env)
+        except UnknownPlatform as error:
+            raise Refused(404, str(error)) from None
+        except (ValueError, TypeError, AttributeError) as error:
+            raise Refused(400, f"malformed payload: {type(error).__name__}: {error}") from None
+        if call.kind == "ignore":
+            return "", 0
+        client_cwd = env.get(CWD_ENV)  # platforms that find the workspace from the hook's cwd (Codex)
+        if client_cwd and not env.get("CLAUDE_PROJECT_DIR") and find_root(Path(client_cwd)).resolve() != self.root:
+            raise Refused(409, f"the hook ran in {client_cwd}, another workspace's directory")
+        if Path(call.workspace).resolve() != self.root:
+            raise Refused(409, f"call for another workspace ({call.workspace}); this daemon serves {self.root}")
+
+        def make_recorder(root, session_id, platform):
+            recorder = Recorder(self.root, session_id, platform, scanner=self.scanner)
+            self.scanner.log = recorder.log
+            return recorder
+
+        return answer(platform_name, platform, call, make_recorder, env)
+
+    def status(self) -> dict[str, object]:
+        from vacant.daemon.watcher import max_user_watches, watch_count  # cheap; status only
+
+        watcher = self.scanner.watcher
+        return {"pid": os.getpid(), "root": str(self.root), "started": self.started,
+                "requests": self.requests, "refused": self.refused,
+                "idle_s": round(time.monotonic() - self.last_request, 1),
+                "watching": watcher.alive, "events": watcher.events,
+                "watches": watch_count(), "max_user_watches": max_user_watches(),
+                "scans": dict(self.scanner.scans), "last_rescan": self.scanner.last_rescan,
+                "rss_kb": _rss_kb()}
+
+
+def _rss_kb() -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+# -- the unix socket ----------------------------------------------------------------------------
+
+
+class _UnixHandler(socketserver.StreamRequestHandler):
+    timeout = READ_TIMEOUT_S
+    server: "UnixServer"
+
+    def handle(self) -> None:
+        core = self.server.core
+        try:
+            self._check_peer()
+            if self.rfile.peek(3)[:3] == b"H1 ":
+                self._compact()
+                return
+            header = self._header()
+            reply = self._dispatch(header)
+        except Refused as refusal:
+            core.refuse(refusal.status, str(refusal), "socket")
+            reply = {"status": refusal.status, "error": str(refusal)}
+        except (OSError, socket.timeout) as error:
+            core.refuse(408, f"{type(error).__name__}: {error}", "socket")
+            return
+        except Exception as error:  # noqa: BLE001 - a request never takes the daemon down
+            log_error(core.root, f"vacant daemon (socket): {type(error).__name__}: {error}")
+            reply = {"status": 500, "error": f"{type(error).__name__}: {error}"}
+        try:
+            self.wfile.write(json.dumps(reply).encode() + b"\n")
+        except OSError:
+            pass
+
+    def _compact(self) -> None:
+        """The lean client's protocol (see client.py): no JSON on its side."""
+        core = self.server.core
+        try:
+            line = self.rfile.readline(1024)
+            parts = line.split()
+            if len(parts) != 4 or not line.endswith(b"\n"):
+                raise Refused(400, "malformed H1 request line")
+            platform = parts[1].decode("ascii", "replace")
+            env_length, length = int(parts[2]), int(parts[3])
+            if not (0 <= env_length <= MAX_HEADER and 0 <= length <= MAX_BODY):
+                raise Refused(413, f"request of {env_length} + {length} bytes is over the limits")
+            envb, raw = self.rfile.read(env_length), self.rfile.read(length)
+            if len(envb) != env_length or len(raw) != length:
+                raise Refused(400, "request cut short")
+            env = dict(item.split("=", 1) for item in envb.decode("utf-8", "surrogateescape").split("\0") if "=" in item)
+            stdout, code = core.hook(platform, raw, env)
+            status, body = 200, stdout.encode("utf-8", "surrogateescape")
+        except Refused as refusal:
+            core.refuse(refusal.status, str(refusal), "socket")
+            status, code, body = refusal.status, 0, b""
+        except ValueError as error:
+            core.refuse(400, f"malformed H1 request: {error}", "socket")
+            status, code, body = 400, 0, b""
+        except Exception as error:  # noqa: BLE001 - a request never takes the daemon down
+            log_error(core.root, f"vacant daemon (socket): {type(error).__name__}: {error}")
+            status, code, body = 500, 0, b""
+        try:
+            self.wfile.write(f"{status} {code} {len(body)}\n".encode() + body)
+        except OSError:
+            pass
+
+    def _check_peer(self) -> None:
+        creds = self.request.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+        if uid != os.getuid():
+            raise Refused(403, f"peer uid {uid} is not the workspace owner's")
+
+    def _header(self) -> dict:
+        line = self.rfile.readline(MAX_HEADER + 1)
+        if len(line) > MAX_HEADER or not line.endswith(b"\n"):
+            raise Refused(400, "request header missing or too long")
+        try:
+            header = json.loads(line)
+        except ValueError:
+            raise Refused(400, "request header is not JSON") from None
+        if not isinstance(header, dict):
+            raise Refused(400, "request header is not an object")
+        return header
+
+    def _dispatch(self, header: dict) -> dict:
+        core = self.server.core
+        op = header.get("op")
+        if op == "status":
+            return {"status": 200, **core.status()}
+        if op == "stop":
+            self.server.on_stop("asked to stop over the socket")
+            return {"status": 200}
+        if op != "hook":
+            raise Refused(400, f"unknown op {op!r}")
+        length, env, platform = header.get("length"), header.get("env"), header.get("platform")
+        if not isinstance(length, int) or not 0 <= length <= MAX_BODY:
+            raise Refused(413, f"payload length {length!r} outside 0..{MAX_BODY}")
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()) or not isinstance(platform, str):
+            raise Refused(400, "env must be an object of strings and platform a string")
+        raw = self.rfile.read(length)
+        if len(raw) != length:
+            raise Refused(400, f"payload cut short ({len(raw)} of {length} bytes)")
+        stdout, code = core.hook(platform, raw, env)
+        return {"status": 200, "stdout": stdout, "code": code}
+
+
+class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: str, core: Core, on_stop) -> None:
+        self.core = core
+        self.on_stop = on_stop
+        Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            os.unlink(path)  # stale: the caller holds the instance lock
+        except FileNotFoundError:
+            pass
+        old = os.umask(0o177)  # the socket is born 0600: no window where another user could connect
+        try:
+            super().__init__(path, _UnixHandler)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+
+
+# -- HTTP on 127.0.0.1 --------------------------------------------------------------------------
+
+
+class _HttpHandler(http.server.BaseHTTPRequestHandler):
+    timeout = READ_TIMEOUT_S
+    protocol_version = "HTTP/1.1"
+    server: "HttpServer"
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - http.server's signature
+        pass  # refusals go to the error log; accepted calls are in the step log
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _refuse(self, status: int, message: str) -> None:
+        self.server.core.refuse(status, message, "http")
+        self.close_connection = True
+        self._send(status, json.dumps({"error": message}).encode())
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        self._refuse(405, "only POST /hook/<platform>")
+
+    do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
+
+    def do_POST(self) -> None:  # noqa: N802
+        try:
+            platform, raw = self._admit()
+        except Refused as refusal:
+            self._refuse(refusal.status, str(refusal))
+            return
+        core = self.server.core
+        try:
+            stdout, _code = core.hook(platform, raw, {"CLAUDE_PROJECT_DIR": str(core.root)})
+        except Refused as refusal:
+            self._refuse(refusal.status, str(refusal))
+            return
+        except Exception as error:  # noqa: BLE001 - fail open, like the command hook
+            log_error(core.root, f"vacant daemon (http): {type(error).__name__}: {error}")
+            stdout = ""
+        self._send(200, stdout.encode())
+
+    def _admit(self) -> tuple[str, bytes]:
+        port = self.server.server_address[1]
+        if self.headers.get("Host", "") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            raise Refused(403, f"foreign Host {self.headers.get('Host')!r}")
+        token = self.headers.get(TOKEN_HEADER, "").encode()
+        if not hmac.compare_digest(token, self.server.secret):
+            raise Refused(401, f"missing or wrong {TOKEN_HEADER}")
+        parts = self.path.split("/")
+        if len(parts) != 3 or parts[1] != "hook" or not parts[2].isidentifier():
+            raise Refused(404, f"no such endpoint {self.path[:200]!r}")
+        try:
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            raise Refused(411, "Content-Length required") from None
+        if not 0 <= length <= MAX_BODY:
+            raise Refused(413, f"body of {length} bytes is over {MAX_BODY}")
+        raw = self.rfile.read(length)
+        if len(raw) != length:
+            raise Refused(400, "body cut short")
+        return parts[2], raw
+
+
+class HttpServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, port: int, secret: str, core: Core) -> None:
+        self.core = core
+        self.secret = secret.encode()
+        super().__init__(("127.0.0.1", port), _HttpHandler)
+
+    def handle_error(self, request, client_address) -> None:
+        log_error(self.core.root, f"vacant daemon (http): a request from {client_address} failed")
+
+
+def serve(server: socketserver.BaseServer, name: str) -> threading.Thread:
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 3600}, name=name, daemon=True)
+    thread.start()
+    return thread

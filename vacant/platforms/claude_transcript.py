@@ -1,0 +1,64 @@
+"""Claude's transcript read back at Stop: the tool calls that reached no hook.
+
+Claude treats an unreachable `http` hook as a non-blocking error and carries on, so with the
+daemon down a tool call can run with neither its Pre nor its Post recorded. At Stop the
+transcript holds every `tool_use` of the turn and, for each one that ran, its `tool_result`
+(written after the Post hooks; the Stop hook fires after them). `unhooked` returns the calls the
+run never heard of, with the outcome the transcript shows. Reads only the last
+TRANSCRIPT_TAIL bytes (a long session's earlier calls were reconciled by earlier Stops).
+Stdlib only (hot path: Stop runs through the hook entry).
+"""
+
+from __future__ import annotations
+
+import json
+
+from vacant.core.calls import BatchCall
+
+TRANSCRIPT_TAIL = 8 * 1024 * 1024
+
+
+def _lines(path: str):
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - TRANSCRIPT_TAIL))
+            data = handle.read()
+    except OSError:
+        return
+    for raw in data.split(b"\n"):
+        if b'"tool_use' not in raw and b'"tool_result' not in raw:
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        content = (line.get("message") or {}).get("content") if isinstance(line, dict) else None
+        if isinstance(content, list):
+            yield from (block for block in content if isinstance(block, dict))
+
+
+def _text(content: object) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def unhooked(transcript_path: str | None, known: set[str]) -> list[tuple[BatchCall, str]]:
+    """(call, outcome) for every tool_use in the transcript whose id is not in `known`; outcome
+    is ok or failed from its tool_result, unknown when there is none yet."""
+    if not transcript_path:
+        return []
+    uses: dict[str, BatchCall] = {}
+    results: dict[str, tuple[str, str]] = {}
+    for block in _lines(transcript_path):
+        if block.get("type") == "tool_use" and isinstance(block.get("id"), str) and block["id"] not in known:
+            uses.setdefault(block["id"], BatchCall(block["id"], str(block.get("name", "")), block.get("input"), ""))
+        elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            results[block["tool_use_id"]] = ("failed" if block.get("is_error") else "ok", _text(block.get("content")))
+    out = []
+    for key, call in uses.items():
+        outcome, text = results.get(key, ("unknown", ""))
+        out.append((call._replace(response_text=text), outcome))
+    return out
