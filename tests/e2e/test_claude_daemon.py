@@ -84,6 +84,12 @@ def test_killing_the_daemon_mid_run_the_gate_still_holds(tmp_path):
     assert len(held) == 1
     changes = {k for r in records if r["type"] == "change" for k in r["added"]}
     assert {"killed.txt", "after.txt"} <= changes  # nothing lost: found by scans and the Stop scan
+    # the killing step's PostToolUse went to the dead daemon: Stop found the step in the transcript
+    kill_step = next(r["step"] for r in records if r["type"] == "step_start" and "kill -9" in str(r["input"]))
+    reconciled = [r for r in records if r["type"] == "step_end" and r.get("reconciled") == "transcript"]
+    assert kill_step in [r["step"] for r in reconciled]  # (a later Post may miss the restarting daemon too)
+    coverage = json.loads(vacant(["report", "--json"], ws).stdout)["read_coverage"]
+    assert coverage["state"] == "partial" and f"{len(reconciled)} step(s) reached no hook" in coverage["why"]
     if lifecycle.running(ws):  # the first client that found none started a new one
         assert wait_running(ws)["pid"] != pid
         lifecycle.stop(ws)
