@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vacant.core.exitcodes import Exit
-from vacant.core.locations import ensure_state_dir, list_runs, run_dir, state_dir
+from vacant.core.locations import list_runs, mark_installed, run_dir, state_dir
 from vacant.core.progress import progress
 from vacant.do.watch import CommandDriver
 from vacant.platforms.all_platforms import load
@@ -148,7 +148,7 @@ class Runner:
     def run(self) -> Result:
         from vacant.policy.contract import load_contract
 
-        ensure_state_dir(self.root)
+        mark_installed(self.root, via="vacant do")  # the person ran `vacant do` here: record it
         contract = load_contract(self.root)
         budget = self.rounds if self.rounds is not None else (contract.stop.rounds if contract else 3)
         tmp = Path(tempfile.mkdtemp(prefix="vacant-do-"))

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import xxhash
 
+from vacant.core.safeio import open_regular
+
 DEFAULT_SIZE_CAP = 16 * 1024 * 1024
 # Owner-only: blobs hold file contents (docs/STORAGE.md); loose blobs are also read-only.
 DIR_MODE, PACK_MODE, BLOB_MODE = 0o700, 0o600, 0o400
@@ -158,10 +160,15 @@ class ObjectStore:
 
 def hash_file(path: str | bytes | Path, size: int) -> tuple[str, bytes | None]:
     """Hash a regular file; also return its bytes when small enough to keep in memory."""
-    with open(path, "rb") as handle:
+    with os.fdopen(open_regular(path, follow=False), "rb") as handle:  # a FIFO swapped in: refused, not read
         if size <= 4 * CHUNK:
-            data = handle.read()
-            return hash_bytes(data), data
+            data = handle.read(4 * CHUNK + 1)
+            if len(data) <= 4 * CHUNK:
+                return hash_bytes(data), data
+            digest = xxhash.xxh3_128(data)  # it grew since the stat: stream the rest
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+            return digest.hexdigest(), None
         digest = xxhash.xxh3_128()
         while chunk := handle.read(CHUNK):
             digest.update(chunk)
