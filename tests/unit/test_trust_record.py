@@ -141,8 +141,9 @@ def test_the_record_survives_cleanup_commands_run_for_real(tmp_path, trust_tally
 
 
 def held(ws: Path, command: str) -> set[str]:
+    kind, intent = CLAUDE.intent("Bash", {"command": command})  # as the platform reads it
     call = HookCall("tool_pre", "s1", ws, tool="Bash", tool_input={"command": command}, key="t", scope=None,
-                    cwd=str(ws))
+                    cwd=str(ws), tool_kind=kind, intent=intent)
     verdict = gate.classify(ws, call, policy_rules.load_policy(ws))
     return set() if verdict.kind == "pass" else {hit.rule for hit in verdict.action.hits}
 
