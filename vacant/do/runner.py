@@ -37,8 +37,8 @@ class Interrupted(Exception):
 
 
 def do_root(cwd: Path) -> Path:
-    """The workspace `vacant do` records: the nearest `.vacant/` ancestor inside the git top level
-    (a `.vacant/` above it belongs to an enclosing workspace), else the git top level, else `cwd`."""
+    """The workspace `vacant do` records: the nearest installed ancestor inside the git top level
+    (one above it is an enclosing workspace), else the git top level, else `cwd`."""
     from vacant.core.locations import find_root, new_root
 
     top, found = new_root(cwd), find_root(cwd)

@@ -1,4 +1,4 @@
-"""The ask book: one card per ACT action that waits for a person, under `.vacant/asks/`.
+"""The ask book: one card per ACT action that waits for a person, under `asks/` in the state directory.
 
 A card (`ask#N`) holds the receipts of what would run (the command or arm, its working
 directory, what it may change), who asked (run, step key), and the person's answer, signed with

@@ -1,4 +1,4 @@
-"""Content-addressed blob store (`.vacant/objects/`), keyed by xxh3-128, each blob written once.
+"""Content-addressed blob store (`objects/` in the state directory), keyed by xxh3-128, each blob written once.
 
 Two layouts, like git's loose objects and packs. A hook that stores a few new contents writes
 loose blobs (`ab/cdef…`, temp file + rename). A full scan stores everything new in one pack
