@@ -275,3 +275,18 @@ def test_nothing_is_created_for_a_directory_vacant_was_never_installed_in(tmp_pa
         assert not (Path(os.environ["VACANT_HOME"]) / "workspaces").exists()
         trust_tally("8 no state outside an installed workspace", True)
     shutil.rmtree(tmp_path / "never")
+
+
+# forms the gate reads as text cannot see through: code run by an interpreter (docs/TRUST.md, docs/GATE.md)
+LIMIT_FORMS = [
+    "python3 -c 'import shutil; shutil.rmtree(\".claude\")'",
+    "node -e 'require(\"fs\").rmSync(\".claude\", {recursive: true})'",
+    "perl -e 'unlink \".claude/settings.local.json\"'",
+]
+
+
+@pytest.mark.parametrize("command", LIMIT_FORMS)
+def test_interpreter_forms_are_a_documented_limit(guarded_ws, trust_tally, command):
+    rules = held(guarded_ws, command)
+    trust_tally("1 record-delete forms held", True if rules else None)  # None: a documented limit
+    assert "code run by an interpreter" in (Path(__file__).resolve().parents[2] / "docs" / "TRUST.md").read_text().lower()
