@@ -290,3 +290,14 @@ def test_interpreter_forms_are_a_documented_limit(guarded_ws, trust_tally, comma
     rules = held(guarded_ws, command)
     trust_tally("1 record-delete forms held", True if rules else None)  # None: a documented limit
     assert "code run by an interpreter" in (Path(__file__).resolve().parents[2] / "docs" / "TRUST.md").read_text().lower()
+
+
+def test_a_workspace_that_becomes_a_git_repository_keeps_its_record(tmp_path, trust_tally):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    mark_installed(ws)
+    log = record_a_run(ws)
+    before = log.records()
+    git_repo(ws)  # `git init` after `vacant init`
+    assert StepLog(run_dir(ws, "s1")).records() == before and installed(ws) and list_runs(ws)
+    trust_tally("1 record location", True)

@@ -88,8 +88,17 @@ def external_state_dir(root: Path) -> Path:
 
 
 def _new_state_dir(root: Path) -> Path:
+    """In git's directory; but a workspace installed before it became a git repository (`git init`
+    after `vacant init`) keeps its state where it was installed."""
     gitdir = git_dir(Path(root))
-    return gitdir / GIT_STATE_NAME if gitdir is not None else external_state_dir(root)
+    if gitdir is None:
+        return external_state_dir(root)
+    inside_git = gitdir / GIT_STATE_NAME
+    if not (inside_git / INSTALL_RECORD).is_file():
+        outside = external_state_dir(root)
+        if (outside / INSTALL_RECORD).is_file():
+            return outside
+    return inside_git
 
 
 def legacy_state_dir(root: Path) -> Path:
