@@ -77,7 +77,7 @@ def test_project_scope_writes_no_path_of_this_machine(ws, capsys, monkeypatch):
 def test_uninstall_all_removes_the_state_directory_and_says_what_remains(ws, capsys, monkeypatch):
     vacant(capsys, monkeypatch, "init", "--platform", "claude")
     state = state_dir(ws)
-    assert state.is_dir() and state.parent.name == ".git"  # out of cleanup's reach
+    assert state.is_dir() and state.parent != ws  # never in the work tree, out of cleanup's reach
     code, out, _ = vacant(capsys, monkeypatch, "uninstall", "--all")
     assert code == 0 and "left outside this workspace" in out
     assert sorted(entry.name for entry in ws.iterdir()) == [".git"] and not state.exists()
