@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from vacant.core.locations import mark_installed, state_dir
 from vacant.platforms.settings_file import hook_command
 
 PYTHON = sys.executable
@@ -108,13 +109,15 @@ def main() -> None:
     try:
         for i in range(20):
             (small / f"f{i}.txt").write_text("small file\n" * i)
+        mark_installed(small)  # hooks record only in an installed workspace
         report(f"small workspace ({args.reps} reps)", measure(small, args.reps))
-        refuse_failed_open(small / ".vacant")
+        refuse_failed_open(state_dir(small))
     finally:
         shutil.rmtree(small, ignore_errors=True)
     if tree:
         state = Path(tempfile.mkdtemp(prefix="vacant-bench-state-"))
         os.environ["VACANT_STATE_DIR"] = str(state)  # keep the tree itself untouched
+        mark_installed(tree)
         try:
             report(f"large tree {tree} ({max(5, args.reps // 3)} reps)", measure(tree, max(5, args.reps // 3)))
             refuse_failed_open(state)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
@@ -69,7 +70,14 @@ for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, 
     module.register(app)
 
 
+def one_line_warning(message, category, filename, lineno, line=None) -> str:  # noqa: ANN001 - the warnings API
+    """A warning as one line for a person: `vacant: warning: …`, never a file name or source line."""
+    text = " ".join(str(message).split())
+    return f"vacant: warning: {text}\n"
+
+
 def main() -> None:
+    warnings.formatwarning = one_line_warning
     try:
         code = app(standalone_mode=False)  # click returns a raised Exit's code here
         sys.exit(code if isinstance(code, int) else 0)

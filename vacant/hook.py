@@ -1,10 +1,11 @@
 """`vacant-hook PLATFORM`: the entry every platform hook calls, payload on stdin.
 
 The hot path: it imports the standard library and xxhash only (a test inspects sys.modules).
-Recorder hooks fail open: any internal error goes to `.vacant/errors.log`, the hook prints
-nothing and exits 0, and the agent carries on. The gate does not: a PreToolUse call that might be
-ACT is denied when vacant fails while handling it (vacant/policy/gate.py `fail_closed`). The hook bounds
-its own work with an alarm.
+Recorder hooks fail open: any internal error goes to `errors.log` in the state directory, the
+hook prints nothing and exits 0, and the agent carries on. A hook in a directory vacant was never
+installed in (vacant.core.locations.installed_root) records nothing and creates nothing. The gate
+does not fail open: a PreToolUse call that might be ACT is denied when vacant fails while handling
+it (vacant/policy/gate.py `fail_closed`). The hook bounds its own work with an alarm.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from vacant.core.calls import HookCall, Response
 from vacant.core.errlog import log_error
+from vacant.core.locations import installed_root
 from vacant.platforms.all_platforms import load
 from vacant.policy.gate import fail_closed
 from vacant.record.recorder import DO_ENV, Recorder
@@ -108,6 +110,10 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
         log_error(_root_of(env), f"vacant-hook {platform_name}: could not read the payload "
                                  f"({type(error).__name__}: {str(error)[:200]}); denied: it may be a pre-tool call")
         return denied
+    root = installed_root(Path(call.workspace)) if call.workspace else None
+    if root is None:  # never installed here (or a bogus cwd such as /etc): record nothing, create nothing
+        return platform.render(call, Response())
+    call.workspace = root
     if call.kind in ("stop", "subagent_stop"):
         signal.alarm(STOP_BUDGET_S)  # the Stop pipeline keeps to its own, smaller budget
     return answer(platform_name, platform, call, Recorder, env)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import xxhash
+from vacant.core.locations import state_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 AGENTS_DIR = REPO_ROOT / "fixtures" / "agents"
@@ -145,7 +146,7 @@ class RecordedRun:
         return RunView.build(self.log())
 
     def errors(self) -> str:
-        path = self.workspace / ".vacant" / "errors.log"
+        path = state_dir(self.workspace) / "errors.log"
         return path.read_text() if path.exists() else ""
 
 

@@ -18,6 +18,7 @@ from vacant_run import make_workspace, vacant
 
 from vacant.policy.asks import AGENT_ENV, WHY
 from vacant.policy.rules import ANSWER_REFUSAL
+from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -168,4 +169,4 @@ def test_act_arm_marker_pause_approve_once_stale_and_ids(tmp_path):
     ambiguous = vacant(["ask", "step#1"], ws, env=person, check=False)
     assert ambiguous.returncode == 3 and "names 2 things" in ambiguous.stderr
     assert vacant(["ask", f"{session}#1"], ws, env=person).returncode == 0
-    assert (ws / ".vacant" / "errors.log").exists() is False
+    assert (state_dir(ws) / "errors.log").exists() is False

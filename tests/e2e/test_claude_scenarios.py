@@ -11,6 +11,7 @@ import pytest
 from claude_harness import FakeUpstream, run_claude_p
 from scenarios import NAMES, Outcome, assert_planted, load, seed
 from vacant_run import make_workspace, vacant
+from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e
 FEEDBACK_MARKER = "Stop hook feedback:"
@@ -32,7 +33,7 @@ def run_scenario(tmp_path, name: str, monkeypatch) -> tuple[dict, Outcome]:
             assert proc.returncode == 0, proc.stderr
             session = json.loads(proc.stdout)["session_id"]
         requests = upstream.requests()
-    errors = workspace / ".vacant" / "errors.log"
+    errors = state_dir(workspace) / "errors.log"
     assert not errors.exists(), errors.read_text()
     return scenario, Outcome.read(workspace, requests, dict(os.environ, HOME=str(home)))
 

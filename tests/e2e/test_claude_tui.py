@@ -11,6 +11,7 @@ import pytest
 from claude_harness import FakeUpstream, claude_binary, claude_env, tool, turn
 from harness import summary, text
 from vacant_run import ClaudeRun, make_workspace, run_scripted
+from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -50,7 +51,7 @@ def test_tui_records_the_same_steps_as_print_mode(tmp_path):
         pane = session.active_window.active_pane
         screen = lambda: "\n".join(pane.capture_pane() or [])  # noqa: E731
         run = ClaudeRun(workspace, home, upstream, None)
-        wait_for(lambda: (workspace / ".vacant" / "runs").exists() and any((workspace / ".vacant" / "runs").iterdir()),
+        wait_for(lambda: (state_dir(workspace) / "runs").exists() and any((state_dir(workspace) / "runs").iterdir()),
                  60, "SessionStart to be recorded", screen)
         time.sleep(1.0)  # let the input box take focus
         pane.send_keys("make hello", enter=False, literal=True)

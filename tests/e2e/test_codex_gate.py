@@ -30,6 +30,7 @@ from harness import LOOK, MARK, marks, text
 
 from vacant.policy.asks import AGENT_ENV, WHY
 from vacant.policy.rules import ANSWER_REFUSAL
+from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -146,4 +147,4 @@ def test_act_arm_marker_on_codex(scratch):
         stale = blocked_payload(outputs(upstream)["call_mark_4"])
         assert stale["code"] == "APPROVAL_STALE" and stale["stale"]["askId"] == "ask#2"
         assert "ask#2  stale" in vacant(["ask", "ask#2"], ws, env=person).stdout
-    assert not (ws / ".vacant" / "errors.log").exists()
+    assert not (state_dir(ws) / "errors.log").exists()

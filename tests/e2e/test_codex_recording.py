@@ -24,6 +24,7 @@ from codex_harness import (
     vacant,
 )
 from harness import BEHIND_THE_BACK, assert_out_of_band, h, summary, text
+from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e
 SANDBOX_MOUNT_POINTS = {".agents", ".aws", ".codex"}
@@ -200,7 +201,7 @@ def test_trust_doctor_and_uninstall(scratch):
         proc = run_codex_exec(ws, scratch.codex_home, up, "go", home=scratch.home, vacant_home=scratch.vacant_home)
     assert proc.returncode == 0, proc.stderr
     assert (ws / "hi.txt").exists() and "hook: " not in proc.stderr
-    assert not list((ws / ".vacant" / "runs").glob("*/events.jsonl"))
+    assert not list((state_dir(ws) / "runs").glob("*/events.jsonl"))
 
     # the offline trust (hashes computed the way Codex does) makes them fire
     config.write_text(offline_trust)

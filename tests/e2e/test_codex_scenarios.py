@@ -25,6 +25,7 @@ from codex_harness import (
 )
 from scenarios import Outcome, assert_planted, load, names, seed
 from vacant_run import vacant
+from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e
 FEEDBACK_MARKER = "<hook_prompt"
@@ -61,7 +62,7 @@ def run_scenario(scratch: CodexScratch, name: str, monkeypatch, scenario: dict |
     with FakeResponses({"turns": scenario["turns"]}, scratch.path / "upstream") as upstream:
         processes = run_rounds(scratch, scenario, workspace, upstream)
         requests = upstream.requests()
-    errors = workspace / ".vacant" / "errors.log"
+    errors = state_dir(workspace) / "errors.log"
     assert not errors.exists(), errors.read_text()
     env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
     return scenario, Outcome.read(workspace, requests, env), processes

@@ -26,6 +26,7 @@ from codex_harness import (
 )
 from opencode_harness import opencode_binary, opencode_env, write_opencode_config
 from scenarios import SCENARIOS
+from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -164,7 +165,7 @@ def test_claude_rounds_until_green(plain_scratch):
     assert len(sessions) == 1 and [r["source"] for r in log if r["type"] == "run_start"] == ["startup", "resume"]
     assert report(workspace)["read_coverage"]["state"] == "complete"  # its own continuation is observed context
     assert person_files(scratch, workspace) == before and no_temp_left(scratch) == []
-    assert not (workspace / ".vacant" / "errors.log").exists()
+    assert not (state_dir(workspace) / "errors.log").exists()
 
 
 def test_claude_never_fixed_is_stopped_by_the_round_budget(plain_scratch):
@@ -241,7 +242,7 @@ def test_codex_rounds_until_green_then_a_budget(scratch):
     assert len({r["session"] for r in log if r["type"] == "run_start"}) == 1
     assert resumed[0]["headers"]["session-id"] == requests[0]["headers"]["session-id"]
     assert person_files(scratch, workspace) == before and no_temp_left(scratch) == []
-    assert not (workspace / ".vacant" / "errors.log").exists()
+    assert not (state_dir(workspace) / "errors.log").exists()
 
 
 def test_codex_never_fixed_is_stopped_by_the_round_budget(scratch):

@@ -19,6 +19,7 @@ from opencode_harness import (
     write_opencode_config,
 )
 from test_do import FEEDBACK, FILES, log_of, person_files, report, rounds, vacant_do
+from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -94,7 +95,7 @@ def test_planted_error_on_opencode(plain_scratch):
 
     assert person_files(scratch, workspace) == before
     assert not (workspace / ".opencode").exists()
-    assert not (workspace / ".vacant" / "errors.log").exists()
+    assert not (state_dir(workspace) / "errors.log").exists()
 
 
 def test_installed_plugin_records_and_reports_at_idle(plain_scratch):
@@ -126,4 +127,4 @@ def test_installed_plugin_records_and_reports_at_idle(plain_scratch):
     removed = subprocess.run([*vacant, "uninstall", "--platform", "opencode"], cwd=workspace, env=env,
                              capture_output=True, text=True)
     assert removed.returncode == 0 and not plugin.exists()
-    assert not (workspace / ".vacant" / "errors.log").exists()
+    assert not (state_dir(workspace) / "errors.log").exists()

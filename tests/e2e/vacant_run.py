@@ -28,6 +28,9 @@ def make_workspace(tmp_path: Path, files: dict[str, str] | None = None) -> tuple
         (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
         (workspace / rel).write_text(text)
     isolated_home(home, workspace)
+    # a git workspace: vacant's state lives in .git/vacant, the same for every process of the test
+    # whatever VACANT_HOME each one has (a non-git workspace keeps it under VACANT_HOME)
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
     env = dict(os.environ, HOME=str(home), VACANT_HOME=str(home / "vacant-data"))
     vacant(["init", "--platform", "claude"], workspace, env=env)
     return workspace, home

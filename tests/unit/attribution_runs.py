@@ -37,6 +37,7 @@ from unittest import mock
 import pytest
 from hypothesis import strategies as st
 
+from vacant.core.locations import mark_installed, state_dir
 from vacant import hook
 from vacant.core.calls import HookCall
 from vacant.platforms.codex import payloads as codex_payloads
@@ -482,7 +483,7 @@ def expect(driver: Driver) -> list[Expected]:
 
 
 def observed(root: Path, session: str) -> tuple[list[Expected], dict, list[dict]]:
-    run_dir = root / ".vacant" / "runs" / session
+    run_dir = state_dir(root) / "runs" / session
     report = json.loads((run_dir / "report.json").read_text())
     log = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     keys = {r["step"]: r["key"].split("/")[-1] for r in log if r["type"] == "step_start"}
@@ -502,7 +503,7 @@ def reads_hold_only_their_origin(root: Path, log: list[dict], driver: Driver) ->
     from vacant.attribute.replay import Timeline
     from vacant.store.run import RunView
 
-    store = ObjectStore(root / ".vacant" / "objects")
+    store = ObjectStore(state_dir(root) / "objects")
     timeline = Timeline.of(RunView.build(log), store)
     for read in (r for r in log if r["type"] == "read"):
         data = store.get(read["object"])
@@ -542,6 +543,7 @@ def recorded(plan: Plan) -> Iterator[tuple[Driver, Path]]:
             mock.patch.object(Recorder, "_probe_in_background", lambda self: None):
         root = Path(scratch) / "ws"
         root.mkdir()
+        mark_installed(root)  # `vacant init`: hooks record only in an installed workspace
         driver = play(plan, root)
         driver.claude("Stop", stop_hook_active=False)
         yield driver, root

@@ -22,6 +22,7 @@ import os
 
 # daemons the hook clients start in test workspaces must not outlive the suite by 30 min
 os.environ.setdefault("VACANT_DAEMON_IDLE_S", "60")
+from vacant.core.locations import mark_installed
 
 
 @pytest.fixture
@@ -44,10 +45,14 @@ def ws_files() -> dict[str, str | bytes | None]:
 
 
 @pytest.fixture
-def ws(tmp_path, ws_files) -> Path:
-    """The workspace ``tmp_path/ws``, made with ``ws_files`` in it."""
+def ws(tmp_path, ws_files, request) -> Path:
+    """The workspace ``tmp_path/ws``, made with ``ws_files`` in it, and vacant installed in it (its
+    install record in the state directory, as `vacant init` writes it: hooks record only there)."""
+    if "isolated_home" in request.fixturenames:
+        request.getfixturevalue("isolated_home")  # the install record goes to the isolated data dir
     root = tmp_path / "ws"
     root.mkdir()
+    mark_installed(root)
     for rel, content in ws_files.items():
         path = root / rel
         if content is None:
@@ -59,3 +64,27 @@ def ws(tmp_path, ws_files) -> Path:
         else:
             path.write_text(content)
     return root
+
+
+# -- the hostile corpora's tally (issue 11): cases per class, held as designed, documented limits ---
+
+TRUST_TALLY: dict[str, dict[str, int]] = {}
+
+
+@pytest.fixture
+def trust_tally():
+    """Count a hostile case: tally(cls, held=True|False|None) (None: a documented limit)."""
+    def tally(cls: str, held: bool | None) -> None:
+        row = TRUST_TALLY.setdefault(cls, {"cases": 0, "held": 0, "limit": 0})
+        row["cases"] += 1
+        row["held" if held else "limit"] += 1 if held or held is None else 0
+    return tally
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not TRUST_TALLY:
+        return
+    terminalreporter.write_sep("-", "hostile corpus (issue 11): cases / held as designed / documented limits")
+    for cls in sorted(TRUST_TALLY):
+        row = TRUST_TALLY[cls]
+        terminalreporter.write_line(f"{cls}: {row['cases']} cases, {row['held']} held, {row['limit']} documented limit")

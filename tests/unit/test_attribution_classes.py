@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from attribution_runs import Plan, fast_home, recorded  # noqa: F401 - fast_home is a fixture
 
+from vacant.core.locations import state_dir
 from vacant.attribute.lineage import introduced_value
 from vacant.attribute.replay import Timeline
 from vacant.commands.report import render_report
@@ -30,13 +31,13 @@ def plan(**fields) -> Plan:
 
 
 def report_of(root: Path, session: str, stop: int | None = None) -> dict:
-    run_dir = root / ".vacant" / "runs" / session
+    run_dir = state_dir(root) / "runs" / session
     path = run_dir / "report.json" if stop is None else run_dir / "reports" / f"{stop:04d}.json"
     return json.loads(path.read_text())
 
 
 def log_of(root: Path, session: str) -> list[dict]:
-    text = (root / ".vacant" / "runs" / session / "events.jsonl").read_text()
+    text = (state_dir(root) / "runs" / session / "events.jsonl").read_text()
     return [json.loads(line) for line in text.splitlines()]
 
 
@@ -90,7 +91,7 @@ def test_a_file_read_by_a_command_holds_the_file_before_the_step():
     the command read is the two lines."""
     with recorded(plan(origin="shell_sed")) as (driver, root):
         log = log_of(root, driver.session)
-        store = ObjectStore(root / ".vacant" / "objects")
+        store = ObjectStore(state_dir(root) / "objects")
         reads = {r["origin"]: store.get(r["object"]).decode() for r in log if r["type"] == "read"
                  and r["step"] is not None and "ext.txt" in r["ref"]}
         finding = the_check(report_of(root, driver.session))

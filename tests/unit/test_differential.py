@@ -26,6 +26,7 @@ from attribution_runs import (  # noqa: F401 - fast_home is a fixture
 )
 from hypothesis import HealthCheck, given, settings
 
+from vacant.core.locations import state_dir
 from vacant.attribute.stop import AsOf, Pipeline
 from vacant.policy.contract import load_contract
 
@@ -48,7 +49,7 @@ def test_generated_runs_agree_with_the_oracle(plan: Plan) -> None:
         blamed = sum(1 for r in log if r["type"] == "review" and r["score"] == 0)
         assert blamed == provable, shown(plan, driver, log)
         if plan.rerun:
-            run_dir = root / ".vacant" / "runs" / driver.session
+            run_dir = state_dir(root) / "runs" / driver.session
             first = json.loads((run_dir / "reports" / "0001.json").read_text())
             again = Pipeline(root, run_dir, load_contract(root), as_of=AsOf.of_report(first)).run()
             assert [(f["id"], f["level"], f["step"]) for f in again["findings"]] == \

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from vacant.core.exitcodes import Exit
+from vacant.core.locations import mark_installed
 from vacant.do import runner, watch
 from vacant.platforms import claude, opencode
 from vacant.platforms import driver as do_driver
@@ -144,7 +145,8 @@ def test_pick_platform_rejects_unknown():
 
 def test_do_root_prefers_the_git_top_over_an_enclosing_workspace(tmp_path):
     outer = tmp_path / "outer"
-    (outer / ".vacant").mkdir(parents=True)
+    outer.mkdir()
+    mark_installed(outer)  # an enclosing workspace vacant was installed in
     repo = outer / "repo"
     (repo / "sub").mkdir(parents=True)
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)

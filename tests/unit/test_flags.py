@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.locations import state_dir
+
 from vacant.core.findings import finding_id
 from vacant.policy.flags import (
+    audit,
     FlagError,
     add_flag,
     flags_dir,
@@ -46,8 +49,7 @@ def test_a_flag_records_hash_range_exact_text_time_and_note(ws):
     assert stored["text"] == "Total sales: 1250\nGrowth: 12%"
     assert stored["note"] == "the total is wrong"
     assert stored["at"][:2] == "20" and len(stored["signature"]) == 64
-    assert (ws / ".vacant" / ".gitignore").read_text() == "*\n"
-
+    assert state_dir(ws) not in ws.parents  # vacant's state is never inside the workspace
 
 def test_single_line_whole_file_and_cwd_relative_specs(ws):
     (ws / "src").mkdir()
@@ -122,6 +124,10 @@ def test_empty_note_empty_file_and_vacant_state_are_refused(ws):
     with pytest.raises(FlagError, match="empty"):
         add_flag(ws, "empty.txt", "nothing here")
     add_flag(ws, "report.md:1", "creates the state dir")
+    (state_dir(ws) / "note.txt").write_text("x\n")
+    with pytest.raises(FlagError, match="outside the workspace"):
+        add_flag(ws, f"{state_dir(ws)}/note.txt:1", "nope")
+    (ws / ".vacant").mkdir()  # a legacy state directory is vacant's own too
     (ws / ".vacant" / "note.txt").write_text("x\n")
     with pytest.raises(FlagError, match="vacant's or git's own state"):
         add_flag(ws, ".vacant/note.txt:1", "nope")
@@ -196,14 +202,17 @@ def tamper(ws: Path, flag_id: str, **changes) -> None:
     {"signature": ""},
     {"extra": "field"},
 ])
-def test_a_tampered_flag_is_ignored_with_a_warning_naming_it(ws, changes):
+def test_a_tampered_flag_still_stands_from_the_signed_ledger(ws, changes):
     flag = add_flag(ws, "report.md:3", "wrong")
     tamper(ws, flag.id, **changes)
     with pytest.warns(UserWarning, match=flag.id):
-        assert standing_flags(ws) == []
+        [(standing, _finding)] = standing_flags(ws)
+    assert standing.to_json() == flag.to_json()  # the person's own words, not the edited file's
     assert states(ws) == {flag.id: "tampered"}
-    with pytest.raises(FlagError, match="does not verify"):
-        withdraw(ws, flag.id)
+    [problem] = audit(ws)[1]
+    assert problem["kind"] == "flag-tampered" and problem["flag"] == flag.id
+    withdraw(ws, flag.id)  # the person can still withdraw it: the file is rewritten, signed
+    assert audit(ws)[1] == [] and states(ws) == {flag.id: "withdrawn"}
 
 
 def test_unparseable_renamed_and_foreign_flags_are_tampered(ws, tmp_path, monkeypatch):
@@ -217,8 +226,10 @@ def test_unparseable_renamed_and_foreign_flags_are_tampered(ws, tmp_path, monkey
     assert states(ws)[forged.id] == "tampered"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert standing_flags(ws) == []
-    assert len(caught) == 3
+        assert [f.id for f, _ in standing_flags(ws)] == [flag.id]  # the renamed one stands from the ledger
+    kinds = sorted(problem["kind"] for problem in audit(ws)[1])
+    assert kinds == ["flag-tampered", "flag-unsigned", "flag-unsigned", "flag-unsigned", "ledger-altered"]
+    assert len(caught) == 5
 
 
 def test_flags_of_the_live_workspace_evaluated_on_a_scratch_copy(ws, tmp_path):

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.locations import state_dir
+
 from vacant import hook
 from vacant.core.calls import HookCall
 from vacant.platforms.all_platforms import PLATFORMS
@@ -321,7 +323,7 @@ def test_gate_self(ws):
                               policy_rules.load_policy(ws))
     assert same_gate.kind == "pass"
     assert "gate-self" in rules(ws, "echo '[gate]' >> vacant.toml")
-    assert "gate-self" in rules(ws, "rm -rf .vacant")
+    assert "gate-self" in rules(ws, f"rm -rf {state_dir(ws)}")
     assert "gate-self" in rules(ws, "sed -i s/x/y/ .claude/settings.local.json")
     assert rules(ws, "cat vacant.toml .vacant/asks/ask-1.json") == set()
 
@@ -366,7 +368,7 @@ def test_an_unreadable_policy_fails_closed(ws):
 def test_the_policy_parse_is_cached_by_content(ws):
     (ws / "vacant.toml").write_text('[gate]\nremove = ["git-push"]\n')
     assert rules(ws, "git push") == set()
-    cache = ws / ".vacant" / "gate-policy.json"
+    cache = state_dir(ws) / "gate-policy.json"
     assert json.loads(cache.read_text())["table"] == {"remove": ["git-push"]}
     (ws / "vacant.toml").write_text('[gate]\nremove = ["deploy"]\n')  # same size class, new content
     assert rules(ws, "git push") == {"git-push"}
@@ -425,7 +427,7 @@ def test_the_gate_stays_on_the_hot_path(ws, command):
                           check=True, env=env)
     extra, _ = json.loads(proc.stdout)
     assert extra == [], f"the gate imported non-stdlib modules: {extra}"
-    assert not (ws / ".vacant" / "errors.log").exists()
+    assert not (state_dir(ws) / "errors.log").exists()
 
 
 def test_an_internal_error_denies_an_act_action(ws, monkeypatch):
@@ -436,7 +438,7 @@ def test_an_internal_error_denies_an_act_action(ws, monkeypatch):
     out = run_hook(ws, {"tool_name": "Bash", "tool_input": {"command": "git push"}})
     assert out["permissionDecision"] == "deny"
     assert out["permissionDecisionReason"] == policy_rules.FAILED.format(error="RuntimeError: boom")
-    assert "gate: RuntimeError: boom" in (ws / ".vacant" / "errors.log").read_text()
+    assert "gate: RuntimeError: boom" in (state_dir(ws) / "errors.log").read_text()
     # a tool that writes nothing is not held back by vacant's own error
     assert run_hook(ws, {"tool_name": "Read", "tool_input": {"file_path": str(ws / "x")}, "tool_use_id": "t2"}) is None
 
@@ -454,7 +456,7 @@ def test_when_the_recorder_fails_an_act_action_is_still_denied(ws, monkeypatch):
         run_hook(ws, {"tool_name": "Bash", "tool_input": {"command": "ls"}})
     assert run_hook(ws, {"tool_name": "Bash", "tool_input": {"command": "vacant approve ask#1"}})[
         "permissionDecisionReason"] == policy_rules.ANSWER_REFUSAL
-    assert "the call was denied" in (ws / ".vacant" / "errors.log").read_text()
+    assert "the call was denied" in (state_dir(ws) / "errors.log").read_text()
 
 
 def test_a_held_lock_denies_an_act_action_within_the_hook_budget(ws):
@@ -462,8 +464,8 @@ def test_a_held_lock_denies_an_act_action_within_the_hook_budget(ws):
     import fcntl
     import time
 
-    state = ws / ".vacant"
-    state.mkdir()
+    state = state_dir(ws)
+    state.mkdir(exist_ok=True)
     holder = open(state / "lock", "w")
     fcntl.flock(holder, fcntl.LOCK_EX)
     try:

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from vacant.core.locations import state_dir
 import xxhash
 
 from vacant.store import hasher
@@ -35,7 +37,7 @@ def scan(root: Path, paths=None):
 
 
 def entries(root: Path) -> dict:
-    return Index(root / ".vacant" / "index").entries()
+    return Index(state_dir(root) / "index").entries()
 
 
 def write(path: Path, data: bytes, mtime_ns: int | None = None) -> Path:
@@ -214,7 +216,7 @@ def test_symlink_out_of_the_workspace_is_recorded_not_followed(ws, tmp_path, has
     os.symlink("../outside/secret.txt", ws / "rel")
     os.symlink("nowhere/at/all", ws / "dangling")
     write(ws / "real.txt", b"mine")
-    store = ObjectStore(ws / ".vacant" / "objects")
+    store = ObjectStore(state_dir(ws) / "objects")
 
     result = scan(ws)
     assert set(result.added) == {"out", "rel", "dangling", "real.txt"}
@@ -359,7 +361,7 @@ def test_non_utf8_names_are_recorded_saved_and_restored(ws, tmp_path):
     assert set(entries(ws)) == rels
 
     scratch = tmp_path / "scratch"
-    store = ObjectStore(ws / ".vacant" / "objects")
+    store = ObjectStore(state_dir(ws) / "objects")
     assert materialize(saved, scratch, store, live=ws) == []
     raw_scratch = os.fsencode(scratch)
     for name, data in names.items():
@@ -530,7 +532,7 @@ def test_corrupt_index_is_rebuilt_with_a_warning(ws, capsys, garbage):
     write(ws / "b" / "c.txt", b"c")
     scan(ws)
     capsys.readouterr()
-    index_path = ws / ".vacant" / "index"
+    index_path = state_dir(ws) / "index"
     index_path.write_bytes(garbage)
 
     result = scan(ws, ["a.txt"])  # a scoped scan (a Write hook) must not crash on it either
@@ -551,7 +553,7 @@ def test_corrupt_overlay_is_rebuilt_with_a_warning(ws, capsys):
     scan(ws)
     write(ws / "a.txt", b"a2")
     scan(ws, ["a.txt"])
-    (ws / ".vacant" / "index.overlay").write_bytes(b"[1, 2,")
+    (state_dir(ws) / "index.overlay").write_bytes(b"[1, 2,")
     result = scan(ws)
     assert "rebuilding" in capsys.readouterr().err
     assert result.errors == []
@@ -559,13 +561,13 @@ def test_corrupt_overlay_is_rebuilt_with_a_warning(ws, capsys):
 
 
 def state_files(root: Path) -> list[str]:
-    return sorted(path.name for path in (root / ".vacant").iterdir())
+    return sorted(path.name for path in state_dir(root).iterdir())
 
 
 def test_index_is_replaced_atomically(ws, monkeypatch):
     write(ws / "a.txt", b"a")
     scan(ws)
-    index_path = ws / ".vacant" / "index"
+    index_path = state_dir(ws) / "index"
     inode = index_path.stat().st_ino
     write(ws / "b.txt", b"b")
     scan(ws)
@@ -598,7 +600,7 @@ def test_files_above_the_cap_are_hashed_but_unrestorable(ws, tmp_path, monkeypat
     result = scan(ws)
     assert result.unrestorable == ["big.bin"]
     assert result.added["big.bin"][3] == h(b"B" * 101)  # hashed all the same
-    store = ObjectStore(ws / ".vacant" / "objects")
+    store = ObjectStore(state_dir(ws) / "objects")
     assert store.has(h(b"s" * 100)) and not store.has(h(b"B" * 101))
     assert materialize(result.added, tmp_path / "scratch", store, live=ws) == ["big.bin"]
     assert (tmp_path / "scratch" / "small.txt").read_bytes() == b"s" * 100
@@ -609,7 +611,7 @@ def test_large_file_under_the_cap_is_stored(ws):
     write(ws / "large.bin", data)
     result = scan(ws)
     assert result.unrestorable == []
-    assert ObjectStore(ws / ".vacant" / "objects").get(h(data)) == data
+    assert ObjectStore(state_dir(ws) / "objects").get(h(data)) == data
 
 
 def test_scanner_without_a_store_still_hashes(ws, tmp_path):

@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from unittest import mock
+
+from vacant.core.locations import mark_installed, state_dir
+
 # the third-party ones by rule; the stdlib ones because they cost ~20 ms at every hook call
 FORBIDDEN = ("pydantic", "typer", "rich", "click", "pathspec", "watchdog", "typing", "dataclasses", "inspect", "ast")
 
@@ -34,12 +38,17 @@ print(json.dumps(extra))
      "tool_input": {"file_path": "x.txt", "old_string": "x", "new_string": "y"}},
 ])
 def test_hot_path_imports_only_stdlib_and_xxhash(tmp_path, event):
+    env = dict(os.environ, VACANT_HOME=str(tmp_path / "data"))
+    with mock.patch.dict(os.environ, env):
+        mark_installed(tmp_path)  # an installed workspace: the hook does its whole work
+        state = state_dir(tmp_path)
     payload = json.dumps({"session_id": "s1", "cwd": str(tmp_path), **event})
-    proc = subprocess.run([sys.executable, "-I", "-c", PROBE, str(tmp_path)], input=payload.encode(),
-                          capture_output=True, check=True)
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path)], input=payload.encode(),
+                          capture_output=True, check=True, env=env)
     extra = json.loads(proc.stdout)
     assert extra == [], f"the hook entry imported non-stdlib modules: {extra}"
-    assert not (tmp_path / ".vacant" / "errors.log").exists()
+    assert not (state / "errors.log").exists()
+    assert list((state / "runs").iterdir()), "the hook recorded nothing: the probe measured an idle hook"
 
 
 def test_import_alone_loads_nothing_heavy():
@@ -49,7 +58,7 @@ def test_import_alone_loads_nothing_heavy():
 
 
 def hook(tmp_path: Path, stdin: bytes, args=("claude",)) -> subprocess.CompletedProcess:
-    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(tmp_path))
+    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(tmp_path), VACANT_HOME=str(tmp_path / "data"))
     return subprocess.run([sys.executable, "-m", "vacant.hook", *args], input=stdin, env=env,
                           capture_output=True, cwd=tmp_path, timeout=30)
 
@@ -63,7 +72,9 @@ def hook(tmp_path: Path, stdin: bytes, args=("claude",)) -> subprocess.Completed
 def test_bad_input_fails_open_and_is_logged(tmp_path, stdin, args):
     proc = hook(tmp_path, stdin, args)
     assert proc.returncode == 0 and proc.stdout == b""
-    assert (tmp_path / ".vacant" / "errors.log").read_text().strip()
+    # never installed there: the error goes to the user's data directory, nothing into the directory
+    assert (tmp_path / "data" / "errors.log").read_text().strip()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
 
 
 def test_hook_bounds_its_own_work(tmp_path):

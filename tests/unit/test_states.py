@@ -12,6 +12,8 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+
+from vacant.core.locations import state_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -213,7 +215,7 @@ def check_program(program: list[tuple]) -> None:
             else:
                 work.apply(op)
 
-        store = ObjectStore(root / ".vacant" / "objects")
+        store = ObjectStore(state_dir(root) / "objects")
         states = fold(baseline, deltas)
         assert len(states) == len(snapshots)
         for number, (state, index) in enumerate(zip(states, indexes)):
@@ -278,7 +280,7 @@ def recorded(tmp_path, monkeypatch):
     (root / "README").write_bytes(b"live readme\n")
     scanner = open_scanner(root)
     scanner.scan()
-    return root, scanner.index.entries(), ObjectStore(root / ".vacant" / "objects")
+    return root, scanner.index.entries(), ObjectStore(state_dir(root) / "objects")
 
 
 @pytest.mark.parametrize("inside", [".", "src", "src/scratch", "new/deeper/scratch"])

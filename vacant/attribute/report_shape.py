@@ -31,6 +31,9 @@ REPORT_FIELDS = (
     Field("checks", "array", "each acceptance check on the final state: `name`, `passed`, `exit_code`, `seconds`, "
                              "`timed_out`"),
     Field("findings", "array", "one object per finding (below)"),
+    Field("record_problems", "array", "what is wrong with vacant's own record (vacant.attribute.recordaudit): "
+                                      "`kind`, `detail`, `path`; all but the notes (torn lines, dangling steps) are "
+                                      "also `record` findings"),
     Field("check_runs", "int", "real check executions this Stop (final state plus replay)"),
     Field("states", "int", "recorded states (the baseline plus one per change delta)"),
     Field("budget_s", "number", "the Stop pipeline's time budget"),
@@ -45,7 +48,8 @@ REPORT_FIELDS = (
 
 FINDING_FIELDS = (
     Field("id", "string", "stable across rounds: a hash of (check or flag, path, offending text)"),
-    Field("source", "string", "`check` or `flag`"),
+    Field("source", "string", "`check`, `flag`, or `record` (vacant's own record was altered: a flag removed, "
+                              "a chain broken; for the person, never blocking the agent)"),
     Field("name", "string", "the check's name, or the flag's id"),
     Field("path", "string|null", "the file, when the check or flag gives one"),
     Field("line", "int|null", "the line, when known"),
@@ -66,7 +70,7 @@ FINDING_FIELDS = (
     Field("evidence", "object", "how the grade was reached (below)"),
     Field("diff", "string|null", "what the step where the finding appeared changed at its location (a short "
                                  "unified diff rebuilt from the recorded states), or null"),
-    Field("blocking", "bool", "whether the finding holds the agent back (env and gap findings never do)"),
+    Field("blocking", "bool", "whether the finding holds the agent back (env, gap and record findings never do)"),
 )
 
 EVIDENCE_FIELDS = (

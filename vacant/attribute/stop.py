@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
+from vacant.attribute import recordaudit
 from vacant.attribute.diffs import step_diff
 from vacant.attribute.grade import Facts, Owner, Value, Who, decide
 from vacant.attribute.lineage import Source, find_source, introduced_value
@@ -144,13 +145,19 @@ class Pipeline:
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
         finally:
             shutil.rmtree(scratch_dir, ignore_errors=True)
+        record_problems = recordaudit.problems(self.root, self.log.run_dir)
+        for problem in record_problems:
+            self.log.emit("record_problem", kind=problem["kind"], detail=problem["detail"])
         report = {
             "run": self.log.run_id,
             "at": time.time() if self.as_of is None else self.as_of.at,
             "upto": self.upto,  # the last step-log record this Stop saw (`vacant replay --stop` reads it)
             "read_coverage": read_coverage(self.view),
             "checks": checks,
-            "findings": [self._finding_json(finding, attribution) for (finding, _), attribution in zip(findings, graded)],
+            "findings": [self._finding_json(finding, attribution) for (finding, _), attribution in zip(findings, graded)]
+            + [self._finding_json(finding, Attribution(levels.RECORD, evidence={"why": "vacant's own record"}))
+               for finding in recordaudit.as_findings(record_problems)],
+            "record_problems": record_problems,
             "check_runs": self.check_runs,
             "states": self.timeline.last + 1,
             "budget_s": self.budget_s,
@@ -490,7 +497,7 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
     elif blocking:
         system_message = summary_for_person(report, f"the round budget ({rounds}) is spent")
     elif mine:
-        system_message = summary_for_person(report, "none of them can be fixed by editing code (env/gap)")
+        system_message = summary_for_person(report, "none of them can be fixed by editing code (env/gap/record)")
     report.update(round=used, rounds=rounds, decision="block" if feedback else "stop", agent_id=agent_id)
     for item in report["findings"]:
         log.emit("attribution", finding=item["id"], level=item["level"], step=item["step"],

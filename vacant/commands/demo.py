@@ -21,7 +21,7 @@ import typer
 
 from vacant.commands.report import render_report
 from vacant.commands.runs import describe
-from vacant.core.locations import list_runs
+from vacant.core.locations import list_runs, mark_installed
 from vacant.store import reputation
 from vacant.store.steplog import StepLog, verify
 
@@ -37,6 +37,7 @@ def seed(workspace: Path, files: dict[str, str]) -> None:
 def play(session: dict, workspace: Path) -> list[str]:
     """Feed each payload to the hook entry, applying the tool's file effects first; returns what
     the hook answered at each Stop."""
+    mark_installed(workspace, via="vacant demo")  # hooks record only in an installed workspace
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace))
     transcript = workspace.parent / "transcript.jsonl"  # where Claude would note the model id
     transcript.write_text("".join(json.dumps(line) + "\n" for line in session["transcript"]))

@@ -17,9 +17,11 @@ import typer
 from vacant.commands import daemon as daemon_cmd
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
+from vacant.core.locations import read_install, state_dir
 from vacant.platforms.all_platforms import load
 from vacant.platforms.base import Diagnosis, advice, diagnosis
 from vacant.platforms.settings_file import hook_command
+from vacant.record.hookwatch import hooks_present
 
 SLOW_RATIO = 10.0  # a hook call costing more than this many bare interpreter starts
 MARKS = {"ok": "[ok]", "warn": "[warn]", "fail": "[!!]"}
@@ -63,6 +65,24 @@ def _daemon_line() -> Diagnosis:
     return diagnosis("daemon", True, detail)
 
 
+def install_lines(root, platform: str) -> list[Diagnosis]:
+    """The install record against the disk: where the state and the error log are, and whether the
+    hooks `vacant init` installed are still there (`git clean -fdx`, `git stash -u` remove them)."""
+    record = read_install(root)
+    if record is None:
+        return [diagnosis("installed", False, f"vacant was never installed in {root}: nothing is recorded here "
+                                              f"until `vacant init --platform {platform}`")]
+    lines = [diagnosis("state directory", True, f"{state_dir(root)} (errors: {state_dir(root) / 'errors.log'})")]
+    entry = (record.get("hooks") or {}).get(platform)
+    if entry:
+        path = entry.get("path", "")
+        kept = hooks_present(path)
+        lines.append(diagnosis("hooks kept", kept, f"{path} still holds vacant's hooks" if kept else
+                               f"{path} was installed with vacant's hooks and no longer holds them (deleted or "
+                               f"cleaned): nothing is recorded until `vacant init --platform {platform}` runs again"))
+    return lines
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor_command(
@@ -71,7 +91,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Say whether vacant's hooks are installed, valid and would actually fire (warnings exit 0)."""
         chosen = load(platform)
-        report = [*chosen.doctor(workspace(), hook_command(chosen.name)), _daemon_line(), _interpreter_line()]
+        root = workspace()
+        report = [*chosen.doctor(root, hook_command(chosen.name)), *install_lines(root, chosen.name),
+                  _daemon_line(), _interpreter_line()]
         failed = any(line.status == "fail" for line in report)
         if as_json:
             print_json({"platform": chosen.name, "ok": not failed, "lines": [line._asdict() for line in report]})

@@ -10,7 +10,7 @@ import typer
 
 from vacant.commands import footprint
 from vacant.commands.common import print_json
-from vacant.core.locations import ensure_state_dir, new_root
+from vacant.core.locations import ensure_state_dir, legacy_state_dir, mark_installed, migrate_legacy, new_root, state_dir
 from vacant.daemon import lifecycle
 from vacant.platforms.all_platforms import load
 from vacant.platforms.settings_file import hook_command
@@ -52,14 +52,20 @@ def register(app: typer.Typer) -> None:
             check_scope(chosen, scope)
         files = chosen.files(root) if chosen is not None else []
         before = footprint.snapshot(footprint.candidates(root, files))
-        state = ensure_state_dir(root)
+        moved = migrate_legacy(root)  # a `.vacant/` of an older vacant: out of reach of git clean
+        ensure_state_dir(root)  # the daemon's config lives there
         target = _install(chosen, root, scope) if chosen is not None else None
+        hooks = {chosen.name: {"path": str(target), "scope": scope}} if chosen is not None and target else {}
+        mark_installed(root, hooks=hooks)  # hooks record only in an installed workspace
+        state = state_dir(root)
         done = footprint.changes(before, footprint.candidates(root, files))
         footprint.remember_created_dirs(root, done)
         if as_json:
-            print_json({"workspace": str(root), "state_dir": str(state), "platform": platform, "scope": scope,
+            print_json({"workspace": str(root), "state_dir": str(state), "moved_legacy": str(moved) if moved else None, "platform": platform, "scope": scope,
                         "settings": str(target) if target else None, "touched": [c._asdict() for c in done]})
             return
+        if moved is not None:
+            typer.echo(f"moved {legacy_state_dir(root)} to {moved} (out of reach of git clean and git stash)")
         typer.echo(f"state directory: {state}")
         if chosen is not None:
             typer.echo(f"{chosen.name} hooks installed in {target}")

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import typer
 
+from vacant.attribute import recordaudit
 from vacant.commands.common import print_json, workspace
 from vacant.core.cells import shown
 from vacant.core.locations import WorkspaceError, resolve_run
@@ -47,7 +48,17 @@ def render_report(report: dict[str, Any]) -> str:
             lines += [f"        {row}" for row in item["diff"].splitlines()]
     if report.get("decision"):
         lines.append(f"decision: {report['decision']} ({_rounds(report)})")
+    lines += [f"record problem: {p['kind']}: {p['detail']}" for p in report.get("record_problems") or []]
     return "\n".join(lines)
+
+
+def _with_current_record_problems(root, run_dir, report: dict[str, Any]) -> dict[str, Any]:
+    """The saved report plus what is wrong with the record now (found on the way: a chain broken
+    since, a flag removed since, torn lines)."""
+    known = {(p["kind"], p["detail"]) for p in report.get("record_problems") or []}
+    fresh = [p for p in recordaudit.problems(root, run_dir) if (p["kind"], p["detail"]) not in known]
+    report["record_problems"] = list(report.get("record_problems") or []) + fresh
+    return report
 
 
 def register(app: typer.Typer) -> None:
@@ -60,17 +71,18 @@ def register(app: typer.Typer) -> None:
         form: str = typer.Option("text", "--format", metavar="FORMAT", help="text, json or md (GitHub-flavoured Markdown)."),
     ) -> None:
         """Print the last Stop's result for a run (or the N-th with --stop)."""
-        run_dir = resolve_run(workspace(), run)
+        root = workspace()
+        run_dir = resolve_run(root, run)
         if form not in ("text", "json", "md"):
             raise typer.BadParameter(f"--format {form!r}: use text, json or md")
         if html_file is not None:  # the view shows the steps even before any Stop
-            written = show_html.write_view(workspace(), run_dir, html_file, stop_number)
+            written = show_html.write_view(root, run_dir, html_file, stop_number)
             typer.echo(f"run view written to {written}", err=True)
         path = run_dir / "report.json" if stop_number is None else run_dir / "reports" / f"{stop_number:04d}.json"
         if not path.exists():
             which = "no Stop report yet" if stop_number is None else f"no report for Stop {stop_number}"
             raise WorkspaceError(f"run {run_dir.name} has {which}: `vacant replay {run_dir.name}` makes one")
-        report = json.loads(path.read_text())
+        report = _with_current_record_problems(root, run_dir, json.loads(path.read_text()))
         if as_json or form == "json":
             print_json(report)
         else:

@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 import typer
 
+from vacant.attribute import recordaudit
 from vacant.commands.common import print_json, workspace
 from vacant.core import events
 from vacant.core.cells import shown
@@ -101,7 +102,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="One JSON object: the verdict and every problem."),
     ) -> None:
         """Check a run's hash chain: edits, deletions, insertions, reordering, torn lines."""
-        log = StepLog(resolve_run(workspace(), run))
+        root = workspace()
+        log = StepLog(resolve_run(root, run))
         problems = verify(log)
         if as_json:
             fatal = [p for p in problems if p.fatal]
@@ -115,7 +117,11 @@ def register(app: typer.Typer) -> None:
             label = "warning" if not problem.fatal else "TAMPERED"
             typer.echo(f"{label}: line {problem.line}: {problem.kind}: {problem.detail}")
         fatal = [p for p in problems if p.fatal]
-        count = len(log.records())
+        for problem in recordaudit.ledger_problems(root) + recordaudit.run_problems(log.run_dir):
+            typer.echo(f"warning: {problem['kind']}: {problem['detail']}")  # the person's records, not the chain
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torn lines were printed above, one line each
+            count = len(log.records())
         if fatal:
             typer.echo(f"{log.run_id}: chain broken ({len(fatal)} problem(s) in {count} records)")
             raise typer.Exit(int(Exit.FAILED))

@@ -14,7 +14,7 @@ import typer
 from vacant.commands import footprint
 from vacant.commands.common import print_json, refuse_inside_agent, workspace
 from vacant.commands.init import check_scope
-from vacant.core.locations import state_dir, user_config_dir, user_data_dir
+from vacant.core.locations import read_install, state_dir, user_config_dir, user_data_dir, write_install
 from vacant.daemon import lifecycle
 from vacant.platforms.all_platforms import PLATFORMS, load
 
@@ -26,6 +26,15 @@ def _remove_hooks(root, platform, scopes: list[str]) -> list[str]:
         if target:
             removed.append(str(target))
     return removed
+
+
+def forget_hooks(root, names: list[str]) -> None:
+    """The person took these hooks out: their absence is no longer news (`hooks_missing`, doctor)."""
+    record = read_install(root)
+    if record is None or not set(names) & set(record.get("hooks") or {}):
+        return
+    record["hooks"] = {name: entry for name, entry in record["hooks"].items() if name not in names}
+    write_install(root, record)
 
 
 def register(app: typer.Typer) -> None:
@@ -52,6 +61,7 @@ def register(app: typer.Typer) -> None:
         for one in chosen:
             scopes = [scope] if scope else list(one.scopes)
             removed += _remove_hooks(root, one, scopes)
+        forget_hooks(root, [one.name for one in chosen])
         footprint.remove_created_dirs(root)
         stopped = lifecycle.stop(root)
         if everything:

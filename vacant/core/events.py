@@ -105,6 +105,16 @@ TYPES: dict[str, EventType] = {
         "overflowed, a watch limit was hit, events could not be placed) and scanned the whole workspace; "
         "whatever that scan found is in the `change` records that follow.",
     ),
+    "hooks_missing": EventType(
+        ("platform", "path"),
+        "The settings file `vacant init` installed the platform's hooks in no longer holds them (deleted or "
+        "cleaned mid-run); recorded once per run, and the person is told.",
+    ),
+    "record_problem": EventType(
+        ("kind", "detail"),
+        "Something in vacant's own record was found missing or altered (a flag removed or edited, a spent "
+        "approval's record gone, dangling steps closed at Stop); reported to the person at Stop.",
+    ),
     "run_end": EventType(
         ("reason",),
         "The run ended (session end); open steps were closed by a final scan.",

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-SOURCES = ("check", "flag")
+SOURCES = ("check", "flag", "record")  # record: vacant's own record found altered (a removed flag)
 ID_LENGTH = 12
 
 

@@ -85,4 +85,5 @@ def verify_signature(obj: object, signature: object) -> bool:
         return False
     import hmac
 
-    return hmac.compare_digest(expected, signature)
+    # bytes: compare_digest raises on a str with non-ASCII characters (a forged signature may hold any)
+    return hmac.compare_digest(expected.encode(), signature.encode("utf-8", "surrogateescape"))

@@ -15,6 +15,7 @@ GAP = "gap"
 INCOMPLETE = "incomplete"
 ENV = "env"
 NOT_REPLAYED = "not_replayed"
+RECORD = "record"
 
 LEVELS: dict[str, tuple[str, str]] = {
     PROVABLE: (
@@ -54,10 +55,16 @@ LEVELS: dict[str, tuple[str, str]] = {
         "The Stop pipeline's time budget ran out before this finding was replayed.",
         "Report only; never silently dropped.",
     ),
+    RECORD: (
+        "vacant's own record was altered: a flag the person filed was removed or edited, a ledger was cut, "
+        "the step log chain broke, hooks vanished mid-run. Not the agent's to fix (it cannot sign); the person looks.",
+        "The run is not green (exit code FAILED); the person is told; nobody's reputation is touched.",
+    ),
 }
 
-# Editing code cannot fix these (a missing tool, a change nobody recorded): reported, never blocking.
-NON_BLOCKING_LEVELS = (ENV, GAP)
+# Editing code cannot fix these (a missing tool, a change nobody recorded, vacant's own record
+# altered): reported, never blocking the agent; a `record` finding still keeps the run from green.
+NON_BLOCKING_LEVELS = (ENV, GAP, RECORD)
 
 COVERAGE: dict[str, str] = {
     "complete": "Every step's inputs were seen by the hooks (file reads, searches, fetches, replies).",

@@ -1,55 +1,227 @@
-"""Where a workspace's root and its `.vacant/` state live. Stdlib only (hot path)."""
+"""Where a workspace's root and its state live. Stdlib only (hot path).
+
+The state directory (step logs, objects, the ask book, flags) lives where ordinary cleanup of the
+workspace cannot reach it:
+
+* a git workspace: inside git's own directory, `<git dir>/vacant` (`.git/vacant`; a worktree's
+  `.git/worktrees/<name>/vacant`; a submodule's `.git/modules/<name>/vacant`). `git clean`,
+  `git stash --all` and `git checkout` never touch git's own directory. The git dir is found by
+  reading `.git` (a directory, or a `gitdir:` file), never by spawning git.
+* any other workspace: the user's data directory, `$VACANT_HOME` or `$XDG_DATA_HOME/vacant`, under
+  `workspaces/<hash>-<name>` keyed by the workspace's real path.
+* `$VACANT_STATE_DIR` overrides both.
+* a legacy `<workspace>/.vacant/` (vacant before this layout) is still read and written while the
+  new location holds no install record; `vacant init` moves it into the new location.
+
+A workspace is *installed* when its state directory holds `install.json` (written by `vacant
+init` and `vacant do`). Hooks record only in an installed workspace and otherwise do nothing (they
+fail open): a payload whose cwd is `/etc` never creates state for `/etc`.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
+import stat
+import time
 from pathlib import Path
 
-STATE_DIR_NAME = ".vacant"
+STATE_DIR_NAME = ".vacant"  # the legacy in-workspace location
+GIT_STATE_NAME = "vacant"  # the directory inside git's own directory
+INSTALL_RECORD = "install.json"
 SKIP_NAMES = (".git", STATE_DIR_NAME)
+_GITFILE_CAP = 4096  # a `gitdir:` file is one short line
 
 
 class WorkspaceError(RuntimeError):
     """A user-facing problem locating the workspace (one sentence saying what to do)."""
 
 
-def find_root(start: Path | None = None) -> Path:
-    """The nearest ancestor holding `.vacant/`, else the git top level, else `start` itself."""
-    start = Path(start or os.getcwd()).resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / STATE_DIR_NAME).is_dir():
-            return candidate
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
+def git_dir(root: Path) -> Path | None:
+    """Git's own directory for the workspace whose top level is `root` (None: not a git top level).
+
+    `.git` is a directory, or a regular file `gitdir: PATH` (worktrees, submodules); anything else
+    (a FIFO, a device, a dangling link) is not followed."""
+    dot = Path(root) / ".git"
+    try:
+        info = os.stat(dot)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return dot
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        with open(dot, "rb") as handle:
+            text = handle.read(_GITFILE_CAP).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[len("gitdir:"):].strip())
+    target = target if target.is_absolute() else Path(root) / target
+    target = Path(os.path.normpath(target))
+    return target if target.is_dir() else None
 
 
-def new_root(start: Path | None = None) -> Path:
-    """Where `vacant init` puts a workspace: the git top level, else the directory itself (never
-    an ancestor that happens to hold a `.vacant/`)."""
-    start = Path(start or os.getcwd()).resolve()
+def git_top(start: Path) -> Path | None:
+    """The nearest ancestor of `start` (itself included) holding `.git`."""
     for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
+        if os.path.lexists(candidate / ".git"):
             return candidate
-    return start
+    return None
+
+
+def workspace_key(root: Path) -> str:
+    """`<hash>-<name>` of a workspace's real path: its directory name under the user data dir."""
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = _UNSAFE.sub("_", os.path.basename(real) or "root")[:40]
+    return f"{digest}-{name}"
+
+
+def external_state_dir(root: Path) -> Path:
+    """Where a workspace's state lives when it has no git directory of its own."""
+    return user_data_dir() / "workspaces" / workspace_key(root)
+
+
+def _new_state_dir(root: Path) -> Path:
+    """In git's directory; but a workspace installed before it became a git repository (`git init`
+    after `vacant init`) keeps its state where it was installed."""
+    gitdir = git_dir(Path(root))
+    if gitdir is None:
+        return external_state_dir(root)
+    inside_git = gitdir / GIT_STATE_NAME
+    if not (inside_git / INSTALL_RECORD).is_file():
+        outside = external_state_dir(root)
+        if (outside / INSTALL_RECORD).is_file():
+            return outside
+    return inside_git
+
+
+def legacy_state_dir(root: Path) -> Path:
+    return Path(root) / STATE_DIR_NAME
 
 
 def state_dir(root: Path) -> Path:
+    """The workspace's state directory (see the module docstring for where and why)."""
     override = os.environ.get("VACANT_STATE_DIR")
-    return Path(override).resolve() if override else Path(root) / STATE_DIR_NAME
+    if override:
+        return Path(override).resolve()
+    new = _new_state_dir(root)
+    legacy = legacy_state_dir(root)
+    if os.path.isdir(legacy) and not os.path.islink(legacy) and not (new / INSTALL_RECORD).is_file():
+        return legacy
+    return new
+
+
+def read_install(root: Path) -> dict | None:
+    """The install record of a workspace (None: vacant was never installed there)."""
+    path = state_dir(root) / INSTALL_RECORD
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read(1 << 16))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def installed(root: Path, legacy_ok: bool = True) -> bool:
+    """Whether vacant was installed in this workspace (`vacant init`, `vacant do`), or (with
+    `legacy_ok`) it holds a legacy `.vacant/` directory. With $VACANT_STATE_DIR the record must
+    name this workspace."""
+    directory = state_dir(root)
+    if directory == legacy_state_dir(root):
+        return legacy_ok
+    record = read_install(root)
+    if record is None:
+        return False
+    if os.environ.get("VACANT_STATE_DIR"):
+        return record.get("workspace") == os.path.realpath(root)
+    return True
+
+
+def installed_root(start: Path) -> Path | None:
+    """The nearest ancestor of `start` (itself included) vacant was installed in, else None."""
+    try:
+        start = Path(start).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    top = git_top(start)
+    for candidate in (start, *start.parents):
+        # a stray legacy `.vacant/` above the git top level (or above a non-git start, e.g. in
+        # /tmp) does not make everything below it a workspace
+        legacy_ok = candidate == start or (top is not None and (candidate == top or top in candidate.parents))
+        if installed(candidate, legacy_ok):
+            return candidate
+    return None
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The nearest installed workspace around `start`, else the git top level, else `start`."""
+    start = Path(start or os.getcwd()).resolve()
+    return installed_root(start) or git_top(start) or start
+
+
+def new_root(start: Path | None = None) -> Path:
+    """Where `vacant init` puts a workspace: the git top level, else the directory itself."""
+    start = Path(start or os.getcwd()).resolve()
+    return git_top(start) or start
 
 
 def ensure_state_dir(root: Path) -> Path:
-    """Create `.vacant/` with a `.gitignore` of `*` so nothing of it is ever committed."""
+    """Create the state directory (runs/, objects/), owner-only."""
     directory = state_dir(root)
-    (directory / "runs").mkdir(parents=True, exist_ok=True)
-    (directory / "objects").mkdir(exist_ok=True)
-    ignore = directory / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n")
+    (directory / "runs").mkdir(parents=True, exist_ok=True, mode=0o700)
+    (directory / "objects").mkdir(exist_ok=True, mode=0o700)
+    if directory == legacy_state_dir(root):
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n")
     return directory
+
+
+def mark_installed(root: Path, **fields: object) -> Path:
+    """Write (or update) the install record: the workspace, when, and what was installed.
+
+    `fields` are merged into the record; `hooks` accumulates {platform: settings file}."""
+    migrate_legacy(root)
+    record = read_install(root) or {}
+    hooks = dict(record.get("hooks") or {})
+    hooks.update(fields.pop("hooks", {}) or {})
+    record.update({"workspace": os.path.realpath(root), "at": record.get("at") or time.time(), **fields,
+                   "hooks": hooks})
+    return write_install(root, record)
+
+
+def write_install(root: Path, record: dict) -> Path:
+    """Replace the install record (temp then rename)."""
+    path = ensure_state_dir(root) / INSTALL_RECORD
+    temp = path.with_name(f".{INSTALL_RECORD}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    os.replace(temp, path)
+    return path
+
+
+def migrate_legacy(root: Path) -> Path | None:
+    """Move a legacy `<workspace>/.vacant/` into the new state directory (one rename; nothing is
+    copied or deleted). Returns where it went, or None when there was nothing to move. When the
+    new location already holds state, the legacy directory is left where it is (and no longer read)."""
+    if os.environ.get("VACANT_STATE_DIR"):
+        return None
+    legacy, new = legacy_state_dir(root), _new_state_dir(root)
+    if not os.path.isdir(legacy) or os.path.islink(legacy) or os.path.lexists(new):
+        return None
+    new.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(legacy, new)
+    except OSError as error:  # another filesystem: the person moves it
+        raise WorkspaceError(f"could not move {legacy} to {new} ({error.strerror}): move it by hand, "
+                             "then run `vacant init` again") from None
+    (new / ".gitignore").unlink(missing_ok=True)  # vacant's own file, written when it lived in the tree
+    return new
 
 
 def runs_dir(root: Path) -> Path:

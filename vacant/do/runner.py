@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from vacant.core.exitcodes import Exit
-from vacant.core.locations import ensure_state_dir, list_runs, run_dir, state_dir
+from vacant.core.locations import list_runs, mark_installed, run_dir, state_dir
 from vacant.core.progress import progress
 from vacant.do.watch import CommandDriver
 from vacant.platforms.all_platforms import load
@@ -37,8 +37,8 @@ class Interrupted(Exception):
 
 
 def do_root(cwd: Path) -> Path:
-    """The workspace `vacant do` records: the nearest `.vacant/` ancestor inside the git top level
-    (a `.vacant/` above it belongs to an enclosing workspace), else the git top level, else `cwd`."""
+    """The workspace `vacant do` records: the nearest installed ancestor inside the git top level
+    (one above it is an enclosing workspace), else the git top level, else `cwd`."""
     from vacant.core.locations import find_root, new_root
 
     top, found = new_root(cwd), find_root(cwd)
@@ -153,7 +153,7 @@ class Runner:
     def run(self) -> Result:
         from vacant.policy.contract import load_contract
 
-        ensure_state_dir(self.root)
+        mark_installed(self.root, via="vacant do")  # the person ran `vacant do` here: record it
         contract = load_contract(self.root)
         budget = self.rounds if self.rounds is not None else (contract.stop.rounds if contract else 3)
         tmp = Path(tempfile.mkdtemp(prefix="vacant-do-"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from vacant.core.calls import HookCall, Response
+from vacant.core.safeio import read_capped
 
 # One line of `vacant doctor`: status ok | warn | fail. Only a fail (a broken install: hooks that
 # will not run, or not there at all) makes doctor exit non-zero; a warn is advice.
@@ -29,14 +30,9 @@ MAX_READ_BYTES = 32 * 1024 * 1024
 
 def read_file_bytes(path: str) -> bytes | None:
     """A file's bytes as a read's content (None when gone, unreadable, or too big to keep)."""
-    import os
-
     try:
-        if os.path.getsize(path) > MAX_READ_BYTES:
-            return None
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
+        return read_capped(path, MAX_READ_BYTES)  # never a FIFO's or a device's "content"
+    except (OSError, TypeError, ValueError):
         return None
 
 

@@ -42,7 +42,7 @@ class GateReport:
 def run_gates(contract: "Contract | None", root: Path, flags_root: Path | None = None) -> GateReport:
     """Preconditions, then acceptance checks, then standing human flags, on the state at `root`.
 
-    `flags_root` is the workspace whose `.vacant/flags/` holds the flags (default: `root`); a
+    `flags_root` is the workspace whose state directory holds the flags (default: `root`); a
     replay passes the live workspace while `root` is a scratch directory.
     """
     root = Path(root)

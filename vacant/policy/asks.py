@@ -1,4 +1,4 @@
-"""The ask book: one card per ACT action that waits for a person, under `.vacant/asks/`.
+"""The ask book: one card per ACT action that waits for a person, under `asks/` in the state directory.
 
 A card (`ask#N`) holds the receipts of what would run (the command or arm, its working
 directory, what it may change), who asked (run, step key), and the person's answer, signed with
@@ -31,6 +31,7 @@ from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.keys import sign, verify_signature
+from vacant.core.ledger import Ledger
 from vacant.core.locations import run_dir, runs_dir, state_dir
 from vacant.core.redact import redact
 from vacant.policy.rules import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
@@ -65,6 +66,13 @@ CODES = {
     "APPROVAL_STALE": "The approval went stale (see the card); a new card awaits the person (askId).",
     "DECLINED": "The person declined this action (askId names their answer).",
 }
+
+
+SPENT_CLEARED = ("its approval was already spent (the signed spent ledger says so) although the card no longer "
+                 "shows it: the card was edited")
+
+
+LEDGER_BROKEN = "the signed ledger of spent approvals was cut or altered, so no approval can be trusted unspent"
 
 
 class AskError(ValueError):
@@ -120,17 +128,27 @@ class AskBook:
                 except (OSError, ValueError):
                     continue
                 if isinstance(card, dict) and isinstance(card.get("n"), int):
-                    out.append(card)
+                    out.append(_numbered(card, entry.name))
         return sorted(out, key=lambda card: card["n"])
 
     def get(self, ask_id: str) -> dict | None:
         match = ID_PATTERN.match(ask_id)
         if not match:
             return None
+        path = self.path(int(match.group(1)))
         try:
-            return json.loads(self.path(int(match.group(1))).read_bytes())
+            card = json.loads(path.read_bytes())
         except (OSError, ValueError):
             return None
+        return _numbered(card, path.name) if isinstance(card, dict) else None
+
+    def spent_ledger(self) -> Ledger:
+        return Ledger(self.dir / "spent.jsonl", self.root, "spent")
+
+    def spent_ids(self) -> tuple[set[str], list]:
+        """Ids of the cards whose approval was spent, by the signed ledger, and its problems."""
+        entries, problems = self.spent_ledger().read()
+        return {str(entry.get("ask")) for entry in entries}, problems
 
     def save(self, card: dict) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -151,6 +169,15 @@ class AskBook:
                 "stale": None, "spent": None, **fields}
         self.save(card)
         return card
+
+
+def _numbered(card: dict, file_name: str) -> dict:
+    """A card carries the number of the file it was read from: a card copied under another number
+    then no longer matches its own (signed) id, and `fate` calls it stale."""
+    match = re.match(r"^ask-([1-9][0-9]*)\.json$", file_name)
+    if match:
+        card["n"] = int(match.group(1))
+    return card
 
 
 # -- fates ----------------------------------------------------------------------------------------
@@ -174,6 +201,9 @@ def fate(card: dict, now: float | None = None, root: Path | None = None) -> tupl
     """(fate, one sentence) of a card, read now. With `root`, a `--refuse-if-moved` approval is
     compared with the workspace as it is now."""
     now = time.time() if now is None else now
+    if card.get("id") != f"{PREFIX}{card.get('n')}":
+        return "stale", (f"the card in file ask-{card.get('n')}.json says it is {card.get('id')!r}: it was copied or "
+                         "renumbered, so its answer does not count here")
     if card.get("spent"):
         return "spent", f"used at {_when(card['spent']['at'])} by {card['spent'].get('step_id') or card['spent']['key']}"
     if card.get("stale"):
@@ -295,11 +325,18 @@ def consult(root: Path, run_id: str, key: str, call: HookCall, action) -> Held |
         cards = [card for card in book.cards() if card.get("fingerprint") == action.fingerprint]
         approved = [c for c in cards if (c.get("decision") or {}).get("decision") == "approved"
                     and not c.get("spent") and not c.get("stale")]
+        spent, ledger_problems = book.spent_ids() if approved else (set(), [])
         for card in approved:
             state, detail = fate(card, root=root)
+            if state == "approved" and card["id"] in spent:
+                state, detail = "stale", SPENT_CLEARED
+            elif state == "approved" and ledger_problems:  # fail closed: which approvals were spent is unknown
+                state, detail = "stale", f"{LEDGER_BROKEN} ({ledger_problems[0].detail})"
             if state == "approved":
                 card["spent"] = {"at": time.time(), "run": run_id, "key": key, "tool_use_id": call.key,
                                  "agent_id": call.agent_id}
+                book.spent_ledger().append({"ask": card["id"], "fingerprint": card["fingerprint"],
+                                            "at": card["spent"]["at"], "run": run_id, "key": key})
                 book.save(card)
                 return None
             card["stale"] = {"at": time.time(), "reason": detail, "refused": "APPROVAL_STALE", "run": run_id}
@@ -378,6 +415,7 @@ def answer(root: Path, ask_id: str, decision: str, expires_s: float | None = Non
         raise AskError(f"{ask_id} is a step, not a card: only cards (ask#N) take an answer")
     with book.lock():
         card = book.get(ask_id)
+        _void_if_ledger_broken(book, ask_id)
         state, detail = fate(card)
         if state != "awaiting-human":
             raise AskError(f"{ask_id} is {state} ({detail}): an answer is final; nothing was changed")
@@ -398,6 +436,21 @@ def answer(root: Path, ask_id: str, decision: str, expires_s: float | None = Non
                 action=card.get("action"), cwd=card.get("cwd"),
             )
     return card
+
+
+def _void_if_ledger_broken(book: AskBook, answering: str) -> None:
+    """A person answering while the spent ledger is cut or altered: every earlier approval is void
+    (which were spent is unknown), the broken ledger is set aside, and a new one starts."""
+    _spent, problems = book.spent_ids()
+    if not problems:
+        return
+    for other in book.cards():
+        if other["id"] != answering and (other.get("decision") or {}).get("decision") == "approved" \
+                and not other.get("stale"):
+            other["stale"] = {"at": time.time(), "reason": f"{LEDGER_BROKEN}: voided when the person next answered",
+                              "refused": "APPROVAL_STALE"}
+            book.save(other)
+    book.spent_ledger().restart()
 
 
 # -- answering any id -----------------------------------------------------------------------------

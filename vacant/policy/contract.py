@@ -52,6 +52,7 @@ from pydantic import (
 )
 
 from vacant.core.docgen import GeneratedDoc
+from vacant.core.safeio import SMALL_CAP, read_capped
 from vacant.policy.rules import RULE_NAMES, arms_problem, regex_problem
 
 if sys.version_info >= (3, 11):
@@ -378,7 +379,7 @@ def load_contract(root: Path) -> Contract | None:
     """The workspace's contract, None when it has no vacant.toml; ContractError when it is invalid."""
     path = contract_path(root)
     try:
-        data = path.read_bytes()
+        data = read_capped(path, SMALL_CAP)  # never a FIFO's or device's content, never unbounded
     except FileNotFoundError:
         return None
     except OSError as error:

@@ -4,8 +4,13 @@ A flag lives in `<state dir>/flags/<id>.json`. It records the file's sha256, the
 flagged lines' exact text, the time and the note, and is signed with the user's key
 (vacant.core.keys). It is a finding while its flagged text is still in the file (found again when the
 lines moved), `resolved` once that text is gone, and `withdrawn` after `vacant unflag`. A flag
-whose signature does not verify (edited by hand, or written by an agent into `.vacant/`) is
-`tampered`: ignored, with a warning naming it. People are never scored anywhere.
+whose signature does not verify (edited by hand, or written by an agent into the state directory)
+is `tampered`: ignored, with a warning naming it. People are never scored anywhere.
+
+Every flag filed or withdrawn is also appended to a signed ledger (`flags/ledger.jsonl`,
+vacant.core.ledger). A flag in the ledger whose file was deleted, edited or swapped still stands
+(the ledger's signed copy is used) and the change is a record problem (`audit()`): the Stop report
+lists it as a `record` finding for the person, never a silent pass.
 """
 
 from __future__ import annotations
@@ -24,8 +29,11 @@ from typing import Any
 from vacant.core.atomic import atomic_write
 from vacant.core.findings import Finding, finding_id, read_text_lines, split_lines
 from vacant.core.keys import key_path, sign, verify_signature
+from vacant.core.ledger import Ledger
 from vacant.core.locations import STATE_DIR_NAME, ensure_state_dir, state_dir
+from vacant.core.safeio import TooLarge, read_capped
 
+FLAG_FILE_CAP = 64 << 20
 STATES = ("standing", "resolved", "withdrawn", "tampered")
 _SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<a>\d+)(?:-(?P<b>\d+))?)?$", re.DOTALL)
 _ID = re.compile(r"^f-[0-9a-f]{8}$")
@@ -132,7 +140,12 @@ def add_flag(root: Path, spec: str, note: str, cwd: Path | None = None) -> Flag:
         raise FlagError(f"the signing key {key_path()} would be inside the workspace: point XDG_CONFIG_HOME elsewhere")
     raw, start, end = parse_spec(spec)
     rel, real = _resolve_file(root, raw, Path(cwd) if cwd else root)
-    data = real.read_bytes()
+    try:
+        data = read_capped(real, FLAG_FILE_CAP)
+    except TooLarge:
+        raise FlagError(f"{raw} is larger than {FLAG_FILE_CAP >> 20} MiB: flags are for text files a person reads") from None
+    except OSError as error:
+        raise FlagError(f"{raw} cannot be read ({error.strerror})") from None
     lines = split_lines(_decode_text(raw, data))
     if not lines:
         raise FlagError(f"{raw} is empty: there is no line to flag")
@@ -158,7 +171,12 @@ def add_flag(root: Path, spec: str, note: str, cwd: Path | None = None) -> Flag:
     )
     flag.signature = sign(flag.body())
     _write(directory / f"{flag_id}.json", flag)
+    ledger(root).append({"op": "filed", "flag": flag.to_json()})
     return flag
+
+
+def ledger(root: Path) -> Ledger:
+    return Ledger(flags_dir(root) / "ledger.jsonl", root, "flags")
 
 
 def _write(path: Path, flag: Flag) -> None:
@@ -196,28 +214,17 @@ def _files(root: Path) -> list[Path]:
     directory = flags_dir(root)
     if not directory.is_dir():
         return []
-    return sorted(path for path in directory.glob("*.json") if not path.name.startswith("."))
-
-
-def _tampered_warning(flag: Flag, path: Path) -> None:
-    warnings.warn(
-        f"flag {flag.id} ({path}) does not verify (edited by hand, or not written by `vacant flag`): ignored",
-        stacklevel=3,
-    )
+    return sorted(path for path in directory.glob("*.json") if not path.name.startswith(".") and path.is_file())
 
 
 def active_flags(root: Path, warn: bool = True) -> list[Flag]:
-    """Signed flags not withdrawn, oldest first; tampered ones are skipped (with a warning)."""
-    found = []
-    for path in _files(root):
-        flag, valid = _load(path)
-        if not valid:
-            if warn:
-                _tampered_warning(flag, path)
-            continue
-        if flag.withdrawn is None:
-            found.append(flag)
-    return sorted(found, key=lambda flag: (flag.at, flag.id))
+    """Signed flags not withdrawn, oldest first (the ledger's copy of a tampered one; an unsigned
+    file is skipped). Each record problem is a warning."""
+    flags, problems = audit(root)
+    if warn:
+        for problem in problems:
+            warnings.warn(problem["detail"], stacklevel=2)
+    return [flag for flag in flags if flag.withdrawn is None]
 
 
 def nearest_block(lines: list[str], block: list[str], near: int) -> int | None:
@@ -262,11 +269,15 @@ def standing_flags(root: Path, state_root: Path | None = None) -> list[tuple[Fla
 def list_flags(root: Path, warn: bool = False) -> list[tuple[Flag, str]]:
     """Every flag with its state: standing, resolved, withdrawn or tampered; oldest first."""
     rows = []
-    for path in _files(root):
-        flag, valid = _load(path)
-        if not valid:
-            if warn:
-                _tampered_warning(flag, path)
+    flags, problems = audit(root)
+    tampered = {problem["flag"] for problem in problems if problem["kind"] == "flag-tampered"}
+    for problem in problems:
+        if warn:
+            warnings.warn(problem["detail"], stacklevel=2)
+        if problem["kind"] == "flag-unsigned":
+            rows.append((Flag(problem["flag"], "?", 0, 0, "", "", "", "", None, ""), "tampered"))
+    for flag in flags:
+        if flag.id in tampered:  # its file was deleted or edited; the ledger's copy still counts
             state = "tampered"
         elif flag.withdrawn is not None:
             state = "withdrawn"
@@ -280,14 +291,69 @@ def withdraw(root: Path, flag_id: str) -> Flag:
     """Withdraw a flag (re-signed with the time of withdrawal); it stops being a finding."""
     flag_id = flag_id.strip()
     path = flags_dir(root) / f"{flag_id}.json"
-    if not _ID.match(flag_id) or not path.is_file():
+    if not _ID.match(flag_id):
         raise FlagError(f"no flag {flag_id!r}: `vacant flags` lists them")
-    flag, valid = _load(path)
-    if not valid:
-        raise FlagError(f"flag {flag_id} does not verify (it was altered), so it is already ignored: delete {path} to remove it")
+    on_record = {flag.id: flag for flag in audit(root)[0]}  # the ledger's copy when the file was altered
+    if flag_id not in on_record:
+        if path.is_file():
+            raise FlagError(f"flag {flag_id} does not verify and the ledger does not know it, so it is already "
+                            f"ignored: delete {path} to remove it")
+        raise FlagError(f"no flag {flag_id!r}: `vacant flags` lists them")
+    flag = on_record[flag_id]
     if flag.withdrawn is not None:
         raise FlagError(f"flag {flag_id} was already withdrawn at {flag.withdrawn}")
     flag.withdrawn = _now()
     flag.signature = sign(flag.body())
     _write(path, flag)
+    ledger(root).append({"op": "withdrawn", "flag": flag.to_json()})
     return flag
+
+
+# -- the audit: files against the signed ledger ----------------------------------------------------
+
+
+def _from_json(data: object) -> Flag | None:
+    try:
+        flag = Flag(**data)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    return flag if verify_signature(flag.body(), flag.signature) else None
+
+
+def audit(root: Path) -> tuple[list[Flag], list[dict[str, str]]]:
+    """Every flag that stands on record (files checked against the ledger), and the record
+    problems found: {kind, flag, path, detail}. A flag the ledger holds is never lost to its file
+    being deleted or edited: the ledger's signed copy is used and the problem reported."""
+    files = {path.stem: _load(path) for path in _files(root) if path.stem != "ledger"}
+    entries, ledger_problems = ledger(root).read()
+    problems = [{"kind": "ledger-" + p.kind, "flag": None, "path": None, "detail": f"the flag ledger: {p.detail}"}
+                for p in ledger_problems]
+    latest: dict[str, Flag] = {}
+    for entry in entries:
+        flag = _from_json(entry.get("flag"))
+        if flag is not None:
+            latest[flag.id] = flag
+    flags: list[Flag] = []
+    for flag_id, recorded in latest.items():
+        found = files.pop(flag_id, None)
+        if found is None:
+            problem = "was removed (its file is gone)"
+        elif not found[1]:
+            problem = "was altered (its file no longer verifies)"
+        elif found[0].to_json() != recorded.to_json():
+            problem = "was replaced by another version of itself"
+        else:
+            flags.append(found[0])
+            continue
+        flags.append(recorded)
+        problems.append({"kind": "flag-tampered", "flag": flag_id, "path": recorded.path,
+                         "detail": f"flag {flag_id} ({recorded.spec}: {recorded.note[:80]}) {problem}; "
+                                   "the person's signed copy in the ledger still stands"})
+    for flag_id, (flag, valid) in files.items():  # files the ledger does not know (filed before it)
+        if valid:
+            flags.append(flag)
+        else:
+            problems.append({"kind": "flag-unsigned", "flag": flag_id, "path": None,
+                             "detail": f"flag file {flag_id}.json does not verify (edited by hand, or not written "
+                                       "by `vacant flag`): ignored"})
+    return sorted(flags, key=lambda flag: (flag.at, flag.id)), problems

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from vacant.core.calls import Response
 from vacant.core.errlog import log_error
+from vacant.core.safeio import SMALL_CAP, read_text_capped
 from vacant.policy import shellwords
 from vacant.policy.forms import harmless_outside
 from vacant.policy.modes import file_hash, mode_of
@@ -198,9 +199,8 @@ def _check_writes(targets, root_real: str, scan: ShellScan, policy: Policy) -> t
         if why:
             if path == os.path.join(root_real, CONTRACT_FILE):
                 try:
-                    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-                        before = handle.read()
-                except OSError:
+                    before = read_text_capped(path, SMALL_CAP)
+                except OSError:  # unreadable, special or huge: the gate table counts as changed
                     before = ""
                 weakened = contract_weakened(before, content)
                 if weakened:
@@ -253,5 +253,5 @@ def fail_closed(call, error: BaseException) -> Response | None:
     return Response("deny", (
         f"Not run: vacant failed while handling this call ({reason}), and it is an action that needs the person's "
         "answer, which vacant could not look up. Nothing has been done. This is vacant's own error, not yours: "
-        "tell the person (details in .vacant/errors.log)."
+        "tell the person (details in errors.log in vacant's state directory; `vacant doctor` names it)."
     ))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 
+from vacant.core.safeio import open_regular, read_capped
+
 # -- arms and their mode line ---------------------------------------------------------------------
 
 _HASH = ("#",)
@@ -49,8 +51,7 @@ def mode_of(text: str | bytes | None, name: str = "") -> str | None:
 
 def read_head(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as handle:
-            return handle.read(8192)
+        return read_capped(path, 8192, truncate=True)
     except OSError:
         return None
 
@@ -59,7 +60,11 @@ def file_hash(path: str) -> str | None:
     import xxhash
 
     try:
-        with open(path, "rb") as handle:
-            return xxhash.xxh3_128_hexdigest(handle.read())
+        fd = open_regular(path)
     except OSError:
         return None
+    digest = xxhash.xxh3_128()
+    with os.fdopen(fd, "rb") as handle:  # streamed: an arm of any size hashes in bounded memory
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

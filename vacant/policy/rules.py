@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import state_dir
+from vacant.core.safeio import SMALL_CAP, read_capped
 
 CONTRACT_FILE = "vacant.toml"
 DEFAULT_ARMS = "arms"
@@ -47,7 +48,7 @@ CONFIG_REFUSAL = (
 )
 FAILED = (
     "Not run: vacant could not decide whether this action may run ({error}), so it was stopped. Nothing has been "
-    "done. This is vacant's own error, not yours: tell the person (details in .vacant/errors.log)."
+    "done. This is vacant's own error, not yours: tell the person (details in errors.log in vacant's state directory; `vacant doctor` names it)."
 )
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MAX_DEPTH = 8
@@ -130,6 +131,7 @@ CODE_RULES = {
     "delete-outside-workspace": "files outside the workspace (deleted)",
     "gate-self": "vacant's own hooks, gate policy or records (which decide what needs a person's answer)",
     "write-outside-workspace": "files outside the workspace (written; temp directories excepted)",
+    "record-delete": "vacant's records or the agent's hook settings (deleted, so the run would go unrecorded)",
 }
 RULE_NAMES = tuple(rule.name for rule in DEFAULT_RULES) + tuple(CODE_RULES)
 
@@ -237,7 +239,7 @@ def parse_gate_table(data: bytes) -> tuple[dict | None, str | None]:
 def load_policy(root: Path) -> Policy:
     """The policy of this workspace: the defaults, changed by `[gate]` (error set when unreadable)."""
     try:
-        data = (Path(root) / CONTRACT_FILE).read_bytes()
+        data = read_capped(Path(root) / CONTRACT_FILE, SMALL_CAP)
     except FileNotFoundError:
         return _DEFAULT_POLICY
     except OSError as error:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from vacant.core.locations import state_dir, user_config_dir
-from vacant.policy import forms, shellwords
+from vacant.policy import forms, recordguard, shellwords
 from vacant.policy.modes import mode_of, read_head
 from vacant.policy.rules import (
     CONTRACT_FILE,
@@ -301,6 +301,8 @@ class ShellScan:
                 self._deletes(program, argv)
             if "write-outside-workspace" not in self.policy.removed:
                 self._writes_outside(command, argv)
+            if recordguard.RULE not in self.policy.removed:
+                self.hits += [Hit(recordguard.RULE, why) for why in recordguard.hits(self, program, argv)]
         self._note_link(argv)
         # nested command lines
         if program in SHELLS:

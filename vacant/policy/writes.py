@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 import re
 
+from vacant.core.safeio import read_text_capped
 from vacant.policy.rules import parse_gate_table
+
+EDIT_CAP = 16 << 20  # the gate works out an edit's result only for files up to this size
 
 # -- file-writing tools ---------------------------------------------------------------------------
 
@@ -52,9 +55,8 @@ def patch_targets(patch: str, cwd: str) -> list[tuple[str, str | None]]:
 
 def _apply_hunks(path: str, hunks: list[list[str]]) -> str | None:
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            current = handle.read().split("\n")
-    except OSError:
+        current = read_text_capped(path, EDIT_CAP).split("\n")
+    except (OSError, ValueError):
         return None
     position = 0
     for hunk in hunks:
@@ -76,11 +78,10 @@ def _apply_hunks(path: str, hunks: list[list[str]]) -> str | None:
 
 def _edit_result(path: str, edits: list[dict]) -> str | None:
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            text = handle.read()
+        text = read_text_capped(path, EDIT_CAP)
     except FileNotFoundError:
         text = ""
-    except OSError:
+    except (OSError, ValueError):  # a device, a FIFO, a file above the cap: its result is unknown
         return None
     for edit in edits:
         old, new = edit.get("old_string"), edit.get("new_string")

@@ -15,9 +15,11 @@ from pathlib import Path
 from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.githead import head_commit
-from vacant.core.locations import ensure_state_dir, run_dir
+from vacant.core.locations import ensure_state_dir, read_install, run_dir
 from vacant.core.redact import redact_bytes
+from vacant.core.safeio import SMALL_CAP, read_capped
 from vacant.policy import asks, gate, rules
+from vacant.record import hookwatch, recovery
 from vacant.store.exclude import excluded
 from vacant.store.hasher import ScanResult, relative_to_root
 from vacant.store.objects import hash_bytes
@@ -27,14 +29,15 @@ from vacant.store.steplog import StepLog, file_lock
 WORKSPACE_LOCK_TIMEOUT_S = 60.0
 MAIN = "main"
 RECONCILED = "reached no hook (the daemon was down?): found in the transcript at Stop"
+DANGLING = "closed at Stop: the hook recording this step was killed before it finished"
 DO_ENV = "VACANT_DO"  # set by `vacant do` for the agent it runs (and so for the agent's hooks)
 
 
 def task_family(root: Path) -> str:
     """The contract's task family, read without a TOML parser (the hot path stays stdlib-lean)."""
     try:
-        text = (root / "vacant.toml").read_text(errors="replace")
-    except OSError:
+        text = read_capped(root / "vacant.toml", SMALL_CAP).decode("utf-8", "replace")
+    except OSError:  # missing, a FIFO, a device, too big: the default family
         return "general"
     match = re.search(r'^\s*task_family\s*=\s*["\']([^"\']+)["\']', text, re.MULTILINE)
     return match.group(1) if match else "general"
@@ -70,6 +73,7 @@ class Recorder:
         with file_lock(self.state_dir / "lock", WORKSPACE_LOCK_TIMEOUT_S):
             self.log.run_dir.mkdir(parents=True, exist_ok=True)
             self.run = self._load_run()
+            recovery.reconcile(self.run, self.log)  # records a killed hook appended but never saved
             if not self.run["started"] and call.kind != "session_start":
                 self._start(call, "implicit")
             self._note_agent(call)
@@ -77,8 +81,23 @@ class Recorder:
                 self._settle(call)
             handler = getattr(self, f"_on_{call.kind}")
             response = handler(call) or Response()
+            notice = self._watch_hooks()
             self._save_run()
+        if notice and not response.system_message:
+            response = response._replace(system_message=notice)
         return response
+
+    def _watch_hooks(self) -> str | None:
+        """Once per run: the installed hooks vanished from their settings file (`hooks_missing`)."""
+        if self.run.get("hooks_missing"):
+            return None
+        name = getattr(self.platform, "name", "")
+        path = hookwatch.missing_hooks(read_install(self.root), name)
+        if path is None:
+            return None
+        self.run["hooks_missing"] = path
+        self.log.emit("hooks_missing", platform=name, path=path)
+        return hookwatch.message(name, path)
 
     # -- the gate ----------------------------------------------------------------------------
 
@@ -130,6 +149,8 @@ class Recorder:
             return {"started": False, "next_step": 1, "open": {}, "closed": {}, "agents": {}, "oob": 0}
 
     def _save_run(self) -> None:
+        head = self.log.read_head()
+        self.run["log_seq"] = head.seq if head is not None else 0  # what the state knows of the log
         atomic_write(self.state_path, json.dumps(self.run))
 
     @property
@@ -406,6 +427,8 @@ class Recorder:
             outcome = unhooked.get(tool_use_id)
             fields = {"detail": RECONCILED, "reconciled": "transcript"} if outcome else {}
             self._end_step(key, outcome or "unknown", None, [], **fields)
+        for key in recovery.dangling(self.run):  # any agent's step whose hook was killed mid-record
+            self._end_step(key, "unknown", None, [], detail=DANGLING)
         self.log.emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
 
     def _reconcile(self, call: HookCall) -> dict[str, str]:

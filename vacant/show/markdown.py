@@ -68,6 +68,9 @@ def render(report: dict[str, Any], limit: int = LIMIT) -> str:
         head += ["| level | findings | what it means |", "|---|---:|---|"]
         head += [f"| **{cell(level)}** | {n} | {cell(levels.LEVELS.get(level, ('',))[0])} |" for level, n in counts.items()]
         head.append("")
+    problems = report.get("record_problems") or []  # vacant's own record altered: the person looks
+    head += [f"- record problem: {cell(p.get('kind'))}: {cell(p.get('detail'), 200)}" for p in problems]
+    head += [""] if problems else []
     tail = ["", f"Full report: {code('vacant report ' + str(report.get('run')))}; steps: `vacant log`; "
                 "the run view: `vacant view`."]
     if not findings:

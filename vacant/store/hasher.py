@@ -29,6 +29,7 @@ from pathlib import Path
 
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import SKIP_NAMES
+from vacant.core.safeio import open_regular
 from vacant.store import exclude
 from vacant.store.objects import ObjectStore, hash_bytes, hash_file
 
@@ -413,8 +414,11 @@ class Scanner:
         if size > self.store.cap:
             return False
         if data is None:
-            with open(absolute, "rb") as handle:
-                data = handle.read()
+            try:
+                with os.fdopen(open_regular(absolute, follow=False), "rb") as handle:
+                    data = handle.read(size + 1)  # bounded: a file that grew since fails the hash check
+            except OSError:  # gone, or no longer a regular file: not kept (the next scan sees it)
+                return False
             if hash_bytes(data) != key:
                 return False  # changed while we read it: the next scan will see it
         return self.store.put_if_small(key, data)

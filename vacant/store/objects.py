@@ -1,4 +1,4 @@
-"""Content-addressed blob store (`.vacant/objects/`), keyed by xxh3-128, each blob written once.
+"""Content-addressed blob store (`objects/` in the state directory), keyed by xxh3-128, each blob written once.
 
 Two layouts, like git's loose objects and packs. A hook that stores a few new contents writes
 loose blobs (`ab/cdef…`, temp file + rename). A full scan stores everything new in one pack
@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import xxhash
+
+from vacant.core.safeio import open_regular
 
 DEFAULT_SIZE_CAP = 16 * 1024 * 1024
 # Owner-only: blobs hold file contents (docs/STORAGE.md); loose blobs are also read-only.
@@ -158,10 +160,15 @@ class ObjectStore:
 
 def hash_file(path: str | bytes | Path, size: int) -> tuple[str, bytes | None]:
     """Hash a regular file; also return its bytes when small enough to keep in memory."""
-    with open(path, "rb") as handle:
+    with os.fdopen(open_regular(path, follow=False), "rb") as handle:  # a FIFO swapped in: refused, not read
         if size <= 4 * CHUNK:
-            data = handle.read()
-            return hash_bytes(data), data
+            data = handle.read(4 * CHUNK + 1)
+            if len(data) <= 4 * CHUNK:
+                return hash_bytes(data), data
+            digest = xxhash.xxh3_128(data)  # it grew since the stat: stream the rest
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+            return digest.hexdigest(), None
         digest = xxhash.xxh3_128()
         while chunk := handle.read(CHUNK):
             digest.update(chunk)

@@ -1,4 +1,4 @@
-"""The append-only, hash-chained step log of one run (`.vacant/runs/<run>/events.jsonl`).
+"""The append-only, hash-chained step log of one run (`runs/<run>/events.jsonl` in the state directory).
 
 Any number of hook processes may append at once. Each append takes the run's lock (the chain
 needs the previous record's hash), then writes the whole record with one `os.write` on an

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from vacant.core.locations import state_dir
+
 from vacant.cli import main
 from vacant.core.exitcodes import Exit
 
@@ -86,13 +88,14 @@ def test_flag_flags_unflag(ws, capsys, monkeypatch):
     assert code == Exit.USER_ERROR and "no flag" in err
 
 
-def test_tampered_flag_warns_on_stderr(ws, capsys, monkeypatch):
+def test_tampered_flag_warns_on_stderr_and_still_stands(ws, capsys, monkeypatch):
     (ws / "notes.md").write_text("wrong\n")
     vacant(capsys, monkeypatch, "flag", "notes.md:1", "wrong")
-    [path] = (ws / ".vacant" / "flags").glob("*.json")
+    [path] = (state_dir(ws) / "flags").glob("*.json")
     path.write_text(path.read_text().replace('"wrong"', '"fine"', 1))
     code, out, err = vacant(capsys, monkeypatch, "check")
-    assert code == Exit.NOTHING_TO_VERIFY and path.stem in err and "does not verify" in err
+    assert code == Exit.FAILED and path.stem in err and "was altered" in err
+    assert err.count("\n") == 1 and "warnings.warn" not in err  # one line, never Python source
 
 
 def test_hints_without_a_run_and_with_an_unknown_run(ws, capsys, monkeypatch):

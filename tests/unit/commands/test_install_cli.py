@@ -13,6 +13,7 @@ import pytest
 
 from vacant.cli import main
 from vacant.core.exitcodes import Exit
+from vacant.core.locations import state_dir
 
 
 @pytest.fixture(autouse=True)
@@ -75,10 +76,11 @@ def test_project_scope_writes_no_path_of_this_machine(ws, capsys, monkeypatch):
 
 def test_uninstall_all_removes_the_state_directory_and_says_what_remains(ws, capsys, monkeypatch):
     vacant(capsys, monkeypatch, "init", "--platform", "claude")
-    state = [entry for entry in ws.iterdir() if entry.name not in (".git", ".claude")]
+    state = state_dir(ws)
+    assert state.is_dir() and state.parent != ws  # never in the work tree, out of cleanup's reach
     code, out, _ = vacant(capsys, monkeypatch, "uninstall", "--all")
     assert code == 0 and "left outside this workspace" in out
-    assert sorted(entry.name for entry in ws.iterdir()) == [".git"] and state
+    assert sorted(entry.name for entry in ws.iterdir()) == [".git"] and not state.exists()
 
 
 def test_doctor_advice_exits_zero_and_a_missing_install_fails(ws, capsys, monkeypatch):

@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+from vacant.core.locations import state_dir
 import tomllib
 
 from vacant.core.calls import Response
@@ -256,7 +258,7 @@ def test_hot_path_imports_only_stdlib_and_xxhash(ws):
                           capture_output=True, check=True)
     extra, heavy = json.loads(proc.stdout)
     assert extra == [] and heavy == []
-    assert not (ws / ".vacant" / "errors.log").exists()
+    assert not (state_dir(ws) / "errors.log").exists()
 
 
 # -- install / trust / uninstall (offline) -------------------------------------------------------

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.locations import state_dir
+
 from vacant.core.calls import Response
 from vacant.platforms import opencode
 from vacant.platforms.all_platforms import load
@@ -110,7 +112,7 @@ def test_recorded_through_the_recorder(ws):
         {"event": "session.end", "directory": str(ws), "sessionID": SESSION, "reason": "process exited"}, {}))
     from vacant.store.run import RunView
 
-    view = RunView.load(ws / ".vacant" / "runs" / SESSION)
+    view = RunView.load(state_dir(ws) / "runs" / SESSION)
     (step,) = view.ordered()
     assert (step.tool, step.outcome, step.changed_paths()) == ("write", "ok", ["b.txt"])
     assert step.actor == {"platform": "opencode", "agent_definition": "main", "model": "fake/fake-model",

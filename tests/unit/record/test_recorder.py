@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vacant.core.calls import BatchCall, HookCall
+from vacant.core.locations import state_dir
 from vacant.platforms.all_platforms import load
 from vacant.record.recorder import Recorder
 from vacant.store.run import RunView
@@ -113,7 +114,7 @@ def run_session(root: Path, plan: list[tuple]) -> RunView:
         getattr(session, op[0])(*op[1:])
     session.call("stop")
     session.call("session_end", reason="other")
-    return session, RunView.load(next((root / ".vacant" / "runs").iterdir()))
+    return session, RunView.load(next((state_dir(root) / "runs").iterdir()))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -162,6 +163,6 @@ def test_a_denied_call_is_a_step_that_did_not_run(ws):
     session = Session(ws)
     session.call("session_start", source="startup")
     session.denied_patch()
-    _, view = ws, RunView.load(next((ws / ".vacant" / "runs").iterdir()))
+    _, view = ws, RunView.load(next((state_dir(ws) / "runs").iterdir()))
     (step,) = view.ordered()
     assert step.outcome == "not-run" and step.changes == []

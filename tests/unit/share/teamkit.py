@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.locations import mark_installed
 from vacant import hook
 from vacant.core.locations import run_dir
 from vacant.share import signing, sync
@@ -81,6 +82,7 @@ class Team:
     def clone(self, person: Person) -> Path:
         person.ws = self.base / f"ws-{person.name}"
         git(self.base, "clone", "-q", str(self.bare), str(person.ws))
+        mark_installed(person.ws)  # `vacant init`: hooks record only in an installed workspace
         return person.ws
 
     def record(self, person: Person, session: str, content: str) -> Path:

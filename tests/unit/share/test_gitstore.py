@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from teamkit import GIT_ENV, git
 
+from vacant.core.locations import mark_installed
 from vacant.core import githead
 from vacant.share.fold import union_rows
 from vacant.share.gitstore import GitError, GitStore
@@ -100,7 +101,7 @@ def test_aggregate_matches_the_tables_own_sums(tmp_path):
 
 
 def test_a_stray_state_dir_above_a_checkout_never_hijacks_it(tmp_path):
-    (tmp_path / ".vacant").mkdir()
+    mark_installed(tmp_path)  # an enclosing workspace vacant was installed in
     git(tmp_path, "init", "-q", "repo")
     (tmp_path / "repo" / "sub").mkdir()
     (tmp_path / "plain").mkdir()

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from teamkit import BIN, Person, Team, git
 
+from vacant.core.locations import state_dir
 from vacant.share import signing, sync
 from vacant.share.fold import folded_stats
 from vacant.share.gitstore import GitStore
@@ -27,7 +28,7 @@ def logged_reviews(*people: Person) -> Counter:
     """(run, seq, score) of every review event in the people's step logs, read without vacant."""
     found: Counter = Counter()
     for person in people:
-        for log in sorted((person.ws / ".vacant" / "runs").glob("*/events.jsonl")):
+        for log in sorted((state_dir(person.ws) / "runs").glob("*/events.jsonl")):
             for line in log.read_text().splitlines():
                 record = json.loads(line)
                 if record["type"] == "review":
@@ -72,7 +73,7 @@ def reset_sharing(team: Team, people: list[Person]) -> None:
             git(person.ws, "update-ref", "-d", ref)
         for ref in git(person.ws, "for-each-ref", "--format=%(refname)", "refs/vacant/").split():
             git(person.ws, "update-ref", "-d", ref)
-        shutil.rmtree(person.ws / ".vacant" / "share", ignore_errors=True)
+        shutil.rmtree(state_dir(person.ws) / "share", ignore_errors=True)
 
 
 def recorded_team(team: Team) -> dict[str, Person]:
@@ -192,7 +193,7 @@ def test_git_gc_and_a_fresh_clone_keep_everything(team):
         team.sync(people[name])
     git(team.bare, "gc", "-q", "--prune=now")
     git(people["c"].ws, "gc", "-q", "--prune=now")
-    shutil.rmtree(people["c"].ws / ".vacant" / "share")  # no verification cache: every record re-read
+    shutil.rmtree(state_dir(people["c"].ws) / "share")  # no verification cache: every record re-read
     assert_sees_exactly(team, people["c"], expected)
     d = team.person("d")
     team.clone(d)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vacant.core.calls import HookCall, Read
+from vacant.core.locations import state_dir
 from vacant.hook import stop_pipeline
 from vacant.platforms.claude import PLATFORM
 from vacant.record.recorder import Recorder
@@ -61,7 +62,7 @@ class Recording:
 
     @property
     def run_dir(self) -> Path:
-        return self.root / ".vacant" / "runs" / self.session
+        return state_dir(self.root) / "runs" / self.session
 
 
 def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

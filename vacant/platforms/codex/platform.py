@@ -62,7 +62,7 @@ class Codex:
 
     @staticmethod
     def workspace() -> Path:
-        """The hook runs in the session cwd: its nearest ancestor with `.vacant/` (else git top)."""
+        """The hook runs in the session cwd: its nearest installed ancestor (else git top)."""
         try:
             return find_root(Path(os.getcwd()))
         except OSError:

@@ -1,0 +1,81 @@
+"""What is wrong with vacant's own record of a run: one list, used by the Stop report, `vacant
+report` and `vacant verify`.
+
+Problems, each {kind, detail, path}:
+  chain-*          the step log's hash chain is broken (edited, deleted, inserted, reordered,
+                   truncated) or has torn lines (vacant.store.steplog.verify)
+  flag-tampered    a flag the person filed was removed or altered (its signed ledger copy stands)
+  flag-unsigned    a flag file that does not verify and that the ledger does not know
+  ledger-*         a signed ledger (flags, spent approvals) was edited, cut or deleted
+  hooks-missing    the installed hooks vanished from their settings file during the run
+  dangling-step    a step whose hook was killed mid-record, closed at Stop
+
+At Stop each problem is a `record` finding (vacant.core.levels.RECORD): reported to the person,
+never blocking the agent (it cannot sign anything), and never a silent pass; the run is not green.
+Torn lines and dangling steps (what a killed hook leaves; nothing was lost or altered) are
+notes: listed in the report, not findings.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+from vacant.core import events
+from vacant.core.findings import Finding, finding_id
+from vacant.policy import flags
+from vacant.policy.asks import AskBook
+from vacant.record.recorder import DANGLING
+from vacant.store.steplog import LOG_NAME, StepLog, verify
+
+Problem = dict[str, Any]
+NOTES = ("chain-torn", "dangling-step")
+
+
+def chain_problems(run_dir: Path) -> list[Problem]:
+    log = StepLog(run_dir)
+    if not log.path.exists():
+        return [{"kind": "chain-missing", "detail": f"the step log {log.path} is missing", "path": None}]
+    return [{"kind": f"chain-{p.kind}", "detail": f"step log line {p.line}: {p.kind}: {p.detail}", "path": None}
+            for p in verify(log)]
+
+
+def ledger_problems(root: Path) -> list[Problem]:
+    _flags, found = flags.audit(root)
+    out = [{"kind": p["kind"], "detail": p["detail"], "path": p.get("path")} for p in found]
+    _spent, spent_problems = AskBook(root).spent_ids()
+    out += [{"kind": f"ledger-{p.kind}", "detail": f"the spent-approval ledger: {p.detail}", "path": None}
+            for p in spent_problems]
+    return out
+
+
+def run_problems(run_dir: Path) -> list[Problem]:
+    """What the run's own records say went missing: hooks removed, steps closed as dangling."""
+    path = run_dir / LOG_NAME
+    if not path.exists():
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torn lines are chain problems, reported once above
+        records = events.load(path)
+    out = []
+    for record in records:
+        if record.get("type") == "hooks_missing":
+            out.append({"kind": "hooks-missing", "path": record.get("path"),
+                        "detail": f"the {record.get('platform')} hooks vanished from {record.get('path')} during the "
+                                  "run: what happened after that may be unrecorded"})
+        elif record.get("type") == "step_end" and record.get("detail") == DANGLING:
+            out.append({"kind": "dangling-step", "path": None,
+                        "detail": f"step {record.get('step')} ({record.get('key')}) {DANGLING}"})
+    return out
+
+
+def problems(root: Path, run_dir: Path) -> list[Problem]:
+    return chain_problems(run_dir) + ledger_problems(root) + run_problems(run_dir)
+
+
+def as_findings(found: list[Problem]) -> list[Finding]:
+    """Each problem but the notes as a `record` finding (stable id across Stops)."""
+    return [Finding(id=finding_id("record:" + p["kind"], p.get("path"), p["detail"]), source="record",
+                    name=p["kind"], path=p.get("path"), line=None, col=None, message=p["detail"], text="")
+            for p in found if p["kind"] not in NOTES]
