@@ -14,6 +14,7 @@ from claude_harness import FakeUpstream, run_claude_p, tool, turn
 from harness import MARK, text
 from vacant_run import make_workspace, vacant
 
+from vacant.core.locations import state_dir
 from vacant.daemon import lifecycle
 from vacant.daemon.paths import info
 
@@ -60,7 +61,8 @@ def test_a_run_is_recorded_through_the_daemon_and_http_hooks(tmp_path):
     ends = [r for r in records if r["type"] == "step_end"]
     assert all(r["outcome"] == "ok" for r in ends), ends  # every Post reached the daemon over http
     assert any(r["type"] == "read" and r["ref"] == "notes.txt" for r in records)
-    assert not (ws / ".vacant" / "errors.log").exists() or "refused" not in (ws / ".vacant" / "errors.log").read_text()
+    errors_log = state_dir(ws) / "errors.log"
+    assert not errors_log.exists() or "refused" not in errors_log.read_text()
     lifecycle.stop(ws)
 
 
@@ -93,4 +95,4 @@ def test_killing_the_daemon_mid_run_the_gate_still_holds(tmp_path):
     if lifecycle.running(ws):  # the first client that found none started a new one
         assert wait_running(ws)["pid"] != pid
         lifecycle.stop(ws)
-    assert os.path.exists(ws / ".vacant")
+    assert os.path.exists(state_dir(ws) / "runs")

@@ -40,6 +40,7 @@ def start(root: Path, *extra: str) -> subprocess.Popen:
 def daemon(tmp_path):
     root = tmp_path / "ws"
     root.mkdir()
+    (root / ".vacant").mkdir()  # an installed workspace (hooks record nothing elsewhere), state kept in .vacant/
     (root / "a.txt").write_text("a\n")
     proc = start(root)
     yield root, proc
@@ -198,6 +199,7 @@ def test_with_no_daemon_the_client_answers_in_process_and_starts_one(tmp_path):
 def test_idle_timeout_and_workspace_removal_end_the_daemon(tmp_path):
     root = tmp_path / "ws"
     root.mkdir()
+    (root / ".vacant").mkdir()  # its state inside the tree, as in a git workspace (.git/vacant)
     proc = start(root, "--idle", "1")
     assert proc.wait(20) == 0 and not os.path.exists(socket_path(root))
     proc = start(root)
