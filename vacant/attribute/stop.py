@@ -501,7 +501,7 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
     report.update(round=used, rounds=rounds, decision="block" if feedback else "stop", agent_id=agent_id)
     for item in report["findings"]:
         log.emit("attribution", finding=item["id"], level=item["level"], step=item["step"],
-                 lineage_source=item["lineage_source"])
+                 lineage_source=item["lineage_source"], rerun=item["evidence"].get("rerun"))
     _save_stop_state(run_dir, state)
     save_report(run_dir, report)
     return Outcome(report, blocking, feedback, system_message)

@@ -268,6 +268,6 @@ def _findings(view: RunView, run: str) -> list[GradedFinding]:
             step=attribution["step"] if attribution else (flip["step"] if flip else None),
             flip_step=flip["step"] if flip else None,
             lineage_source=attribution.get("lineage_source") if attribution else None,
-            rerun=f"vacant replay {run}", ts=float((attribution or finding)["ts"]), standing=finding_id in last_round,
+            rerun=(attribution or {}).get("rerun") or f"vacant replay {run}", ts=float((attribution or finding)["ts"]), standing=finding_id in last_round,
         ))
     return graded
