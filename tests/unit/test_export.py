@@ -169,7 +169,8 @@ def test_span_tree_follows_the_genai_conventions(run_dir):
     evaluations = [e for e in writes_main(spans, parent).events if e.name == "gen_ai.evaluation.result"]
     assert len(evaluations) == len(built.findings) == 1  # on the blamed step's span
     assert evaluations[0].attributes["gen_ai.evaluation.score.label"] == "provable"
-    assert evaluations[0].attributes["vacant.finding.rerun"] == f"vacant replay {built.run}"
+    (reported,) = json.loads((run_dir / "report.json").read_text())["findings"]
+    assert evaluations[0].attributes["vacant.finding.rerun"] == reported["evidence"]["rerun"]  # what the Stop gave
     assert events == sum(len(span.events) for span in spans)
     dumped = json.dumps([dict(span.attributes) for span in spans] + [dict(e.attributes) for s in spans for e in s.events])
     assert SECRET not in dumped and "REDACTED" in dumped  # the step log's redaction is what leaves
