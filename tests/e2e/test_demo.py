@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.locations import state_dir
+
 VACANT = Path(sys.executable).parent / "vacant"
 
 
@@ -18,7 +20,7 @@ def test_demo_finds_the_planted_edit_and_the_fix_turns_green(tmp_path, args, edi
     proc = subprocess.run([str(VACANT), "demo", *args, "--keep"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    kept = Path(out.split("demo workspace kept: ")[1].strip())
+    kept = Path(out.split("demo workspace kept: ")[1].splitlines()[0].strip())
     try:
         assert_rerun_reproduces(kept)
     finally:
@@ -33,7 +35,7 @@ def test_demo_finds_the_planted_edit_and_the_fix_turns_green(tmp_path, args, edi
 def assert_rerun_reproduces(workspace: Path) -> None:
     """Issue 12: on the kept demo run, the first Stop's evidence `rerun` command gives back the same
     finding, level and step (the run has since been fixed: a plain replay sees no finding)."""
-    run_dir = next((workspace / ".vacant" / "runs").iterdir())
+    run_dir = next((state_dir(workspace) / "runs").iterdir())  # a git workspace: .git/vacant
     [finding] = json.loads((run_dir / "reports" / "0001.json").read_text())["findings"]
     command = finding["evidence"]["rerun"].split()
     proc = subprocess.run([str(VACANT), *command[1:], "--json"], capture_output=True, text=True, cwd=workspace,

@@ -21,7 +21,7 @@ import typer
 
 from vacant.commands.report import render_report
 from vacant.commands.runs import describe
-from vacant.core.locations import list_runs, mark_installed
+from vacant.core.locations import list_runs, mark_installed, state_dir
 from vacant.store import reputation
 from vacant.store.steplog import StepLog, verify
 
@@ -65,6 +65,8 @@ def register(app: typer.Typer) -> None:
         try:
             typer.echo("demo: real Claude Code hook payloads replayed through `vacant-hook claude`\n")
             workspace.mkdir()
+            if shutil.which("git"):  # its record then lives in .git/vacant, where `vacant report` there finds it
+                subprocess.run(["git", "init", "-q"], cwd=workspace, capture_output=True, check=False)
             session = json.loads(SESSION.read_text())
             seed(workspace, session["files"])
             answers = play(session, workspace)
@@ -72,6 +74,8 @@ def register(app: typer.Typer) -> None:
         finally:
             if keep:
                 typer.echo(f"\ndemo workspace kept: {workspace}")
+                if not str(state_dir(workspace)).startswith(str(workspace)):
+                    typer.echo(f"its record: {state_dir(workspace)} (read it with VACANT_HOME={os.environ['VACANT_HOME']})")
             else:
                 shutil.rmtree(scratch, ignore_errors=True)
 
