@@ -40,7 +40,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from vacant.share import sync as share_sync
 from vacant.share.gitstore import GitStore
 from vacant.share.publish import AUTHORS, add_entries, entry_path, seal
-from vacant.share.records import Cell, ReadCoverage, ReviewRecord, RunRecord, StepEntry
+from vacant.share.records import (
+    Cell,
+    Hunk,
+    LineEdit,
+    PathLines,
+    ReadCoverage,
+    ReviewRecord,
+    RunRecord,
+    StepEntry,
+)
 from vacant.share.signing import Signer
 
 BIN = Path(sys.executable).parent
@@ -68,8 +77,13 @@ def records_of(author: int, runs: int, reviews: int, tag: str = "") -> list[tupl
     for n in range(runs):
         run = f"run-{tag}{author}-{n}"
         steps = [StepEntry(s, "Edit", s % 2, "ok", [f"src/mod{s}.py"]) for s in range(1, 6)]
+        # line data as a run from a clean checkout has it: each baseline named by its committed
+        # blob, one small edit script per step (vacant/share/lines.py)
+        lines = [PathLines(f"src/mod{s}.py", None, f"{author:08x}{n:016x}{s:016x}",
+                           [LineEdit(s, [], [Hunk(10 * s, 10 * s + 1, [f"{n:08x}{s:04x}{k:04x}" for k in range(3)])])],
+                           None) for s in range(1, 6)]
         out.append(("run", RunRecord(run, "claude-code", "a" * 40, 1.8e9 + n, 40, cells[:2], steps, 12,
-                                     ReadCoverage("partial", "1 shell step"), [])))
+                                     ReadCoverage("partial", "1 shell step"), [], "b" * 40, lines)))
     for n in range(reviews):
         out.append(("review", ReviewRecord(f"run-{tag}{author}-{n % max(runs, 1)}", 100 + n, cells[n % 3],
                                            float(n % 5 != 0), 1.0, None if n % 5 else f"f{n}")))

@@ -1,4 +1,5 @@
-"""`vacant blame FILE [--run RUN | --all-runs] [--json]`: who wrote each line (vacant/show/blame.py)."""
+"""`vacant blame FILE [--run RUN | --all-runs | --team] [--json]`: who wrote each line (vacant/show/blame.py;
+--team: vacant/share/teamblame.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import typer
 
 from vacant.commands.common import print_json, workspace
 from vacant.core.locations import WorkspaceError, list_runs, resolve_run
-from vacant.show.blame import blame_file, render, workspace_path
+from vacant.show.blame import blame_file, finding_marks, render, workspace_path
+from vacant.store.loaded import latest_report
 
 
 def register(app: typer.Typer) -> None:
@@ -19,11 +21,13 @@ def register(app: typer.Typer) -> None:
         run: Optional[str] = typer.Option(None, "--run", metavar="RUN", help="Run id or prefix (default: the latest)."),
         all_runs: bool = typer.Option(False, "--all-runs", help="Carry authorship through every recorded run."),
         as_json: bool = typer.Option(False, "--json"),
-        team: bool = typer.Option(False, "--team", help="Also the steps of synced runs from other machines that changed FILE."),
+        team: bool = typer.Option(False, "--team", help="Line by line across machines: this workspace's runs and the team's synced run records."),
     ) -> None:
         """For every line of FILE as it is now: the step that last wrote it, or baseline / outside any run."""
         root = workspace()
         if team:
+            if run is not None or all_runs:
+                raise WorkspaceError("--team considers every run that changed FILE: give it without --run or --all-runs")
             _team_blame(root, file, as_json)
             return
         if run is not None and all_runs:
@@ -36,25 +40,16 @@ def register(app: typer.Typer) -> None:
 
 
 def _team_blame(root: Path, file: str, as_json: bool) -> None:
-    """Path-level: the shared run records (vacant sync) whose steps changed FILE, then the local blame."""
+    """Line-level across machines: this workspace's runs and the team's synced run records."""
     # imported here: the share package loads cryptography (~50 ms) that plain blame never needs
     from vacant.share.sync import open_store, repository_root
-    from vacant.share.team import path_history
+    from vacant.share.teamblame import render as render_team
+    from vacant.share.teamblame import team_blame
 
     repo = repository_root(Path.cwd())
     path = workspace_path(repo, file, Path.cwd())
-    shared = path_history(repo, open_store(repo), path)
     runs = list_runs(root)
-    local = blame_file(root, path, runs) if runs and (root / path).is_file() else None
-    if as_json:
-        print_json({"path": path, "shared_steps": shared, "local": local.to_json() if local else None})
-        return
-    for item in shared:
-        cell = item["cell"] or {}
-        who = "/".join(str(cell.get(k)) for k in ("platform", "agent_definition", "model")) if cell else "no actor"
-        typer.echo(f"{item['run']} step {item['step']} ({item['tool']}) by {who}; key {item['name'] or item['author']}, "
-                   f"from commit {(item['commit'] or '?')[:12]}")
-    if not shared:
-        typer.echo(f"no synced run changed {path} (vacant sync fetches the team's records)")
-    if local is not None:
-        typer.echo(render(local))
+    blame = team_blame(root, open_store(repo), path, runs, (repo / path).read_bytes())
+    reports = [report for report in map(latest_report, runs) if report]
+    blame.findings = finding_marks(root, path, blame.texts, reports)
+    print_json(blame.to_json()) if as_json else typer.echo(render_team(blame))

@@ -1,20 +1,20 @@
 """Who wrote each line of the files a run changed, at the run's final recorded state.
 
-Each file's versions are followed through the run's change records in order: lines a change
-keeps (difflib's equal blocks) keep their author, lines it inserts or replaces belong to the
-change's step (or to nobody known, for a change seen while several steps were open). Lines that
-were there at the baseline have no author here.
+Each file's versions are followed through the run's change records in order, by the rule
+`vacant blame` uses (vacant.core.linecarry, the one algorithm for both, with blame's line
+numbering): lines a change keeps or moves keep their author, lines it inserts or replaces belong
+to the change's step (or to nobody known, for a change seen while several steps were open).
+Lines that were there at the baseline have no author here.
 
 Limits: text files only (a NUL byte in the first 8 KiB, or content above the object-store cap,
-skips the file, with the reason); a line moved within a file counts as deleted and re-inserted
-(difflib matches in order), so it goes to the step that moved it.
+skips the file, with the reason).
 """
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
+from vacant.core.linecarry import carry, text_lines
 from vacant.export.model import Change, RunModel
 from vacant.store.objects import ObjectStore
 from vacant.store.states import load_manifest
@@ -67,8 +67,8 @@ def authors(model: RunModel, store: ObjectStore) -> tuple[list[FileAuthors], lis
             before = lines.get(rel)
             if before is None:
                 base_text, _ = _text(store, None if rel in gone else manifest.get(rel))
-                before = [(line, None) for line in (base_text or "").splitlines()]
-            lines[rel] = _carry(before, text.splitlines(), step)
+                before = [(line, None) for line in text_lines(base_text)]
+            lines[rel] = _carry(before, text_lines(text), step)
     found = [FileAuthors(rel, _spans(owned)) for rel, owned in sorted(lines.items())]
     return [f for f in found if f.spans], [Skipped(rel, why) for rel, why in sorted(skipped.items())]
 
@@ -80,7 +80,7 @@ def _changes_in_order(model: RunModel) -> list[tuple[int, Change]]:
     return sorted(items, key=lambda item: item[1].seq)
 
 
-def _text(store: ObjectStore, entry: tuple | list | None) -> tuple[str | None, str | None]:
+def _text(store: ObjectStore, entry: tuple | list | None) -> tuple[bytes | None, str | None]:
     if not entry or entry[0] != "f":
         return None, None
     if not store.has(entry[3]):
@@ -88,18 +88,13 @@ def _text(store: ObjectStore, entry: tuple | list | None) -> tuple[str | None, s
     data = store.get(entry[3])
     if b"\0" in data[:BINARY_PROBE]:
         return None, "binary file"
-    return data.decode("utf-8", "replace"), None
+    return data, None
 
 
 def _carry(before: list[tuple[str, int | None]], after: list[str], step: int) -> list[tuple[str, int | None]]:
-    old = [line for line, _ in before]
-    result: list[tuple[str, int | None]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=after, autojunk=False).get_opcodes():
-        if tag == "equal":
-            result += before[i1:i2]
-        else:
-            result += [(line, step) for line in after[j1:j2]]
-    return result
+    """`vacant blame`'s own rule (vacant.core.linecarry): kept and moved lines keep their author."""
+    owners = carry([line for line, _ in before], [owner for _, owner in before], after, step)
+    return list(zip(after, owners))
 
 
 def _spans(owned: list[tuple[str, int | None]]) -> list[Span]:

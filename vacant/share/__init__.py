@@ -7,7 +7,9 @@ publish   one's own runs -> signed records -> one's own author ref
 team      reading every author ref back: verified, deduplicated, with the rejected listed
 sync      fetch -> union merge -> push, retried on rejection, never forced
 fold      the team's reviews folded into the reputation table's figures
+lines     a run's line data for its record: keyed line hashes and edit scripts, never the lines
+teamblame `vacant blame --team`: every line's step, from local runs and the team's run records
 
-Nothing here is imported by the hook (the hot path); `vacant sync` and the reputation commands
-are its only entries.
+Nothing here is imported by the hook (the hot path); `vacant sync`, the reputation commands
+and `vacant blame --team` are its only entries.
 """

@@ -23,10 +23,11 @@ from typing import Any
 from vacant.attribute.stop import read_coverage
 from vacant.core import events
 from vacant.core.atomic import atomic_write
-from vacant.core.locations import list_runs, state_dir
+from vacant.core.locations import WorkspaceError, list_runs, state_dir
 from vacant.share.gitstore import GitStore
+from vacant.share.lines import line_key, run_lines
 from vacant.share.records import (
-    FORMAT,
+    WRITTEN_FORMAT,
     Cell,
     Envelope,
     FindingEntry,
@@ -43,8 +44,8 @@ from vacant.share.records import (
     to_json,
 )
 from vacant.share.signing import Signer
+from vacant.store.loaded import load_run
 from vacant.store.reputation import cell_key
-from vacant.store.run import RunView
 
 AUTHORS = "refs/vacant/authors/"
 KIND_DIRS = {"run": "runs", "review": "reviews", "manifest": "manifests"}
@@ -68,9 +69,10 @@ def entry_path(kind: str, blob: bytes) -> str:
 
 def seal(signer: Signer, kind: str, body: Any) -> bytes:
     """The record blob: body, author and signature, canonical."""
-    data = to_json(body)
-    envelope = Envelope(FORMAT, kind, signer.fingerprint, data, signer.sign(signed_bytes(kind, signer.fingerprint, data)))
-    return blob_of(envelope)
+    version = WRITTEN_FORMAT[kind]
+    data = to_json(body, version)
+    signature = signer.sign(signed_bytes(kind, signer.fingerprint, data, version))
+    return blob_of(Envelope(version, kind, signer.fingerprint, data, signature))
 
 
 def _cell(actor: dict[str, Any]) -> Cell:
@@ -86,9 +88,13 @@ def _finding(item: dict[str, Any]) -> FindingEntry:
         origin=origin.split(":", 1)[0] if isinstance(origin, str) and origin else None)
 
 
-def run_records(run_dir: Path) -> tuple[RunRecord, list[ReviewRecord]]:
-    """The run record and review records of one recorded run (RecordError if it cannot be shared)."""
-    view = RunView.load(run_dir)
+def run_records(root: Path, run_dir: Path, key: str | None, only: str | None = None,
+                store: GitStore | None = None) -> tuple[RunRecord, list[ReviewRecord]]:
+    """The run record and review records of one recorded run (RecordError if it cannot be
+    shared); line data keyed by `key` for every path it changed, or for the path `only` (with
+    `store`, committed baselines named by blob id: vacant/share/lines.py)."""
+    run = load_run(root, run_dir)
+    view = run.view
     if not view.records:
         raise RecordError("empty step log")
     start = next((r for r in view.records if r["type"] == "run_start"), {})
@@ -113,7 +119,8 @@ def run_records(run_dir: Path) -> tuple[RunRecord, list[ReviewRecord]]:
         started=float(view.records[0].get("ts") or 0.0), through_seq=int(view.records[-1].get("seq") or 0),
         cells=cells, steps=steps, reads=len(view.of_type("read")),
         read_coverage=ReadCoverage(coverage["state"], coverage["why"][:1000]),
-        findings=[_finding(item) for item in report.get("findings", [])])
+        findings=[_finding(item) for item in report.get("findings", [])],
+        line_key=key, lines=run_lines(run, key, only, store))
     reviews = [ReviewRecord(run_id, int(r["seq"]), _cell(r["cell"]), float(r["score"]), float(r["weight"]), r["finding"])
                for r in view.of_type("review")]
     # the typed records accept what the remote would: a record we could not read back is not shared
@@ -124,7 +131,9 @@ def run_records(run_dir: Path) -> tuple[RunRecord, list[ReviewRecord]]:
 
 
 def run_stamp(run_dir: Path) -> list[int]:
-    stamp = []
+    """What says a run changed since it was published: its files' sizes and times, and the run
+    record's format (a newer format publishes every run again, once)."""
+    stamp = [WRITTEN_FORMAT["run"]]
     for name in ("events.jsonl", "report.json"):
         try:
             info = (run_dir / name).stat()
@@ -134,17 +143,19 @@ def run_stamp(run_dir: Path) -> list[int]:
     return stamp
 
 
-def make_records(root: Path, signer: Signer, cache: dict[str, Any]) -> Made:
+def make_records(root: Path, signer: Signer, cache: dict[str, Any], store: GitStore) -> Made:
     """Records of the runs that changed since the cache last saw them (cache updated in place)."""
     made = Made()
+    key = line_key(store)
     seen = cache.setdefault(signer.fingerprint, {})
     for run_dir in list_runs(root):
         stamp = run_stamp(run_dir)
         if seen.get(run_dir.name) == stamp:
             continue
         try:
-            record, reviews = run_records(run_dir)
-        except (RecordError, KeyError, TypeError, ValueError, events.VocabularyError) as error:
+            record, reviews = run_records(root, run_dir, key, store=store)
+        except (RecordError, KeyError, TypeError, ValueError, events.VocabularyError, WorkspaceError,
+                OSError) as error:
             made.skipped.append(f"{run_dir.name}: {error}")
             continue
         blob = seal(signer, "run", record)
@@ -201,7 +212,7 @@ def publish(root: Path, store: GitStore, signer: Signer) -> Made:
     cache = load_json(path, {})
     if not store.refs(AUTHORS + signer.fingerprint):
         cache.pop(signer.fingerprint, None)  # the ref is gone (deleted, a new clone): publish everything again
-    made = make_records(root, signer, cache)
+    made = make_records(root, signer, cache, store)
     if made.blobs:
         add_entries(store, signer, made.blobs, "vacant: records")
     save_json(path, cache)

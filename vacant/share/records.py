@@ -10,6 +10,9 @@ Contract:
   paths are errors), so a record from the remote can never name a place to write.
 - Canonical JSON (sorted keys, no spaces, ASCII) is what is hashed and signed: a record's bytes
   decide its name, so the same record always has the same name, wherever and however often made.
+- Formats: a run record is written in format 2 (with line data: keyed line hashes and edit
+  scripts, never the lines); reviews and manifests keep format 1, which readers of format 1 still
+  count. Format 1 run records (no line data) are read as before and blamed file-level.
 """
 
 from __future__ import annotations
@@ -24,8 +27,16 @@ from typing import Any
 
 from vacant.core.docgen import GeneratedDoc
 
-FORMAT = 1
+FORMAT = 2  # the newest; what each kind is written in: WRITTEN_FORMAT
+FORMATS = (1, 2)
 KINDS = ("run", "review", "manifest")
+WRITTEN_FORMAT = {"run": 2, "review": 1, "manifest": 1}  # reviews and manifests did not change in 2
+
+# line data (format 2): bounded so a record stays small whatever the run touched
+LINE_HASH_HEX = 16
+MAX_VERSION_LINES = 20_000  # a path with a longer version is left file-level (`lines-cap`)
+MAX_RECORD_HASHES = 50_000  # line hashes in one record; paths past it are left file-level (`record-cap`)
+OMITTED = ("lines-cap", "record-cap", "binary")
 
 
 class RecordError(ValueError):
@@ -112,14 +123,33 @@ def _one_of(*allowed: str) -> Check:
     return Check("one of " + ", ".join(f"`{a}`" for a in allowed), parse)
 
 
+def _one_of_int(*allowed: int) -> Check:
+    def parse(value: Any, where: str) -> int:
+        if isinstance(value, bool) or value not in allowed:
+            raise RecordError(f"{where}: format {value} is not one of {', '.join(map(str, allowed))} "
+                              "(a newer vacant wrote it?)")
+        return value
+    return Check("one of " + ", ".join(map(str, allowed)), parse)
+
+
 IDENT = _pattern(_ID, f"an id matching `{ID_PATTERN}`")
 SHA256 = _pattern(_HEX64, "64 hex digits (sha256)")
 GIT_OID = _pattern(_HEX_OID, "a git commit id (40 or 64 hex digits)")
 PATH = Check("relative path (no `..`, no leading `/`)", _relpath)
 
 
-def spec(check: Check, doc: str) -> Any:
+LINE_HASH = _pattern(re.compile(rf"^[0-9a-f]{{{LINE_HASH_HEX}}}$"), f"{LINE_HASH_HEX} hex digits (a keyed line hash)")
+
+
+def spec(check: Check, doc: str, since: int = 1) -> Any:
+    """A documented key; `since`: the format that added it (absent from older records)."""
+    if since > 1:
+        return field(default=None, metadata={"check": check, "doc": doc, "since": since})
     return field(metadata={"check": check, "doc": doc})
+
+
+def _since(item: Any) -> int:
+    return int(item.metadata.get("since", 1))
 
 
 # -- the records ----------------------------------------------------------------------------------
@@ -163,6 +193,45 @@ class ReadCoverage:
 
 
 @dataclass(frozen=True)
+class Hunk:
+    """Lines `start` to `end` (0-based, `end` excluded) of the path's previous version, replaced."""
+    start: int = spec(_integer(0), "first line replaced")
+    end: int = spec(_integer(0), "end of the lines replaced (`start` when only inserting)")
+    lines: list[str] = spec(_list(LINE_HASH, MAX_VERSION_LINES), "the hashes of the lines put in their place")
+
+
+@dataclass(frozen=True)
+class LineEdit:
+    """One recorded change to the path, in log order: who made it and what it did to the lines."""
+    step: int | None = spec(_optional(_integer(0)),
+                            "the step (a `StepEntry.n`) that made it; null: changed while several steps were open")
+    open_steps: list[int] = spec(_list(_integer(0), 10_000), "for a null `step`: the steps open then (one of them)")
+    hunks: list[Hunk] | None = spec(_optional(_list(_nested(Hunk), MAX_VERSION_LINES + 1)),
+                                    "the edit script from the previous version (sorted, not overlapping); "
+                                    "null: the new version's content was not kept (over the object-store cap)")
+
+
+@dataclass(frozen=True)
+class PathLines:
+    """One path the run changed, line by line (hashes only): its version at the run's baseline and
+    each recorded change to it. Rebuilding every version and carrying authorship through them is
+    `vacant blame --team`."""
+    path: str = spec(PATH, "the path")
+    base: list[str] | None = spec(_optional(_list(LINE_HASH, MAX_VERSION_LINES)),
+                                  "the line hashes at the run's baseline (empty: no such file); "
+                                  "null: given by `base_blob`, not kept, or `omitted`")
+    base_blob: str | None = spec(_optional(GIT_OID),
+                                 "when the baseline is exactly the path as committed in the run's `commit`: that "
+                                 "git blob, whose lines a clone hashes itself (`base` is then null; most runs start "
+                                 "from a clean checkout, and this keeps their records small)")
+    edits: list[LineEdit] = spec(_list(_nested(LineEdit), 100_000), "every recorded change to the path, in order")
+    omitted: str | None = spec(_optional(_one_of(*OMITTED)),
+                               "why the path has no line data and is blamed file-level: a version over "
+                               f"{MAX_VERSION_LINES:,} lines, the record over {MAX_RECORD_HASHES:,} hashes, "
+                               "or a version holding a NUL byte; null: it has")
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One run, as far as its step log went when it was recorded (`through_seq`)."""
     run: str = spec(IDENT, "the run id")
@@ -176,6 +245,10 @@ class RunRecord:
     reads: int = spec(_integer(0), "how many reads the hooks recorded")
     read_coverage: ReadCoverage = spec(_nested(ReadCoverage), "the run's read coverage")
     findings: list[FindingEntry] = spec(_list(_nested(FindingEntry), 10_000), "the last Stop report's findings")
+    line_key: str | None = spec(_optional(GIT_OID), "the root commit whose id keys the line hashes (see above); "
+                                "null: no commit yet, so no line data", since=2)
+    lines: list[PathLines] | None = spec(_list(_nested(PathLines), 100_000),
+                                  "every path the run changed, line by line, sorted by path", since=2)
 
 
 @dataclass(frozen=True)
@@ -200,7 +273,8 @@ class ManifestRecord:
 @dataclass(frozen=True)
 class Envelope:
     """What a record blob holds: the body, who signed it, and the signature."""
-    v: int = spec(_integer(1), f"format version ({FORMAT})")
+    v: int = spec(_one_of_int(*FORMATS), "format version: 2 for a run record, 1 for the others; "
+                  "a format 1 run record (no line data) is still read")
     kind: str = spec(_one_of(*KINDS), "which body this is")
     author: str = spec(_pattern(re.compile(r"^[0-9a-f]{32}$"), "32 hex digits"),
                        "the signer's key fingerprint (sha256 of the raw public key, first 32 hex digits)")
@@ -212,31 +286,40 @@ class Envelope:
 BODIES: dict[str, type] = {"run": RunRecord, "review": ReviewRecord, "manifest": ManifestRecord}
 
 
-def parse_typed(cls: type, value: Any, where: str = "record") -> Any:
-    """Build `cls` from JSON, checking every key; nothing undocumented gets through."""
+def parse_typed(cls: type, value: Any, where: str = "record", version: int = FORMAT) -> Any:
+    """Build `cls` from JSON in format `version`, checking every key; nothing undocumented gets
+    through (a key a later format added is unknown to an earlier one)."""
     if not isinstance(value, dict):
         raise RecordError(f"{where}: expected an object")
-    names = [f.name for f in fields(cls)]
+    known = [f for f in fields(cls) if _since(f) <= version]
+    names = [f.name for f in known]
     extra = sorted(set(value) - set(names))
     if extra:
         raise RecordError(f"{where}: unknown key(s) {', '.join(extra)}")
     missing = [n for n in names if n not in value]
     if missing:
         raise RecordError(f"{where}: missing key(s) {', '.join(missing)}")
-    return cls(**{f.name: f.metadata["check"].parse(value[f.name], f"{where}.{f.name}") for f in fields(cls)})
+    return cls(**{f.name: f.metadata["check"].parse(value[f.name], f"{where}.{f.name}") for f in known})
 
 
-def to_json(record: Any) -> dict[str, Any]:
-    return asdict(record) if is_dataclass(record) and not isinstance(record, type) else dict(record)
+def to_json(record: Any, version: int = FORMAT) -> dict[str, Any]:
+    """The JSON of a record in format `version` (keys a later format added are left out)."""
+    if not (is_dataclass(record) and not isinstance(record, type)):
+        return dict(record)
+    data = asdict(record)
+    for item in fields(record):
+        if _since(item) > version:
+            del data[item.name]
+    return data
 
 
 def canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
 
 
-def signed_bytes(kind: str, author: str, body: dict[str, Any]) -> bytes:
+def signed_bytes(kind: str, author: str, body: dict[str, Any], version: int) -> bytes:
     """What the signature covers: a domain tag, then the canonical JSON of everything but `sig`."""
-    return b"vacant-share-record\x00" + canonical({"v": FORMAT, "kind": kind, "author": author, "body": body})
+    return b"vacant-share-record\x00" + canonical({"v": version, "kind": kind, "author": author, "body": body})
 
 
 def body_id(kind: str, body: dict[str, Any]) -> str:
@@ -255,9 +338,7 @@ def parse_blob(data: bytes) -> tuple[Envelope, Any]:
     except ValueError as error:
         raise RecordError(f"not JSON ({error})") from None
     envelope = parse_typed(Envelope, raw, "envelope")
-    if envelope.v != FORMAT:
-        raise RecordError(f"envelope.v: format {envelope.v} is not {FORMAT}")
-    body = parse_typed(BODIES[envelope.kind], envelope.body, envelope.kind)
+    body = parse_typed(BODIES[envelope.kind], envelope.body, envelope.kind, envelope.v)
     if canonical(raw) + b"\n" != data:  # what was signed is exactly these bytes' content
         raise RecordError("not in canonical form (edited by hand?)")
     return envelope, body
@@ -281,17 +362,47 @@ is not a trusted key, or its signature does not verify.
 """
 
 
+LINES_DOC = """## Line data and its privacy
+
+A run record of format 2 says, for every path the run changed, which lines each recorded change
+wrote, without the lines: `line_key` is the repository's root commit (the smallest id of
+`git rev-list --max-parents=0 HEAD`), and a line's hash is the first {hex} hex digits of BLAKE2b
+(digest 8 bytes) keyed with that commit id's raw bytes, over the line's text as `vacant blame`
+reads it (UTF-8, undecodable bytes replaced, without its line ending). From `base` (or the
+committed blob `base_blob`) and each edit's `hunks`, any clone rebuilds the hash sequence of every version of the path and carries
+authorship through it exactly as `vacant blame` does on the text (vacant/core/linecarry.py), so
+`vacant blame FILE --team` names, line by line, the steps of runs recorded on other machines.
+
+Limits, said plainly:
+- Privacy: the key is not a secret from anyone who has the repository; it only stops tables
+  computed in advance for every repository. Whoever has the repository and the records can test
+  a guess for a line: a short or predictable line (`}}`, `DEBUG = True`, a weak password written
+  into a file) can be confirmed. The records never hold a line's text.
+- Bounds: a path with a version over {version_lines:,} lines, or with a NUL byte (binary), and
+  the paths past {record:,} line hashes in one record (paths taken in sorted order) carry no line
+  data (`omitted` says why); they, and every path of a format 1 record, are blamed file-level.
+- A clone that lacks a record's `base_blob` (the run started from a commit never pushed, or
+  rebased away) blames that run file-level until it fetches the commit.
+- A clone whose root commit differs (a shallow clone keys by its cut-off commit, a history with
+  several roots by the smallest) hashes differently: records keyed otherwise are blamed
+  file-level there. CI that publishes line data should fetch the full history.
+"""
+
+
 def render_doc() -> str:
     lines = ["# Shared records (`vacant sync`)", "", DOC.header(), "", DOC_HEAD]
-    for cls in (Envelope, RunRecord, ReviewRecord, ManifestRecord, Cell, StepEntry, FindingEntry, ReadCoverage):
+    for cls in (Envelope, RunRecord, ReviewRecord, ManifestRecord, Cell, StepEntry, FindingEntry, ReadCoverage,
+                PathLines, LineEdit, Hunk):
         lines += [f"## `{cls.__name__}`", ""]
         if cls.__doc__ and not cls.__doc__.startswith(cls.__name__ + "("):
             lines += [cls.__doc__.strip(), ""]
         lines += ["| key | type | meaning |", "|---|---|---|"]
         for f in fields(cls):
-            assert f.default is MISSING
-            lines.append(f"| `{f.name}` | {f.metadata['check'].describe} | {f.metadata['doc']} |")
+            assert (f.default is MISSING) == (_since(f) == 1)  # only a later format's keys may be absent
+            since = f" (format {_since(f)}; absent before)" if _since(f) > 1 else ""
+            lines.append(f"| `{f.name}` | {f.metadata['check'].describe} | {f.metadata['doc']}{since} |")
         lines.append("")
+    lines += [LINES_DOC.format(hex=LINE_HASH_HEX, version_lines=MAX_VERSION_LINES, record=MAX_RECORD_HASHES)]
     return "\n".join(lines)
 
 

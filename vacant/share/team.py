@@ -186,10 +186,11 @@ def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]],
         return f"malformed: {error}"
     if envelope.author not in keys.keys:
         return f"unknown key {envelope.author} (not in {TEAM_KEYS_FILE} at HEAD)"
-    if vouched_by != envelope.author and not keys.verify(envelope.author, signed_bytes(envelope.kind, envelope.author, envelope.body),
-                                       envelope.sig):
+    signed = signed_bytes(envelope.kind, envelope.author, envelope.body, envelope.v)
+    if vouched_by != envelope.author and not keys.verify(envelope.author, signed, envelope.sig):
         return f"bad signature: edited after signing, or not signed by {envelope.author}"
-    summary = {"run": body.run, "through_seq": body.through_seq} if envelope.kind == "run" else envelope.body
+    summary = ({"run": body.run, "through_seq": body.through_seq, "lines": bool(body.lines)} if envelope.kind == "run"
+               else envelope.body)
     verdict = [hashlib.sha256(data).hexdigest(), envelope.author, envelope.kind, body_id(envelope.kind, envelope.body),
                summary]
     cache[oid] = verdict
@@ -219,9 +220,16 @@ def _count(view: TeamView, counted: Counted, kind: str) -> None:
     else:
         run = counted.body["run"]
         held = view.runs.get(run)
-        if held is not None and (held.body["through_seq"], held.oid) >= (counted.body["through_seq"], counted.oid):
+        if held is not None and _rank(held) >= _rank(counted):
             return
         view.runs[run] = counted
+
+
+def _rank(counted: Counted) -> tuple[int, bool, str]:
+    """Which record of a run is shown: the one covering the most of its log, then one with line
+    data (a run published again by a newer vacant), then a fixed choice. Verdicts cached before
+    format 2 have no `lines` key: they were all format 1, without line data."""
+    return counted.body["through_seq"], bool(counted.body.get("lines")), counted.oid
 
 
 def run_records(store: GitStore, view: TeamView) -> list[RunRecord]:
@@ -230,21 +238,3 @@ def run_records(store: GitStore, view: TeamView) -> list[RunRecord]:
     blobs = store.read_blobs([counted.oid for counted in view.runs.values()])
     found = [parse_blob(blobs[counted.oid])[1] for counted in view.runs.values() if counted.oid in blobs]
     return sorted(found, key=lambda record: (record.started, record.run))
-
-
-def path_history(root: Path, store: GitStore, path: str) -> list[dict[str, Any]]:
-    """Every shared step that changed `path`, oldest run first: which run (whose key, from which
-    commit), which step and tool, which cell. Path-level only: records carry no file contents, so
-    the lines a step wrote stay on the machine that recorded it."""
-    view = read_team(root, store, kinds=("run",))
-    authors = {counted.body["run"]: counted.author for counted in view.runs.values()}
-    found = []
-    for record in run_records(store, view):
-        author = authors[record.run]
-        name = view.keys.keys[author].name if author in view.keys.keys else None
-        for step in record.steps:
-            if path in step.changed:
-                cell = asdict(record.cells[step.cell]) if step.cell is not None else None
-                found.append({"run": record.run, "author": author, "name": name, "commit": record.commit,
-                              "started": record.started, "step": step.n, "tool": step.tool, "cell": cell})
-    return found

@@ -1,7 +1,8 @@
 """`vacant blame`: for every line of a file as it is now, the recorded step that last wrote it.
 
 Authorship is carried along the file's versions: the baseline of the first run considered, then
-the file after each recorded change to it, then the file as it is now. Between two versions a line
+the file after each recorded change to it, then the file as it is now, by vacant.core.linecarry
+(the one algorithm `vacant blame --team` also runs, on line hashes): between two versions a line
 diff (difflib, no junk heuristic) keeps the author of every unchanged line; a line that the diff
 sees deleted in one place and inserted in another (moved) keeps its author too: it is matched by
 exact text to a removed line, the nearest one by position, the rule flags follow when their lines
@@ -20,23 +21,20 @@ text back: the later step is the author (it wrote the line that stands).
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant.core.findings import split_lines
+from vacant.core.linecarry import Carried, Origins, author_label, text_lines
 from vacant.core.locations import STATE_DIR_NAME, WorkspaceError, state_dir
 from vacant.policy.flags import nearest_block, standing_flags
-from vacant.show.loaded import (
+from vacant.store.loaded import (
     LoadedRun,
     Unrestorable,
     file_bytes,
     load_run,
     path_entries,
 )
-
-ORIGINS = ("step", "group", "out_of_band", "baseline", "outside", "unknown")
 
 
 @dataclass(frozen=True)
@@ -55,14 +53,7 @@ class Author:
         return data
 
     def label(self) -> str:
-        if self.origin == "step":
-            who = "/".join(str((self.actor or {}).get(k) or "?") for k in ("agent_definition", "model"))
-            return f"{(self.run or '')[:8]} step {self.step} {self.tool} {who}"
-        if self.origin == "group":
-            return f"{(self.run or '')[:8]} one of steps {','.join(map(str, self.open_steps))}"
-        if self.origin == "out_of_band":
-            return f"{(self.run or '')[:8]} out-of-band (step {self.step})"
-        return {"baseline": "baseline", "outside": "outside any run", "unknown": "unknown (over size cap)"}[self.origin]
+        return author_label(self.origin, self.run, self.step, self.tool, self.actor, self.open_steps, "over size cap")
 
 
 @dataclass
@@ -91,44 +82,6 @@ OUTSIDE = Author("outside")
 UNKNOWN = Author("unknown")
 
 
-def carry(old: list[str], authors: list[Author], new: list[str], author: Author) -> list[Author]:
-    """The authors of `new`'s lines: kept for unchanged and moved lines, `author` for the rest."""
-    if old == new:
-        return list(authors)
-    # an edit is usually local: the common head and tail are kept as they are, and only the
-    # middle goes through the (quadratic at worst) matcher
-    head, limit = 0, min(len(old), len(new))
-    while head < limit and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    result: list[Author | None] = [None] * len(new)
-    result[:head] = authors[:head]
-    if tail:
-        result[len(new) - tail:] = authors[len(old) - tail:]
-    matcher = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=False)
-    removed: dict[str, list[int]] = {}
-    inserted: list[int] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
-        if tag == "equal":
-            result[j1:j2] = authors[i1:i2]
-            continue
-        for i in range(i1, i2):
-            removed.setdefault(old[i], []).append(i)
-        inserted.extend(range(j1, j2))
-    for j in inserted:
-        candidates = removed.get(new[j])
-        if candidates:  # moved: the nearest removed copy of the same text (as flags relocate)
-            best = min(candidates, key=lambda i: (abs(i - j), i))
-            candidates.remove(best)
-            result[j] = authors[best]
-        else:
-            result[j] = author
-    return [item if item is not None else author for item in result]
-
-
 def step_author(run: LoadedRun, change: dict[str, Any]) -> Author:
     owner = run.view.steps.get(change["step"]) if change["step"] is not None else None
     if owner is None:
@@ -138,59 +91,36 @@ def step_author(run: LoadedRun, change: dict[str, Any]) -> Author:
     return Author("step", run.id, owner.number, owner.tool, owner.actor, owner.agent_id)
 
 
-def _lines(data: bytes | None) -> list[str]:
-    """As vacant.findings.split_lines, with a fast path for text without carriage returns."""
-    if not data:
-        return []
-    text = data.decode("utf-8", errors="replace")
-    if "\r" in text:
-        return split_lines(text)
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def blame_run(run: LoadedRun, path: str, lines: list[str] | None, authors: list[Author],
-              gap: bool = False) -> tuple[list[str], list[Author], bool]:
-    """Carry authorship through one run. `lines` None: this is the first run considered (its
-    baseline lines are `baseline`); else the file as the previous run considered left it. After a
-    version the store did not keep (`gap`), the next version's lines are all `unknown`."""
-    first = lines is None
+def path_versions(run: LoadedRun, path: str) -> list[tuple[list[str] | None, Author | None]]:
+    """The path's versions along one run, as `Carried.advance` takes them: its lines (None when the
+    store did not keep that version) and who made it (None for the baseline)."""
+    found: list[tuple[list[str] | None, Author | None]] = []
     for change, entry in path_entries(run, path):
         try:
-            new = _lines(file_bytes(run.store, entry))
+            lines: list[str] | None = text_lines(file_bytes(run.store, entry))
         except Unrestorable:
-            lines, authors, gap = [], [], True
-            continue
-        if gap:
-            authors = [UNKNOWN] * len(new)
-        elif change is None:
-            authors = [BASELINE] * len(new) if first else carry(lines or [], authors, new, OUTSIDE)
-        else:
-            authors = carry(lines or [], authors, new, step_author(run, change))
-        lines, gap = new, False
-    return lines or [], authors, gap
+            lines = None
+        found.append((lines, None if change is None else step_author(run, change)))
+    return found
+
+
+def walk() -> Carried[str, Author]:
+    return Carried(Origins(BASELINE, OUTSIDE, UNKNOWN))
 
 
 def blame_file(root: Path, path: str, run_dirs: list[Path]) -> Blame:
     """Blame the workspace file `path` (workspace-relative) over the runs `run_dirs`, in order."""
-    current_bytes = (Path(root) / path).read_bytes()
-    lines: list[str] | None = None
-    authors: list[Author] = []
-    gap = False
+    current = text_lines((Path(root) / path).read_bytes())
+    carried = walk()
     reports = []
     for run_dir in run_dirs:
         run = load_run(root, run_dir)
-        lines, authors, gap = blame_run(run, path, lines, authors, gap)
+        for lines, author in path_versions(run, path):
+            carried.advance(lines, author)
         report = run.latest_report()
         if report:
             reports.append(report)
-    current = _lines(current_bytes)
-    if gap:
-        authors = [UNKNOWN] * len(current)
-    else:
-        authors = carry(lines, authors, current, OUTSIDE) if lines is not None else [OUTSIDE] * len(current)
+    authors = carried.finish(current)
     marks = finding_marks(root, path, current, reports)
     rows = [BlameLine(n, text, author, marks.get(n, [])) for n, (text, author) in enumerate(zip(current, authors), 1)]
     return Blame(path, [run_dir.name for run_dir in run_dirs], rows)

@@ -19,8 +19,8 @@ from vacant.core import levels
 from vacant.core.findings import split_lines
 from vacant.core.locations import WorkspaceError
 from vacant.policy.flags import nearest_block
-from vacant.show.loaded import LoadedRun, load_run
 from vacant.store import reputation
+from vacant.store.loaded import LoadedRun, load_run
 from vacant.store.run import Step
 
 INPUT_CHARS = 2000

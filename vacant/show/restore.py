@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.core.locations import state_dir
-from vacant.show.loaded import LoadedRun, load_run
+from vacant.store.loaded import LoadedRun, load_run
 from vacant.store.states import Manifest, ReconstructionError, materialize
 
 

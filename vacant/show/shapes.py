@@ -6,7 +6,7 @@ docs/VIEW_JSON.md (generated through vacant/gendocs.py).
 from __future__ import annotations
 
 from vacant.core.docgen import GeneratedDoc
-from vacant.show.blame import ORIGINS
+from vacant.core.linecarry import ORIGINS
 
 # command -> (what the object is, [(field, meaning)]); nested rows are written "outer[].inner"
 SHAPES: dict[str, tuple[str, list[tuple[str, str]]]] = {
@@ -25,6 +25,37 @@ SHAPES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ("lines[].open_steps", "origin group: the steps open when the change was seen (one of them wrote it)"),
         ("lines[].findings", "ids of findings standing on this line: the latest Stop report's, found again by "
                              "their text, and standing human flags"),
+    ]),
+    "blame --team": ("One object for the file: this workspace's runs and the team's synced run records that "
+                     "changed it, line by line (docs/VIEW.md).", [
+        ("path", "the file, repository-relative (posix)"),
+        ("line_key", "the root commit keying the line hashes (docs/SHARE.md), or null when the repository has none"),
+        ("runs", "the runs considered (those that changed the file), in the order they are walked: by start time"),
+        ("runs[].run", "the run id"),
+        ("runs[].source", "`local` (recorded in this workspace) or `team` (a verified synced record)"),
+        ("runs[].key", "team: the signing key's fingerprint; local: null"),
+        ("runs[].key_name", "team: the key's name in `.vacant-team-keys`; local: null"),
+        ("runs[].commit", "HEAD when the run started, or null"),
+        ("runs[].started", "unix time of the run's first record (the recording machine's clock)"),
+        ("runs[].line_data", "whether the run's line data for the file was used"),
+        ("runs[].why", "when not: why the run is blamed file-level (a format 1 record, a cap, another key, …)"),
+        ("lines", "one object per line of the file as it is now, in order"),
+        ("lines[].line", "the line number (from 1)"),
+        ("lines[].text", "the line's text (undecodable bytes replaced)"),
+        ("lines[].origin", "who wrote it: " + ", ".join(f"`{name}`" for name in ORIGINS)
+                           + "; `unknown` also after a run blamed file-level"),
+        ("lines[].run", "the run of the writing step (null for baseline, outside, unknown)"),
+        ("lines[].step", "the step number in that run"),
+        ("lines[].tool", "the step's tool (`oob` for an out-of-band change set)"),
+        ("lines[].actor", "the step's cell {platform, agent_definition, model, task_family}, or null"),
+        ("lines[].open_steps", "origin group: the steps open when the change was seen (one of them wrote it)"),
+        ("lines[].source", "`local` or `team` for a line a run explains, else null"),
+        ("lines[].key", "team: the fingerprint of the key that signed the run's record"),
+        ("lines[].key_name", "team: that key's name in `.vacant-team-keys`"),
+        ("lines[].findings", "ids of findings standing on this line, from this workspace's reports and flags"),
+        ("file_level", "steps of runs blamed file-level that changed the file: the `lines[]` fields from `origin` "
+                       "to `key_name`, and `why`"),
+        ("rejected", "team records left out (bad signature, unknown key, edited; `vacant sync --status` lists them)"),
     ]),
     "restore": ("One object for the restored state.", [
         ("run", "the run id"),

@@ -100,6 +100,22 @@ class Team:
         (ws / "out.txt").unlink()
         return run_dir(ws, session)
 
+    def run_writes(self, person: Person, session: str, writes: list[tuple[str, str]]) -> Path:
+        """One run through the hook: a Write step per (path, content), files left in place, then Stop."""
+        self.use(person)
+        ws = person.ws
+        self._send(ws, session, "SessionStart", source="startup")
+        for number, (rel, content) in enumerate(writes, start=1):
+            fields = {"tool_name": "Write", "tool_input": {"file_path": str(ws / rel), "content": content},
+                      "tool_use_id": f"toolu_{session}_{number}"}
+            self._send(ws, session, "PreToolUse", **fields)
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text(content)
+            self._send(ws, session, "PostToolUse", **fields, tool_response={"type": "update"})
+        self._send(ws, session, "Stop", stop_hook_active=False)
+        self._send(ws, session, "SessionEnd", reason="other")
+        return run_dir(ws, session)
+
     @staticmethod
     def _send(ws: Path, session: str, event: str, **fields) -> str:
         body = {"session_id": session, "cwd": str(ws), "hook_event_name": event, **fields}

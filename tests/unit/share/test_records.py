@@ -43,7 +43,8 @@ def verifies(blob: bytes) -> bool:
         envelope, _ = parse_blob(blob)
     except RecordError:
         return False
-    return TEAM.verify(envelope.author, signed_bytes(envelope.kind, envelope.author, envelope.body), envelope.sig)
+    return TEAM.verify(envelope.author, signed_bytes(envelope.kind, envelope.author, envelope.body, envelope.v),
+                       envelope.sig)
 
 
 @settings(max_examples=60, deadline=None)

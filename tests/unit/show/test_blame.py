@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recording import Recording, cli
 
-from vacant.show.blame import Author, blame_file, carry
+from vacant.core.linecarry import carry
+from vacant.show.blame import Author, blame_file
 from vacant.store.run import RunView
 
 TARGET = "src/file.txt"

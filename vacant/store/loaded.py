@@ -1,6 +1,7 @@
-"""One recorded run loaded for showing: its steps, its object store, its baseline manifest, and
-a file's content along the run without folding every full manifest (a 1,000-step run over a large
-tree stays cheap: only the entries of the one path asked for are followed)."""
+"""One recorded run loaded for reading back: its steps, its object store, its baseline manifest,
+and a file's content along the run without folding every full manifest (a 1,000-step run over a
+large tree stays cheap: only the entries of the one path asked for are followed). Shown by
+vacant/show (blame, restore, the run view) and turned into shared line data by vacant/share."""
 
 from __future__ import annotations
 
@@ -49,10 +50,15 @@ class LoadedRun:
         return found
 
     def latest_report(self) -> dict[str, Any] | None:
-        try:
-            return json.loads((self.run_dir / "report.json").read_text())
-        except (OSError, ValueError):
-            return None
+        return latest_report(self.run_dir)
+
+
+def latest_report(run_dir: Path) -> dict[str, Any] | None:
+    """The run's latest Stop report (report.json), or None when there is none or it is torn."""
+    try:
+        return json.loads((Path(run_dir) / "report.json").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def load_run(root: Path, run_dir: Path) -> LoadedRun:
