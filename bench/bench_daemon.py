@@ -28,10 +28,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from vacant.core.locations import mark_installed  # noqa: E402
 from vacant.daemon import lifecycle  # noqa: E402
 from vacant.daemon.paths import info  # noqa: E402
 
 PYTHON = sys.executable
+SESSION = f"bench-{os.getpid()}-{int(time.time())}"  # a new run each time: a kept tree holds the last run's keys
 CLIENT = [PYTHON, "-I", "-S", str(REPO / "vacant" / "vacant-hook-client.py"), "claude"]
 HOOK = [PYTHON, "-I", "-S", str(REPO / "vacant" / "vacant-hook.py"), "claude"]
 
@@ -42,7 +44,7 @@ def stats(samples: list[float]) -> tuple[float, float]:
 
 
 def payload(ws: Path, event: str, tool: str, key: str, **extra) -> bytes:
-    return json.dumps({"session_id": "bench", "transcript_path": "/nonexistent.jsonl", "cwd": str(ws),
+    return json.dumps({"session_id": SESSION, "transcript_path": "/nonexistent.jsonl", "cwd": str(ws),
                        "hook_event_name": event, "tool_name": tool, "tool_use_id": key, **extra}).encode()
 
 
@@ -99,8 +101,9 @@ def steps(ws: Path, reps: int, mode: str, env: dict) -> dict[str, list[float]]:
 
 def measure(ws: Path, reps: int) -> tuple[dict[str, list[float]], dict]:
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(ws))
+    mark_installed(ws)  # hooks record only in an installed workspace
     (ws / "bench_target.txt").write_text("x\n")
-    subprocess.run(HOOK, input=json.dumps({"session_id": "bench", "cwd": str(ws), "hook_event_name": "SessionStart",
+    subprocess.run(HOOK, input=json.dumps({"session_id": SESSION, "cwd": str(ws), "hook_event_name": "SessionStart",
                                            "source": "startup"}).encode(), env=env, cwd=ws, check=True)
     samples: dict[str, list[float]] = {"python -I -S -c pass": [], "git status": [], "git status (fsmonitor)": []}
     git = ["git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "status", "--porcelain"]
@@ -135,6 +138,8 @@ def report(title: str, samples: dict[str, list[float]], status: dict) -> dict:
         rows[name] = {"median": round(median, 2), "p95": round(p95, 2)}
         print(f"{name:<38}{median:>11.1f}{p95:>9.1f}")
     print(f"daemon: rss {status.get('rss_kb')} kB, watches {status.get('watches')}, scans {status.get('scans')}")
+    if not (status.get("scans") or {}).get("scoped"):
+        raise SystemExit("the daemon scanned nothing: its calls were not recorded, so these figures mean nothing")
     return {"rows": rows, "daemon": {k: status.get(k) for k in ("rss_kb", "watches", "scans", "last_rescan")}}
 
 
@@ -156,7 +161,6 @@ def main() -> None:
     finally:
         shutil.rmtree(small, ignore_errors=True)
     if args.tree:
-        shutil.rmtree(args.tree / ".vacant", ignore_errors=True)
         results["tree"] = report(f"tree {args.tree}", *measure(args.tree.resolve(), args.reps))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))

@@ -1,4 +1,6 @@
-"""`vacant-hook PLATFORM`: the entry every platform hook calls, payload on stdin.
+"""The in-process hook: every platform hook call's answer, payload on stdin. The installed commands
+(`vacant-hook PLATFORM`, the `vacant-hook-client.py` launcher) are the lean client
+(vacant/daemon/client.py), which asks the workspace's daemon first and falls back to `main` here.
 
 The hot path: it imports the standard library and xxhash only (a test inspects sys.modules).
 Recorder hooks fail open: any internal error goes to `errors.log` in the state directory, the
@@ -15,6 +17,7 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from vacant.core.calls import HookCall, Response
@@ -119,13 +122,20 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
     return answer(platform_name, platform, call, Recorder, env)
 
 
-def answer(platform_name: str, platform, call: HookCall, make_recorder, env: dict[str, str]) -> tuple[str, int]:
+def answer(platform_name: str, platform, call: HookCall, make_recorder, env: dict[str, str],
+           after: list[Callable[[], None]] | None = None) -> tuple[str, int]:
     """Record one call and render the platform's answer: the recorder fails open, the gate closed.
     `make_recorder(root, session_id, platform)` is the Recorder (the daemon passes one bound to
-    its watched scanner)."""
+    its watched scanner). `after`: when given, the recorder's finishing work (saving the run state,
+    releasing the workspace lock; Recorder.begin) is put there for the caller to run once the
+    answer is sent, instead of being done before answering."""
     try:
         recorder = make_recorder(call.workspace, call.session_id, platform)
-        response: Response = recorder.handle(call)
+        response, finish = recorder.begin(call)
+        if after is None or call.kind in ("stop", "subagent_stop"):
+            finish()
+        else:
+            after.append(finish)
         if call.kind in ("stop", "subagent_stop"):
             response = stop_pipeline(recorder, call, env)  # outside the recorder's lock: replay may take a while
     except BaseException as error:  # the recorder fails open, the gate fails closed

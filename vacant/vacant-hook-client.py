@@ -1,22 +1,21 @@
 """`python -I -S …/vacant/vacant-hook-client.py PLATFORM`: the lean hook client as `vacant init` installs it (see vacant/daemon/client.py).
 
 -I -S skips site processing (every .pth file, an editable install's import hook): about 15 ms
-saved at every one of the agent's tool calls. Without site, this launcher puts the package's own
-root and the environment's site-packages on sys.path itself (the interpreter is called by the
-absolute path of the environment's own python), then runs `vacant.hook`, which needs nothing
-else (stdlib + xxhash). If even that fails, it fails open: exit 0, the agent carries on.
+saved at every one of the agent's tool calls. The launcher imports vacant/daemon/client.py as a
+top-level module, not through the `vacant` package (whose __init__ files and `os` cost more than
+the rest of a call answered by the daemon), and gives it the package's root for the slow path.
+If even that fails, it fails open: exit 0, the agent carries on.
 """
-import os
+import posix
 import sys
 
-_lib = "lib/python%d.%d/site-packages" % sys.version_info[:2]
-sys.path[:0] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] + [
-    path for path in (os.path.join(os.path.dirname(os.path.dirname(sys.executable)), _lib),
-                      os.path.join(sys.prefix, _lib)) if os.path.isdir(path)
-]
+_package = (__file__ if __file__.startswith("/") else f"{posix.getcwd()}/{__file__}").rpartition("/")[0]
+sys.path.insert(0, f"{_package}/daemon")
 try:
-    from vacant.daemon.client import main
+    import client
 except Exception as error:  # noqa: BLE001 - a broken install must not stop the agent
     sys.stderr.write(f"vacant-hook-client: cannot start ({error})\n")
     sys.exit(0)
-sys.exit(main())
+finally:
+    del sys.path[0]  # nothing else is ever imported from the daemon's directory as a top-level module
+sys.exit(client.main(package_root=_package.rpartition("/")[0] or "/"))

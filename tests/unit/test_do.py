@@ -223,6 +223,22 @@ def test_watcher_groups_a_burst_and_ignores_reads_and_state_dirs(tmp_path):
         watcher.stop(settle=0)
 
 
+def test_watcher_sees_a_mode_change_alone(tmp_path):
+    """chmod +x changes the file's recorded state (its mode) without writing a byte."""
+    (tmp_path / "run.sh").write_text("echo hi\n")
+    os.chmod(tmp_path / "run.sh", 0o644)
+    bursts = Bursts()
+    watcher = watch.Watcher(tmp_path, bursts, gap=0.2)
+    watcher.start()
+    try:
+        time.sleep(0.3)
+        os.chmod(tmp_path / "run.sh", 0o755)
+        assert wait_for(lambda: bursts.calls)
+        assert bursts.calls == [[str(tmp_path / "run.sh")]]
+    finally:
+        watcher.stop(settle=0)
+
+
 def test_watcher_full_scan_after_an_overflow(tmp_path):
     bursts = Bursts()
     watcher = watch.Watcher(tmp_path, bursts, gap=0.2)

@@ -117,9 +117,10 @@ def state_dir(root: Path) -> Path:
     return new
 
 
-def read_install(root: Path) -> dict | None:
-    """The install record of a workspace (None: vacant was never installed there)."""
-    path = state_dir(root) / INSTALL_RECORD
+def read_install(root: Path, state: Path | None = None) -> dict | None:
+    """The install record of a workspace (None: vacant was never installed there). `state`: its
+    state directory, when the caller holds it already."""
+    path = (state_dir(root) if state is None else Path(state)) / INSTALL_RECORD
     try:
         with open(path, "rb") as handle:
             data = json.loads(handle.read(1 << 16))
@@ -231,9 +232,10 @@ def runs_dir(root: Path) -> Path:
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
-def run_dir(root: Path, run_id: str) -> Path:
+def run_dir(root: Path, run_id: str, state: Path | None = None) -> Path:
+    """A run's directory; `state`: the workspace's state directory, when the caller holds it."""
     safe = _UNSAFE.sub("_", run_id).lstrip(".") or "run"
-    return runs_dir(root) / safe
+    return (runs_dir(root) if state is None else Path(state) / "runs") / safe
 
 
 def list_runs(root: Path) -> list[Path]:

@@ -17,6 +17,7 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -32,6 +33,7 @@ from vacant.daemon.watcher import Watcher, WatchLimit
 IDLE_ENV = "VACANT_DAEMON_IDLE_S"
 DEFAULT_IDLE_S = 30 * 60
 IDLE_CHECK_S = 60.0
+SWITCH_INTERVAL_S = float(os.environ.get("VACANT_DAEMON_SWITCH_S", "0.0005"))
 
 
 def _write_private(path: Path, data: dict) -> None:
@@ -140,6 +142,9 @@ class Daemon:
             os.close(lock)
 
     def _serve(self) -> int:
+        # A call waits on the watcher's threads (the cookie passes three of them) while a request
+        # thread may be computing: hand the interpreter over sooner than the default 5 ms.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         watcher = Watcher(self.root)
         watcher.on_root_gone = lambda: self.finish("the workspace disappeared")
         try:

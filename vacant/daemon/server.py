@@ -26,6 +26,8 @@ import socketserver
 import struct
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from vacant.core.errlog import log_error
@@ -58,13 +60,29 @@ class Core:
         self.requests = 0
         self.refused = 0
         self.started = time.time()
+        self.serial = threading.Lock()
 
     def refuse(self, status: int, message: str, door: str) -> Refused:
         self.refused += 1
         log_error(self.root, f"vacant daemon ({door}): refused with {status}: {message}")
         return Refused(status, message)
 
-    def hook(self, platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
+    @contextmanager
+    def answering(self, platform_name: str, raw: bytes, env: dict[str, str]) -> Iterator[tuple[str, int]]:
+        """The answer to one hook call, to be sent inside the `with`; the call's remaining work
+        (saving the run state) runs after it, so the agent does not wait for it."""
+        after: list[Callable[[], None]] = []
+        try:
+            yield self.hook(platform_name, raw, env, after)
+        finally:
+            for work in after:
+                try:
+                    work()
+                except Exception as error:  # noqa: BLE001 - fail open, like the recorder
+                    log_error(self.root, f"vacant daemon: after answering: {type(error).__name__}: {error}")
+
+    def hook(self, platform_name: str, raw: bytes, env: dict[str, str],
+             after: list[Callable[[], None]] | None = None) -> tuple[str, int]:
         self.last_request = time.monotonic()
         self.requests += 1
         try:
@@ -82,11 +100,12 @@ class Core:
             raise Refused(409, f"call for another workspace ({call.workspace}); this daemon serves {self.root}")
 
         def make_recorder(root, session_id, platform):
-            recorder = Recorder(self.root, session_id, platform, scanner=self.scanner)
+            recorder = Recorder(self.root, session_id, platform, scanner=self.scanner, state=self.scanner.state,
+                                serial=self.serial)
             self.scanner.log = recorder.log
             return recorder
 
-        return answer(platform_name, platform, call, make_recorder, env)
+        return answer(platform_name, platform, call, make_recorder, env, after)
 
     def status(self) -> dict[str, object]:
         from vacant.daemon.watcher import max_user_watches, watch_count  # cheap; status only
@@ -157,8 +176,9 @@ class _UnixHandler(socketserver.StreamRequestHandler):
             if len(envb) != env_length or len(raw) != length:
                 raise Refused(400, "request cut short")
             env = dict(item.split("=", 1) for item in envb.decode("utf-8", "surrogateescape").split("\0") if "=" in item)
-            stdout, code = core.hook(platform, raw, env)
-            status, body = 200, stdout.encode("utf-8", "surrogateescape")
+            with core.answering(platform, raw, env) as (stdout, code):
+                self._answer(200, code, stdout.encode("utf-8", "surrogateescape"))
+            return
         except Refused as refusal:
             core.refuse(refusal.status, str(refusal), "socket")
             status, code, body = refusal.status, 0, b""
@@ -168,8 +188,12 @@ class _UnixHandler(socketserver.StreamRequestHandler):
         except Exception as error:  # noqa: BLE001 - a request never takes the daemon down
             log_error(core.root, f"vacant daemon (socket): {type(error).__name__}: {error}")
             status, code, body = 500, 0, b""
+        self._answer(status, code, body)
+
+    def _answer(self, status: int, code: int, body: bytes) -> None:
         try:
             self.wfile.write(f"{status} {code} {len(body)}\n".encode() + body)
+            self.wfile.flush()
         except OSError:
             pass
 
@@ -209,8 +233,8 @@ class _UnixHandler(socketserver.StreamRequestHandler):
         raw = self.rfile.read(length)
         if len(raw) != length:
             raise Refused(400, f"payload cut short ({len(raw)} of {length} bytes)")
-        stdout, code = core.hook(platform, raw, env)
-        return {"status": 200, "stdout": stdout, "code": code}
+        with core.answering(platform, raw, env) as (stdout, code):
+            return {"status": 200, "stdout": stdout, "code": code}
 
 
 class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -268,14 +292,13 @@ class _HttpHandler(http.server.BaseHTTPRequestHandler):
             return
         core = self.server.core
         try:
-            stdout, _code = core.hook(platform, raw, {"CLAUDE_PROJECT_DIR": str(core.root)})
+            with core.answering(platform, raw, {"CLAUDE_PROJECT_DIR": str(core.root)}) as (stdout, _code):
+                self._send(200, stdout.encode())
         except Refused as refusal:
             self._refuse(refusal.status, str(refusal))
-            return
         except Exception as error:  # noqa: BLE001 - fail open, like the command hook
             log_error(core.root, f"vacant daemon (http): {type(error).__name__}: {error}")
-            stdout = ""
-        self._send(200, stdout.encode())
+            self._send(200, b"")
 
     def _admit(self) -> tuple[str, bytes]:
         port = self.server.server_address[1]

@@ -17,10 +17,19 @@ import errno
 import logging
 import os
 import threading
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from watchdog import events as wd
 from watchdog.observers import Observer
+from watchdog.observers.api import DEFAULT_OBSERVER_TIMEOUT, BaseObserver
+
+try:  # the Linux backend, as watchdog 7 lays it out (see _pruned_observer)
+    from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
+    from watchdog.observers.inotify_c import InotifyFD
+except ImportError:
+    InotifyEmitter = InotifyObserver = InotifyWatchGroup = InotifyFD = None
 
 from vacant.core.locations import SKIP_NAMES, state_dir
 from vacant.daemon.cookie import Cookies
@@ -30,6 +39,10 @@ WANTED = [wd.FileCreatedEvent, wd.FileModifiedEvent, wd.FileDeletedEvent, wd.Fil
           wd.FileClosedEvent, wd.FileAttribEvent, wd.DirCreatedEvent, wd.DirDeletedEvent,
           wd.DirMovedEvent, wd.DirAttribEvent]  # not DirModified: its children's own events say what changed
 WATCHDOG_LOGGERS = ("watchdog.observers",)  # the inotify modules log through it
+
+# A directory replaced at the same path keeps watchdog's watch for that path, whose callback it
+# then overwrites with the same one, warning each time: nothing is lost, so nothing to say.
+warnings.filterwarnings("ignore", message="Callback with id .* already exists for watch", category=RuntimeWarning)
 
 
 class Watcher:
@@ -121,7 +134,7 @@ class Watcher:
         self._log_handler = LossLog()
         for name in WATCHDOG_LOGGERS:
             logging.getLogger(name).addHandler(self._log_handler)
-        self.observer = Observer()
+        self.observer = _pruned_observer(self.root, self.cookies.directory)
         self.observer.schedule(Handler(), str(self.root), recursive=True, event_filter=WANTED)
         try:
             self.observer.start()
@@ -133,7 +146,10 @@ class Watcher:
 
     def stop(self) -> None:
         if self.observer is not None:
-            self.observer.stop()
+            try:
+                self.observer.stop()
+            except (KeyError, OSError):  # watchdog's own bookkeeping of removed watches; we are leaving anyway
+                pass
             self.observer.join(timeout=5)
         if self._log_handler is not None:
             for name in WATCHDOG_LOGGERS:
@@ -166,6 +182,74 @@ class Watcher:
 
 class WatchLimit(OSError):
     pass
+
+
+def prune_rule(root: Path, keep: Path) -> Callable[[bytes], bool]:
+    """Which directories get no inotify watch: those whose events the dirty set drops anyway
+    (`.git` at any depth, the other skipped names at the top), except `keep` (the cookie
+    directory) and the directories leading to it. Without this every write vacant makes to its
+    own state inside `.git` (several per hook call) would wake the watcher's threads."""
+    root_b = os.fsencode(root)
+    chain = {os.fsencode(keep), *map(os.fsencode, Path(keep).parents)}
+
+    def pruned(path: bytes) -> bool:
+        if path in chain or not path.startswith(root_b + b"/"):
+            return False
+        parts = path[len(root_b) + 1:].split(b"/")
+        return parts[0] in SKIP_NAMES_B or b".git" in parts
+    return pruned
+
+
+SKIP_NAMES_B = tuple(os.fsencode(name) for name in SKIP_NAMES)
+
+
+def _pruned_observer(root: Path, keep: Path):
+    """A watchdog observer whose recursive watch leaves out `prune_rule`'s directories. It uses
+    watchdog's inotify classes (the `watchdog` pin in pyproject.toml names the major version);
+    when they are not what this expects it is a plain observer: every directory watched,
+    correct, only busier."""
+    if InotifyWatchGroup is None:  # not Linux, or another watchdog layout
+        return Observer()
+    pruned = prune_rule(root, keep)
+
+    class Group(InotifyWatchGroup):
+        def _add_callback(self, path: bytes) -> None:
+            if not pruned(path):
+                super()._add_callback(path)
+
+        def _add_all_callbacks(self, path: bytes) -> None:
+            if pruned(path):
+                return
+            self._add_callback(path)
+            if self.is_recursive and os.path.isdir(path):
+                for top, dirnames, _ in os.walk(path, followlinks=self.follow_symlink):
+                    dirnames[:] = [name for name in dirnames if not pruned(os.path.join(top, name))
+                                   and (self.follow_symlink or not os.path.islink(os.path.join(top, name)))]
+                    for name in dirnames:
+                        self._add_callback(os.path.join(top, name))
+
+        def _remove_watch_internally(self, wd) -> None:
+            # watchdog 7.1 raises KeyError when a path's watch was already dropped (a directory
+            # replaced by a file of the same name, then removed): nothing is left to forget
+            path = self._active_callbacks_by_watch.pop(wd, None)
+            if path is not None and self._active_callbacks_by_path.get(path) == wd:
+                del self._active_callbacks_by_path[path]
+
+    class Emitter(InotifyEmitter):
+        def on_thread_start(self) -> None:
+            self._inotify = Group(self._inotify_fd, os.fsencode(self.watch.path), is_recursive=self.watch.is_recursive,
+                                  event_mask=self.get_event_mask_from_filter(), follow_symlink=self.watch.follow_symlink)
+
+    class PrunedObserver(InotifyObserver):
+        def __init__(self) -> None:
+            self._inotify_fd = InotifyFD()
+            self._inotify_fd.start()
+            BaseObserver.__init__(self, Emitter, timeout=DEFAULT_OBSERVER_TIMEOUT, inotify_fd=self._inotify_fd)
+
+    try:
+        return PrunedObserver()
+    except (TypeError, AttributeError):
+        return Observer()
 
 
 def _report_watch_limit() -> None:

@@ -1,7 +1,7 @@
 """`vacant do` with a program vacant does not know: no hooks at all. A watchdog observer turns each
 burst of file changes into one step of the actor `command/<program>` (vacant/platforms/command.py);
-it asks the kernel for no open/read/close-nowrite events (a read-only pass would flood the queue)
-and falls back to a full scan after a queue overflow."""
+it asks the kernel for no open/read/close-nowrite events (a read-only pass would flood the queue),
+but for attribute changes (a mode is part of a file's state), and falls back to a full scan after a queue overflow."""
 
 import logging
 import os
@@ -21,7 +21,7 @@ class Watcher:
     """Bursts of file changes -> `change_set` calls of the command platform.
 
     A burst ends after `gap` seconds without a change. The kernel is asked for creations,
-    modifications, deletions, moves and close-after-write only: opens, reads and close-nowrite
+    modifications, attribute changes, deletions, moves and close-after-write only: opens, reads and close-nowrite
     never reach the queue. A kernel queue overflow (watchdog logs it and rebuilds its watches) or
     more dirty paths than MAX_DIRTY make the next burst a full scan."""
 
@@ -84,8 +84,10 @@ class Watcher:
         self.log_handler = Overflow()
         for name in ("watchdog.observers",):  # the inotify modules log through it
             logging.getLogger(name).addHandler(self.log_handler)
+        # attribute events too: a mode change (chmod +x) is a change of the file's recorded state
         wanted = [wd.FileCreatedEvent, wd.FileModifiedEvent, wd.FileDeletedEvent, wd.FileMovedEvent,
-                  wd.FileClosedEvent, wd.DirCreatedEvent, wd.DirDeletedEvent, wd.DirMovedEvent]
+                  wd.FileClosedEvent, wd.FileAttribEvent, wd.DirCreatedEvent, wd.DirDeletedEvent,
+                  wd.DirMovedEvent, wd.DirAttribEvent]
         self.observer = Observer()
         self.observer.schedule(Handler(), str(self.root), recursive=True, event_filter=wanted)
         self.observer.start()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 
 from vacant.core.atomic import atomic_write
@@ -54,35 +56,68 @@ def _file_bytes(path: str, cap: int) -> bytes | None:
         return None
 
 
+def _nothing() -> None:
+    pass
+
+
 class Recorder:
-    def __init__(self, root: Path, run_id: str, platform: "Platform", scanner=None) -> None:  # noqa: F821
+    def __init__(self, root: Path, run_id: str, platform: "Platform", scanner=None,  # noqa: F821
+                 state: Path | None = None, serial: AbstractContextManager | None = None) -> None:
         self.root = Path(root)
-        self.state_dir = ensure_state_dir(self.root)
-        self.log = StepLog(run_dir(self.root, run_id))
+        # `state`: the state directory when the caller already holds it (the daemon finds it once)
+        self.state_dir = ensure_state_dir(self.root) if state is None else Path(state)
+        self.log = StepLog(run_dir(self.root, run_id, self.state_dir))
         self.run_id = run_id
         self.platform = platform
         self.state_path = self.log.run_dir / "run.json"
         self.run: dict[str, object] = {}
         self._scanner = scanner  # None: opened on first use; the daemon passes its watched one
+        # the daemon's lock for its own threads: a call waits there, not in the workspace lock's
+        # polling back-off, while an earlier call finishes
+        self._serial = serial
 
     # -- entry -------------------------------------------------------------------------------
 
     def handle(self, call: HookCall) -> Response:
+        response, finish = self.begin(call)
+        finish()
+        return response
+
+    def begin(self, call: HookCall) -> tuple[Response, Callable[[], None]]:
+        """`handle` in two halves: the answer, with every event of the call already appended to
+        the step log, and `finish`, which saves the run state and releases the workspace lock.
+        The daemon sends the answer in between, so the agent does not wait for the save; a save
+        that never happens is what a hook killed after its appends leaves, which the next call
+        repairs (vacant.record.recovery). `finish` must be called, whatever happens meanwhile."""
         if call.kind == "ignore":
-            return Response()
-        with file_lock(self.state_dir / "lock", WORKSPACE_LOCK_TIMEOUT_S):
-            self.log.run_dir.mkdir(parents=True, exist_ok=True)
-            self.run = self._load_run()
-            recovery.reconcile(self.run, self.log)  # records a killed hook appended but never saved
-            if not self.run["started"] and call.kind != "session_start":
-                self._start(call, "implicit")
-            self._note_agent(call)
-            if call.kind in ("tool_pre", "stop"):
-                self._settle(call)
-            handler = getattr(self, f"_on_{call.kind}")
-            response = handler(call) or Response()
-            notice = self._watch_hooks()
-            self._save_run()
+            return Response(), _nothing
+        held = ExitStack()
+        try:
+            if self._serial is not None:
+                held.enter_context(self._serial)
+            held.enter_context(file_lock(self.state_dir / "lock", WORKSPACE_LOCK_TIMEOUT_S))
+            response = self._locked(call)
+        except BaseException:
+            held.close()
+            raise
+
+        def finish() -> None:
+            with held:
+                self._save_run()
+        return response, finish
+
+    def _locked(self, call: HookCall) -> Response:
+        self.log.run_dir.mkdir(parents=True, exist_ok=True)
+        self.run = self._load_run()
+        recovery.reconcile(self.run, self.log)  # records a killed hook appended but never saved
+        if not self.run["started"] and call.kind != "session_start":
+            self._start(call, "implicit")
+        self._note_agent(call)
+        if call.kind in ("tool_pre", "stop"):
+            self._settle(call)
+        handler = getattr(self, f"_on_{call.kind}")
+        response = handler(call) or Response()
+        notice = self._watch_hooks()
         if notice and not response.system_message:
             response = response._replace(system_message=notice)
         return response
@@ -92,7 +127,7 @@ class Recorder:
         if self.run.get("hooks_missing"):
             return None
         name = getattr(self.platform, "name", "")
-        path = hookwatch.missing_hooks(read_install(self.root), name)
+        path = hookwatch.missing_hooks(read_install(self.root, self.state_dir), name)
         if path is None:
             return None
         self.run["hooks_missing"] = path

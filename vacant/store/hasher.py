@@ -42,8 +42,8 @@ class Index:
     """The stat cache: a main file rewritten by full scans, plus a small overlay for scoped ones.
 
     A Write/Edit hook must not pay for the whole workspace: a scoped scan looks its paths up in
-    the main file's raw bytes (no parse) and saves only the overlay. Both files are written to a
-    temp file and renamed into place. Each entry remembers the filesystem clock of the scan that
+    the main file's raw bytes (no parse) and appends only its own paths to the overlay journal.
+    The main file is written to a temp file and renamed into place. Each entry remembers the filesystem clock of the scan that
     recorded it, for the racy-git rule.
     """
 
@@ -66,16 +66,32 @@ class Index:
         self.rebuilt = why
 
     def _load_overlay(self) -> dict[str, list]:
+        """The overlay journal: one JSON object per line, later lines over earlier ones (a file of
+        one line is the whole-object form a compaction writes). A last piece without its newline
+        is an append cut short by a crash: it alone is skipped, with a warning."""
         try:
-            data = json.loads(self.overlay_path.read_bytes())
-            if not isinstance(data, dict):
-                raise ValueError("overlay is not an object")
-            return data
+            raw = self.overlay_path.read_bytes()
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as error:
+        except OSError as error:
             self._discard(str(error))
             return {}
+        merged: dict[str, list] = {}
+        pieces = raw.split(b"\n")
+        for number, piece in enumerate(pieces):
+            if not piece.strip():
+                continue
+            try:
+                part = json.loads(piece)
+                if not isinstance(part, dict):
+                    raise ValueError("overlay line is not an object")
+            except ValueError as error:
+                self._discard(str(error))
+                if number == len(pieces) - 1:
+                    continue  # the torn last append: the updates before it stand
+                return {}
+            merged.update(part)
+        return merged
 
     def _load_raw(self) -> bytes:
         if self._raw is None:
@@ -149,10 +165,44 @@ class Index:
             pass
 
     def update(self, changes: dict[str, Entry | None], clock_ns: int) -> None:
-        """After a scoped scan: record the scanned paths in the overlay."""
-        for rel, entry in changes.items():
-            self.overlay[rel] = [entry, clock_ns]
-        atomic_write(self.overlay_path, json.dumps(self.overlay, separators=(",", ":")).encode())
+        """After a scoped scan: record the scanned paths in the overlay, by appending one line to
+        its journal (no rename: on ext4 a rename over a file flushes the new file's data first,
+        which costs more than the rest of a Write hook's scan). Past OVERLAY_COMPACT bytes the
+        journal is rewritten whole, as one line."""
+        part = {rel: [entry, clock_ns] for rel, entry in changes.items()}
+        self.overlay.update(part)
+        line = json.dumps(part, separators=(",", ":")).encode() + b"\n"
+        fd = os.open(self.overlay_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size + len(line) > OVERLAY_COMPACT:
+                os.close(fd)
+                fd = -1
+                atomic_write(self.overlay_path, json.dumps(self.overlay, separators=(",", ":")).encode() + b"\n")
+                return
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                os.ftruncate(fd, _torn_tail_start(fd, size))  # an append a crash cut short: drop it
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+
+OVERLAY_COMPACT = 1 << 20  # bytes of overlay journal before it is rewritten whole
+
+
+def _torn_tail_start(fd: int, size: int) -> int:
+    """Where the journal's last, unterminated piece starts (just after the last newline)."""
+    end = size
+    while end > 0:
+        start = max(0, end - (1 << 16))
+        at = os.pread(fd, end - start, start).rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0
 
 
 class ScanResult:

@@ -170,10 +170,13 @@ def test_a_slow_sender_does_not_stall_others(daemon):
         assert status == 200
 
 
-def run_client(root: Path, body: bytes) -> subprocess.CompletedProcess:
+LAUNCHER = [sys.executable, "-I", "-S", str(CLIENT)]  # what `vacant init` installs in local scope
+CONSOLE_SCRIPT = [str(Path(sys.executable).with_name("vacant-hook"))]  # the portable `--scope project` command
+
+
+def run_client(root: Path, body: bytes, command: list[str] = LAUNCHER) -> subprocess.CompletedProcess:
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(root)}
-    return subprocess.run([sys.executable, "-I", "-S", str(CLIENT), "claude"], input=body, env=env,
-                          capture_output=True, timeout=60)
+    return subprocess.run([*command, "claude"], input=body, env=env, capture_output=True, timeout=60)
 
 
 def test_with_no_daemon_the_client_answers_in_process_and_starts_one(tmp_path):
@@ -207,13 +210,26 @@ def test_idle_timeout_and_workspace_removal_end_the_daemon(tmp_path):
     assert proc.wait(20) == 0
 
 
-def test_the_lean_client_reaches_the_daemon_through_its_pointer(daemon):
+@pytest.mark.parametrize("command", [LAUNCHER, CONSOLE_SCRIPT], ids=["launcher", "vacant-hook"])
+def test_the_lean_client_reaches_the_daemon_through_its_pointer(daemon, command):
     root, _ = daemon
     before = lifecycle.request(root, {"op": "status"})["requests"]
     proc = run_client(root, payload(root, "PreToolUse", tool_name="Bash", tool_use_id="t1",
-                                    tool_input={"command": "git push origin main"}))
+                                    tool_input={"command": "git push origin main"}), command)
     assert b'"deny"' in proc.stdout  # the daemon's gate answered
     assert lifecycle.request(root, {"op": "status"})["requests"] == before + 1
+
+
+def test_a_call_the_daemon_answers_loads_no_more_than_the_launcher_and_socket(daemon):
+    root, _ = daemon
+    body = payload(root, "PreToolUse", tool_name="Read", tool_use_id="t1", tool_input={"file_path": str(root / "a.txt")})
+    proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", str(CLIENT), "claude"], input=body,
+                          capture_output=True, cwd=root, env=dict(os.environ, CLAUDE_PROJECT_DIR=str(root)), timeout=60)
+    assert proc.returncode == 0
+    bare = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"], capture_output=True).stderr
+    names = lambda err: {line.split("|")[-1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
+    assert lifecycle.request(root, {"op": "status"})["requests"] >= 1  # the daemon answered it
+    assert names(proc.stderr) - names(bare) == {"_socket", "client"}
 
 
 def test_a_pointer_is_trusted_only_in_a_private_directory_and_to_a_real_socket(tmp_path, monkeypatch):
@@ -250,3 +266,38 @@ def test_a_hook_run_in_a_nested_workspace_is_not_answered_by_the_outer_daemon(da
     header = {"op": "hook", "platform": "codex", "length": len(body), "env": env}
     assert lifecycle.request(root, header, body)["status"] == 409
     assert not (root / ".vacant" / "runs" / "c1").exists()
+
+
+def test_concurrent_calls_get_distinct_steps_and_a_whole_record(daemon):
+    """Claude fires the Pre hooks of parallel tool calls at once; the daemon answers each before
+    saving the run state (Recorder.begin), so the next call must still see every step."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from vacant.core.locations import run_dir
+    from vacant.store.steplog import StepLog, verify
+
+    root, _ = daemon
+    headers = good_headers(root)
+    keys = [f"t{n}" for n in range(24)]
+
+    def call(event: str, key: str) -> int:
+        fields = {"tool_name": "Read", "tool_use_id": key, "tool_input": {"file_path": str(root / "a.txt")}}
+        return post(root, payload(root, event, **fields), headers)[0]
+
+    with ThreadPoolExecutor(8) as pool:
+        assert set(pool.map(lambda key: call("PreToolUse", key), keys)) == {200}
+        assert set(pool.map(lambda key: call("PostToolUse", key), keys)) == {200}
+    log = StepLog(run_dir(root, "s1"))
+    records = log.records()
+    starts = {r["key"].rpartition("/")[2]: r["step"] for r in records if r["type"] == "step_start"}
+    ends = {r["key"].rpartition("/")[2]: r["step"] for r in records if r["type"] == "step_end"}
+    assert sorted(starts) == sorted(keys) and ends == starts
+    assert sorted(starts.values()) == list(range(1, len(keys) + 1))
+    assert verify(log) == []
+    deadline = time.monotonic() + 10  # the last call's state is saved just after its answer
+    while time.monotonic() < deadline:
+        state = json.loads((log.run_dir / "run.json").read_text())
+        if state.get("log_seq") == records[-1]["seq"]:
+            break
+        time.sleep(0.05)
+    assert state["open"] == {} and state["next_step"] == len(keys) + 1 and state["log_seq"] == records[-1]["seq"]

@@ -16,7 +16,7 @@ from vacant.daemon.watcher import Watcher
 from vacant.store.hasher import Index, Scanner
 from vacant.store.objects import ObjectStore
 
-NAMES = st.sampled_from(["a", "b", "c.log", "d"])
+NAMES = st.sampled_from(["a", "b", "c.log", "d", ".git"])  # .git: directories the watch leaves out
 PATHS = st.lists(NAMES, min_size=1, max_size=3).map("/".join)
 OPS = st.one_of(
     st.tuples(st.just("write"), PATHS, st.binary(max_size=8)),
@@ -107,6 +107,34 @@ def test_watched_scan_equals_full_scan(batches):
             assert pair.watched.index.entries() == pair.plain.index.entries()
         finally:
             pair.close()
+
+
+def test_the_watch_leaves_out_git_but_keeps_the_way_to_its_cookies(tmp_path):
+    """vacant's own writes in `.git/vacant` (several per hook call) wake no watcher thread: only
+    the directories leading to the cookies are watched there; a nested repository's `.git` too
+    is left out (the scanner skips it). The cookie rule still holds: a scan sees a fresh change."""
+    from vacant.core.locations import state_dir
+    from vacant.daemon.watcher import watch_count
+
+    root = tmp_path / "ws"
+    for rel in ("src/deep", ".git/objects/ab", ".git/refs/heads", ".git/vacant/runs/r1", "sub/.git/objects"):
+        (root / rel).mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert state_dir(root) == root / ".git" / "vacant"
+    before = watch_count() or 0
+    watcher = Watcher(root)
+    watcher.start()
+    try:
+        watched = {"", "src", "src/deep", "sub", ".git", ".git/vacant"}
+        assert watch_count() - before == len(watched)
+        scanner = WatchedScanner(root, watcher, state_dir(root))
+        scanner.scan(None)
+        (root / "src" / "deep" / "new.txt").write_text("x")
+        (root / ".git" / "vacant" / "runs" / "r1" / "run.json").write_text("{}")
+        assert scanner.scan(None).delta()["added"].keys() == {"src/deep/new.txt"}
+        assert scanner.scans["full"] == 1  # the start rescan only: the cookie came back
+    finally:
+        watcher.stop()
 
 
 def test_a_burst_of_1000_files_is_all_there_every_time(tmp_path):
@@ -229,3 +257,20 @@ def test_a_watch_limit_reached_means_every_full_scan_is_a_recorded_rescan(tmp_pa
     assert [e for e, _ in scanner.log.events] == ["rescan", "rescan"]
     assert all("watch limit reached" in fields["why"] for _, fields in scanner.log.events)
     watcher.stop()
+
+
+def test_a_full_scan_leaves_the_index_out_of_the_collectors_passes(tmp_path):
+    """The daemon's index lives as long as the daemon: after a full scan its entries are frozen
+    (gc.freeze), so the cyclic collector does not walk them during the calls."""
+    import gc
+
+    pair = Pair(tmp_path)
+    try:
+        for number in range(300):
+            (pair.root / f"f{number}.txt").write_text(str(number))
+        gc.unfreeze()
+        pair.watched.scan(None)  # the start rescan: a full scan
+        assert gc.get_freeze_count() >= 300 * 2  # every entry, and its list
+    finally:
+        gc.unfreeze()
+        pair.close()
