@@ -8,7 +8,8 @@ the command hook through the lean client with a daemon, and the same command wit
 (the in-process fallback), each for Pre/Post of Read, Write, Edit and a shell step (the Bash Post
 after the step wrote one file); then `python -I -S -c pass`, `git status`, and `git status` with
 core.fsmonitor=true + core.untrackedCache=true. Figures are medians and p95 in ms; ratios only
-mean something within one run. Never asserts a time. Also the daemon's RSS after the run.
+mean something within one run. Never asserts a time. Also the daemon's RSS after the run, and its CPU
+time and thread wake-ups over 5 s with nothing happening (a poll would show as wake-ups).
 """
 
 from __future__ import annotations
@@ -123,10 +124,36 @@ def measure(ws: Path, reps: int) -> tuple[dict[str, list[float]], dict]:
         samples.update(steps(ws, reps, "http", env))
         samples.update(steps(ws, reps, "client+daemon", env))
         status = lifecycle.request(ws, {"op": "status"})
+        status["idle"] = idle(daemon.pid, IDLE_S)
     finally:
         lifecycle.stop(ws)
         daemon.wait(10)
     return {k: v for k, v in samples.items() if v}, status
+
+
+IDLE_S = 5.0
+
+
+def idle(pid: int, seconds: float) -> dict:
+    """What the daemon costs while nothing happens: CPU time and thread wake-ups (the kernel's
+    context-switch counts, every thread) over `seconds` with no call and no change."""
+    def snapshot() -> tuple[int, int]:
+        ticks = switches = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                fields = Path(f"/proc/{pid}/task/{task}/stat").read_text().rsplit(")", 1)[1].split()
+                status = Path(f"/proc/{pid}/task/{task}/status").read_text()
+            except FileNotFoundError:
+                continue
+            ticks += int(fields[11]) + int(fields[12])  # utime + stime
+            switches += sum(int(line.split()[1]) for line in status.splitlines() if "ctxt_switches" in line)
+        return ticks, switches
+    time.sleep(1.0)  # the last call's save is done
+    ticks, switches = snapshot()
+    time.sleep(seconds)
+    after_ticks, after_switches = snapshot()
+    return {"seconds": seconds, "cpu_ms": (after_ticks - ticks) * 1000 / os.sysconf("SC_CLK_TCK"),
+            "wakeups": after_switches - switches}
 
 
 def report(title: str, samples: dict[str, list[float]], status: dict) -> dict:
@@ -138,9 +165,11 @@ def report(title: str, samples: dict[str, list[float]], status: dict) -> dict:
         rows[name] = {"median": round(median, 2), "p95": round(p95, 2)}
         print(f"{name:<38}{median:>11.1f}{p95:>9.1f}")
     print(f"daemon: rss {status.get('rss_kb')} kB, watches {status.get('watches')}, scans {status.get('scans')}")
+    quiet = status.get("idle") or {}
+    print(f"daemon idle {quiet.get('seconds')} s: cpu {quiet.get('cpu_ms')} ms, thread wake-ups {quiet.get('wakeups')}")
     if not (status.get("scans") or {}).get("scoped"):
         raise SystemExit("the daemon scanned nothing: its calls were not recorded, so these figures mean nothing")
-    return {"rows": rows, "daemon": {k: status.get(k) for k in ("rss_kb", "watches", "scans", "last_rescan")}}
+    return {"rows": rows, "daemon": {k: status.get(k) for k in ("rss_kb", "watches", "scans", "last_rescan", "idle")}}
 
 
 def main() -> None:

@@ -210,6 +210,34 @@ def test_idle_timeout_and_workspace_removal_end_the_daemon(tmp_path):
     assert proc.wait(20) == 0
 
 
+def wakeups(pid: int) -> int:
+    """Every time any thread of `pid` went to sleep and was woken: the kernel's own count."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            status = Path(f"/proc/{pid}/task/{task}/status").read_text()
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+        total += sum(int(line.split()[1]) for line in status.splitlines()
+                     if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")))
+    return total
+
+
+def test_an_idle_daemon_polls_nothing(daemon):
+    """While nothing changes and nobody calls, no thread of the daemon wakes: no timer, no poll
+    (one wake-up a second anywhere would make four in this window)."""
+    root, proc = daemon
+    time.sleep(1.0)  # past start-up: its first scan, its watch set up
+    before = wakeups(proc.pid)
+    time.sleep(4.0)
+    assert wakeups(proc.pid) - before < 3
+    (root / "a.txt").write_text("changed\n")  # the oracle can see a wake-up: a change wakes it
+    deadline = time.monotonic() + 5
+    while wakeups(proc.pid) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert wakeups(proc.pid) > before
+
+
 @pytest.mark.parametrize("command", [LAUNCHER, CONSOLE_SCRIPT], ids=["launcher", "vacant-hook"])
 def test_the_lean_client_reaches_the_daemon_through_its_pointer(daemon, command):
     root, _ = daemon
