@@ -66,25 +66,5 @@ def ws(tmp_path, ws_files, request) -> Path:
     return root
 
 
-# -- the hostile corpora's tally (issue 11): cases per class, held as designed, documented limits ---
-
-TRUST_TALLY: dict[str, dict[str, int]] = {}
-
-
-@pytest.fixture
-def trust_tally():
-    """Count a hostile case: tally(cls, held=True|False|None) (None: a documented limit)."""
-    def tally(cls: str, held: bool | None) -> None:
-        row = TRUST_TALLY.setdefault(cls, {"cases": 0, "held": 0, "limit": 0})
-        row["cases"] += 1
-        row["held" if held else "limit"] += 1 if held or held is None else 0
-    return tally
-
-
-def pytest_terminal_summary(terminalreporter):
-    if not TRUST_TALLY:
-        return
-    terminalreporter.write_sep("-", "hostile corpus (issue 11): cases / held as designed / documented limits")
-    for cls in sorted(TRUST_TALLY):
-        row = TRUST_TALLY[cls]
-        terminalreporter.write_line(f"{cls}: {row['cases']} cases, {row['held']} held, {row['limit']} documented limit")
+# the hostile corpora's tally (issue 11), the `trust_tally` fixture: in tests/conftest.py, where
+# the xdist controller (which loads no conftest below tests/) gathers the workers' counts
