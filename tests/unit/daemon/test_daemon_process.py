@@ -199,6 +199,7 @@ def test_with_no_daemon_the_client_answers_in_process_and_starts_one(tmp_path):
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.slow
 def test_idle_timeout_and_workspace_removal_end_the_daemon(tmp_path):
     root = tmp_path / "ws"
     root.mkdir()
@@ -223,6 +224,7 @@ def wakeups(pid: int) -> int:
     return total
 
 
+@pytest.mark.slow
 def test_an_idle_daemon_polls_nothing(daemon):
     """While nothing changes and nobody calls, no thread of the daemon wakes: no timer, no poll
     (one wake-up a second anywhere would make four in this window)."""
