@@ -5,11 +5,14 @@ and says what its workspace holds by overriding ``ws_files``."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from vacant.core.locations import mark_installed
 
 # `pytest tests/unit --hypothesis-profile=slow`: more generated cases (test_differential: 5000 runs)
 settings.register_profile("slow", max_examples=5000)
@@ -18,11 +21,8 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:  # shared helpers (attribution_runs) importable under any --import-mode
     sys.path.insert(0, _HERE)
 
-import os
-
 # daemons the hook clients start in test workspaces must not outlive the suite by 30 min
 os.environ.setdefault("VACANT_DAEMON_IDLE_S", "60")
-from vacant.core.locations import mark_installed
 
 
 @pytest.fixture

@@ -257,7 +257,7 @@ def test_a_call_the_daemon_answers_loads_no_more_than_the_launcher_and_socket(da
                           capture_output=True, cwd=root, env=dict(os.environ, CLAUDE_PROJECT_DIR=str(root)), timeout=60)
     assert proc.returncode == 0
     bare = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"], capture_output=True).stderr
-    names = lambda err: {line.split("|")[-1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
+    names = lambda err: {line.split("|")[-1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}  # noqa: E731
     assert lifecycle.request(root, {"op": "status"})["requests"] >= 1  # the daemon answered it
     assert names(proc.stderr) - names(bare) == {"_socket", "client"}
 

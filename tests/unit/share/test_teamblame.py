@@ -41,7 +41,7 @@ from vacant.store.run import RunView
 _SHOW = str(Path(__file__).resolve().parents[1] / "show")
 if _SHOW not in sys.path:  # the show tests' in-process recorder (tests/unit/show/recording.py)
     sys.path.insert(0, _SHOW)
-from recording import Recording
+from recording import Recording  # noqa: E402
 
 AUTHORS = "refs/vacant/authors/"
 KEY = "3f" * 20  # a root commit id: the line hashes' key
