@@ -38,7 +38,7 @@ PRE_TOOL_ANYWHERE = re.compile(rb"PreToolUse|tool\.execute\.before")
 EVENT_KEY = re.compile(rb'"(?:hook_event_name|event)"\s*:')
 UNREADABLE = (
     "Not run: vacant could not read this tool call ({error}), so it cannot tell whether it acts beyond the work. "
-    "Nothing has been done. This is vacant's own error, not yours: tell the person (details in .vacant/errors.log)."
+    "Nothing has been done. This is vacant's own error, not yours: tell the person (details in .git/vacant/errors.log; outside git, in vacant's data directory)."
 )
 
 

@@ -1,4 +1,7 @@
 """`python -I -S …/vacant/vacant-hook-client.py PLATFORM`: the lean hook client as `vacant init` installs it (see vacant/daemon/client.py).
+A file, not a module (hence the hyphen: nothing can import it): the agent runs it by its path, the
+way pip runs its `__pip-runner__.py`, so that it needs neither site processing nor the package's
+`__init__` to start.
 
 -I -S skips site processing (every .pth file, an editable install's import hook): about 15 ms
 saved at every one of the agent's tool calls. The launcher imports vacant/daemon/client.py as a

@@ -26,6 +26,7 @@ def severe_logs(browser) -> list[dict]:
     return [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
 
 
+@pytest.mark.slow
 def test_planted_run_view_shows_the_finding_its_step_and_diff(browser, ws, tmp_path):
     run = planted_run(ws)
     page = tmp_path / "view.html"
@@ -62,6 +63,7 @@ def test_planted_run_view_shows_the_finding_its_step_and_diff(browser, ws, tmp_p
     assert severe_logs(browser) == []
 
 
+@pytest.mark.slow
 def test_a_thousand_step_run_loads_collapsed_and_opens_any_step(browser, ws, tmp_path):
     generate(ws, steps=1000)
     page = tmp_path / "big.html"

@@ -15,6 +15,7 @@ from vacant.core.locations import state_dir
 VACANT = Path(sys.executable).parent / "vacant"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, edit_step", [([], 3)])
 def test_demo_finds_the_planted_edit_and_the_fix_turns_green(tmp_path, args, edit_step):
     proc = subprocess.run([str(VACANT), "demo", *args, "--keep"], capture_output=True, text=True, timeout=300, cwd=tmp_path)

@@ -19,7 +19,7 @@ from phoenix_harness import Phoenix
 from scenarios import SCENARIOS
 from vacant_run import run_scripted, vacant
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("export")]  # one recorded run
 
 SCHEMA = REPO_ROOT / "fixtures" / "agent-trace" / "trace-record.schema.json"
 TOML = ('task_family = "config"\n\n[[check]]\nname = "rate"\ncommand = "python3 check_value.py RATE config.py 0.08"\n\n'

@@ -5,11 +5,14 @@ and says what its workspace holds by overriding ``ws_files``."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from vacant.core.locations import mark_installed
 
 # `pytest tests/unit --hypothesis-profile=slow`: more generated cases (test_differential: 5000 runs)
 settings.register_profile("slow", max_examples=5000)
@@ -18,11 +21,8 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:  # shared helpers (attribution_runs) importable under any --import-mode
     sys.path.insert(0, _HERE)
 
-import os
-
 # daemons the hook clients start in test workspaces must not outlive the suite by 30 min
 os.environ.setdefault("VACANT_DAEMON_IDLE_S", "60")
-from vacant.core.locations import mark_installed
 
 
 @pytest.fixture
@@ -66,25 +66,5 @@ def ws(tmp_path, ws_files, request) -> Path:
     return root
 
 
-# -- the hostile corpora's tally (issue 11): cases per class, held as designed, documented limits ---
-
-TRUST_TALLY: dict[str, dict[str, int]] = {}
-
-
-@pytest.fixture
-def trust_tally():
-    """Count a hostile case: tally(cls, held=True|False|None) (None: a documented limit)."""
-    def tally(cls: str, held: bool | None) -> None:
-        row = TRUST_TALLY.setdefault(cls, {"cases": 0, "held": 0, "limit": 0})
-        row["cases"] += 1
-        row["held" if held else "limit"] += 1 if held or held is None else 0
-    return tally
-
-
-def pytest_terminal_summary(terminalreporter):
-    if not TRUST_TALLY:
-        return
-    terminalreporter.write_sep("-", "hostile corpus (issue 11): cases / held as designed / documented limits")
-    for cls in sorted(TRUST_TALLY):
-        row = TRUST_TALLY[cls]
-        terminalreporter.write_line(f"{cls}: {row['cases']} cases, {row['held']} held, {row['limit']} documented limit")
+# the hostile corpora's tally (issue 11), the `trust_tally` fixture: in tests/conftest.py, where
+# the xdist controller (which loads no conftest below tests/) gathers the workers' counts

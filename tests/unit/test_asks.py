@@ -303,6 +303,7 @@ def cli(ws: Path, *args: str, env: dict | None = None) -> subprocess.CompletedPr
                           env={**base, **(env or {})}, timeout=60)
 
 
+@pytest.mark.slow
 def test_cli_round_trip(ws):
     agent = Agent(ws)
     agent.bash("sh arms/mark.sh")

@@ -288,6 +288,7 @@ def test_real_pytest_without_tracebacks_falls_back_to_failed_lines(pytest_ws):
     ("flake8", "flake8 --select F401,F841 src", {("src/app.py", 1), ("src/app.py", 5)}),
     ("mypy", "mypy --no-incremental --strict src/app.py", {("src/app.py", 10)}),
 ])
+@pytest.mark.slow
 def test_real_linters(ws, tool, command, expected):
     """The linters come with the test extras (pyproject); a missing one fails, never skips."""
     binary = Path(sys.executable).parent / tool

@@ -42,7 +42,7 @@ def test_generated_runs_agree_with_the_oracle(plan: Plan) -> None:
     with recorded(plan) as (driver, root):
         got, report, log = observed(root, driver.session)
         want = expect(driver)
-        order = lambda e: (e.source, e.level)
+        order = lambda e: (e.source, e.level)  # noqa: E731
         assert sorted(got, key=order) == sorted(want, key=order), shown(plan, driver, log)
         reads_hold_only_their_origin(root, log, driver)
         provable = sum(1 for e in want if (e.final or e.level) == "provable")

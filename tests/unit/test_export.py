@@ -188,6 +188,7 @@ def test_same_run_gives_the_same_ids(run_dir):
     assert first == second and len({span_id for _, span_id in first}) == len(first)
 
 
+@pytest.mark.slow
 def test_an_unreachable_collector_is_a_clear_error(run_dir):
     with pytest.raises(ExportError, match="did not accept"):
         otlp.send(run_model.load(run_dir), "http://127.0.0.1:9", timeout_s=1.0)

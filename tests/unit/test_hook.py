@@ -77,6 +77,7 @@ def test_bad_input_fails_open_and_is_logged(tmp_path, stdin, args):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
 
 
+@pytest.mark.slow
 def test_hook_bounds_its_own_work(tmp_path):
     """A lock held by someone else forever: the hook gives up within its budget, exit 0."""
     import fcntl

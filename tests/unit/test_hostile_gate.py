@@ -30,7 +30,7 @@ from vacant.platforms.all_platforms import PLATFORMS
 from vacant.policy import asks, gate
 from vacant.policy import rules as policy_rules
 
-pytestmark = pytest.mark.usefixtures("isolated_home")
+pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.xdist_group("hostile_gate")]  # one summary
 
 TALLY: Counter = Counter()  # (class, outcome) -> count
 
@@ -383,7 +383,8 @@ TIMES: dict[str, float] = {}
 
 
 @pytest.mark.parametrize("platform", ["claude", "codex", "opencode"])
-@pytest.mark.parametrize("case", list(MALFORMED))
+@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.slow) if case in {"words 1 M", "command 10 MB"}
+                                  else case for case in MALFORMED])
 def test_malformed_payload_never_lets_an_act_call_run(ws, monkeypatch, platform, case):
     monkeypatch.chdir(ws)  # codex takes the workspace from the hook's cwd
     raw = MALFORMED[case](platform, ws).encode("utf-8", "surrogatepass")

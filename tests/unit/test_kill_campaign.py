@@ -295,9 +295,11 @@ def run_campaign(tmp_path: Path, kills: int, trust_tally, seed: int, victim: str
     return figures
 
 
+@pytest.mark.slow
 def test_kill_campaign_loses_no_acknowledged_event_and_reuses_no_step_number(tmp_path, trust_tally):
     run_campaign(tmp_path, int(os.environ.get("VACANT_KILLS", "100")), trust_tally, seed=11)
 
 
+@pytest.mark.slow
 def test_killing_the_daemon_mid_call_loses_no_acknowledged_event_and_records_no_call_twice(tmp_path, trust_tally):
     run_campaign(tmp_path, 100, trust_tally, seed=12, victim="daemon")

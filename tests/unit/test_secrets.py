@@ -29,7 +29,7 @@ from vacant.core.secret_patterns import DETECT_SECRETS, DETECT_SECRETS_VERSION
 from vacant.policy import asks
 from vacant.store.steplog import StepLog, verify
 
-pytestmark = pytest.mark.usefixtures("isolated_home")
+pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.xdist_group("secrets")]  # one table
 
 LEFT_OUT = {  # detect-secrets plugins not copied as patterns, and why
     "IPPublicDetector": "an IP address is not a credential",
@@ -136,6 +136,7 @@ def _oracle_findings(line: str) -> list[str]:
     return [value for value in found if value and len(value) >= 6]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kind=st.sampled_from(sorted(SECRETS)), data=st.data(), before=CONTEXT, after=CONTEXT)
 def test_whatever_detect_secrets_finds_is_redacted(kind, data, before, after):
@@ -157,6 +158,7 @@ SECRET_VALUE = {  # the part of each generated text that must not survive
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(kind=st.sampled_from(sorted(SECRETS)), data=st.data(), before=CONTEXT, after=CONTEXT)
 def test_every_secret_type_is_redacted_in_any_context(kind, data, before, after):

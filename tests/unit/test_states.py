@@ -236,6 +236,7 @@ def check_program(program: list[tuple]) -> None:
             current = states[number]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(STEPS)
 def test_every_recorded_state_materializes_exactly(program):

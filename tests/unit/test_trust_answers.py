@@ -95,6 +95,7 @@ def card_attacks(draw) -> dict:
             "clear_spent": draw(st.sampled_from([None, DELETE, {}])), "clear_stale": draw(st.booleans())}
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(attack=card_attacks())
 def test_a_spent_approval_copied_or_cleared_never_runs_again(ws, trust_tally, attack):
@@ -159,6 +160,7 @@ def flag_attacks(draw) -> tuple[str, dict]:
     return kind, {"field": field, "value": value}
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")  # each removed flag warns; the report is the oracle
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(attack=flag_attacks())

@@ -75,6 +75,7 @@ TOOLS = {
 }
 
 
+@pytest.mark.slow
 def test_special_files_and_bombs_never_stall_or_flood_a_hook(ws, bombs, trust_tally):
     n = 0
     for name, path in bombs.items():

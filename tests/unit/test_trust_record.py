@@ -228,6 +228,7 @@ def test_everyday_neighbours_are_not_held_for_it(guarded_ws, trust_tally, comman
 # -- hooks vanishing mid-run ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_hooks_removed_mid_run_are_said_at_the_next_hook_and_by_doctor(tmp_path, trust_tally, capsys):
     ws = git_repo(tmp_path / "ws")
     settings_path = CLAUDE.install(ws, "local", "/venv/bin/python /venv/vacant-hook.py claude")
@@ -262,6 +263,7 @@ def test_a_legacy_state_dir_is_read_and_vacant_init_moves_it(tmp_path, trust_tal
     trust_tally("1 legacy state kept", True)
 
 
+@pytest.mark.slow
 def test_nothing_is_created_for_a_directory_vacant_was_never_installed_in(tmp_path, trust_tally):
     for where in (Path("/etc"), tmp_path / "never", tmp_path / "never" / "deep"):
         where.mkdir(parents=True, exist_ok=True) if str(where).startswith(str(tmp_path)) else None

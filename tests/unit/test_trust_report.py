@@ -100,6 +100,7 @@ def one_line_each(text: str) -> bool:
         and "Traceback" not in text and 'File "' not in text
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")  # the Stop report run in-process warns; the CLI is the oracle
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kinds=st.lists(st.sampled_from(DAMAGES[:-1]), min_size=1, max_size=3, unique=True))
@@ -122,6 +123,7 @@ def test_verify_and_report_say_each_problem_on_one_line(ws, trust_tally, kinds):
     assert (verified.returncode != 0) == bool(fatal)
 
 
+@pytest.mark.slow
 def test_an_emptied_spent_ledger_is_named_by_verify_and_report(ws, trust_tally):
     session, _directory = recorded(ws)
     AskBook(ws).spent_ledger().append({"ask": "ask#1", "fingerprint": "f", "at": 0.0, "run": session, "key": "k"})
@@ -141,6 +143,7 @@ def log_damages(draw) -> list[tuple[str, int]]:
     return draw(st.lists(st.tuples(kinds, st.integers(0, 30)), min_size=0, max_size=4))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(damages=log_damages())

@@ -1,4 +1,4 @@
-"""`vacant do`: run an agent (or any command) for several rounds, recorded; see vacant/do.py."""
+"""`vacant do`: run an agent (or any command) for several rounds, recorded; see vacant/do/."""
 
 from __future__ import annotations
 

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
 # What a hook call means to the core (a closed set).
 KINDS = (
     "session_start",
@@ -49,14 +54,14 @@ class HookCall:
     """One hook call, normalised. `scope` is a tool's write scope: None = it may touch anything
     (full scan); [] = it writes nothing; otherwise the paths it may write."""
 
-    def __init__(self, kind: str, session_id: str, workspace, *, agent_id: str | None = None,
+    def __init__(self, kind: str, session_id: str, workspace: Path, *, agent_id: str | None = None,
                  agent_type: str | None = None, tool: str | None = None, tool_input: object = None,
-                 key: str | None = None, scope: list[str] | tuple | None = (), outcome: str | None = None,
-                 exit_code: int | None = None, reads: list | None = None, batch: list | None = None,
+                 key: str | None = None, scope: list[str] | tuple[str, ...] | None = (), outcome: str | None = None,
+                 exit_code: int | None = None, reads: list[Any] | None = None, batch: list[Any] | None = None,
                  source: str | None = None, transcript_path: str | None = None, model: str | None = None,
                  models: dict[str, str] | None = None, stop_hook_active: bool = False,
                  reason: str | None = None, cwd: str | None = None, tool_kind: str | None = None,
-                 intent: dict | None = None) -> None:
+                 intent: dict[str, Any] | None = None) -> None:
         self.kind = kind
         self.session_id = session_id
         self.workspace = workspace

@@ -22,6 +22,10 @@ from pathlib import Path
 from vacant.core.keys import canonical, sign, verify_signature
 from vacant.core.locations import user_config_dir, workspace_key
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
+
 GENESIS = "0" * 64
 READ_CAP = 64 << 20  # a ledger is small; anything bigger is read this far and reported
 
@@ -29,7 +33,7 @@ READ_CAP = 64 << 20  # a ledger is small; anything bigger is read this far and r
 LedgerProblem = namedtuple("LedgerProblem", "kind detail")
 
 
-def entry_hash(entry: dict) -> str:
+def entry_hash(entry: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(entry)).hexdigest()
 
 
@@ -44,14 +48,14 @@ class Ledger:
     def _anchor_path(self) -> Path:
         return user_config_dir() / "anchors" / f"{workspace_key(self.root)}.json"
 
-    def _anchors(self) -> dict:
+    def _anchors(self) -> dict[str, Any]:
         try:
             data = json.loads(self._anchor_path().read_bytes())
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
 
-    def anchor(self) -> dict | None:
+    def anchor(self) -> dict[str, Any] | None:
         found = self._anchors().get(self.name)
         return found if isinstance(found, dict) else None
 
@@ -66,7 +70,7 @@ class Ledger:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def read(self) -> tuple[list[dict], list[LedgerProblem]]:
+    def read(self) -> tuple[list[dict[str, Any]], list[LedgerProblem]]:
         """The entries that verify, in order, and every problem found (never raises on bad data)."""
         problems: list[LedgerProblem] = []
         try:
@@ -76,7 +80,7 @@ class Ledger:
             data = b""
         except OSError as error:
             return [], [LedgerProblem("missing", f"{self.path} cannot be read ({error.strerror})")]
-        entries: list[dict] = []
+        entries: list[dict[str, Any]] = []
         prev, seq = GENESIS, 0
         for number, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
@@ -107,7 +111,7 @@ class Ledger:
 
     # -- writing ---------------------------------------------------------------------------------
 
-    def append(self, fields: dict) -> dict:
+    def append(self, fields: dict[str, Any]) -> dict[str, Any]:
         """Append one signed entry (the caller holds whatever lock orders its writers)."""
         entries, _problems = self.read()
         tip = entries[-1] if entries else None
@@ -137,5 +141,5 @@ class Ledger:
         return aside
 
 
-def _body(entry: dict) -> dict:
+def _body(entry: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in entry.items() if key != "sig"}

@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from vacant.core.findings import split_lines
 
@@ -33,7 +33,7 @@ ORIGINS = ("step", "group", "out_of_band", "baseline", "outside", "unknown")
 
 
 
-def author_label(origin: str, run: str | None, step: int | None, tool: str | None, actor: dict | None,
+def author_label(origin: str, run: str | None, step: int | None, tool: str | None, actor: dict[str, Any] | None,
                  open_steps: tuple[int, ...], unknown: str) -> str:
     """How blame's text output names a line's author; `unknown` says why an `unknown` line is."""
     if origin == "step":
@@ -91,7 +91,7 @@ def carry_detail(old: Sequence[T], authors: Sequence[A], new: Sequence[T],
     positions given to `author`."""
     if list(old) == list(new):
         return list(authors), set(range(len(old))), []
-    result: list = [_UNSET] * len(new)  # not None: None may be an author (no one, in an export)
+    result: list[Any] = [_UNSET] * len(new)  # not None: None may be an author (no one, in an export)
     kept: set[int] = set()
     removed: dict[T, list[int]] = {}
     inserted: list[int] = []
@@ -121,7 +121,7 @@ class Hunk(NamedTuple):
     """Items old[start:end] replaced by `items` (positions in the old version)."""
     start: int
     end: int
-    items: list
+    items: list[Any]
 
 
 def hunks(old: Sequence[T], new: Sequence[T]) -> list[Hunk]:

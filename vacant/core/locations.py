@@ -28,6 +28,10 @@ import stat
 import time
 from pathlib import Path
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
+
 STATE_DIR_NAME = ".vacant"  # the legacy in-workspace location
 GIT_STATE_NAME = "vacant"  # the directory inside git's own directory
 INSTALL_RECORD = "install.json"
@@ -127,7 +131,7 @@ def state_dir(root: Path) -> Path:
     return new
 
 
-def read_install(root: Path, state: Path | None = None) -> dict | None:
+def read_install(root: Path, state: Path | None = None) -> dict[str, Any] | None:
     """The install record of a workspace (None: vacant was never installed there). `state`: its
     state directory, when the caller holds it already."""
     path = (state_dir(root) if state is None else Path(state)) / INSTALL_RECORD
@@ -201,13 +205,15 @@ def mark_installed(root: Path, **fields: object) -> Path:
     migrate_legacy(root)
     record = read_install(root) or {}
     hooks = dict(record.get("hooks") or {})
-    hooks.update(fields.pop("hooks", {}) or {})
+    added = fields.pop("hooks", None)
+    if isinstance(added, dict):
+        hooks.update(added)
     record.update({"workspace": os.path.realpath(root), "at": record.get("at") or time.time(), **fields,
                    "hooks": hooks})
     return write_install(root, record)
 
 
-def write_install(root: Path, record: dict) -> Path:
+def write_install(root: Path, record: dict[str, Any]) -> Path:
     """Replace the install record (temp then rename)."""
     path = ensure_state_dir(root) / INSTALL_RECORD
     temp = path.with_name(f".{INSTALL_RECORD}.{os.getpid()}.tmp")

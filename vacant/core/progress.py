@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 AFTER_S = 1.0
 EVERY_S = 0.25
@@ -19,7 +20,7 @@ FRAMES = "|/-\\"
 
 
 @contextmanager
-def progress(label: str, enabled: bool = True, after_s: float = AFTER_S, stream=None) -> Iterator[None]:
+def progress(label: str, enabled: bool = True, after_s: float = AFTER_S, stream: TextIO | None = None) -> Iterator[None]:
     stream = stream or sys.stderr
     if not enabled or not getattr(stream, "isatty", lambda: False)():
         yield

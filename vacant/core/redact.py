@@ -21,6 +21,7 @@ import functools
 import math
 import re
 from collections import namedtuple
+from collections.abc import Callable
 
 from vacant.core.secret_patterns import (
     DETECT_SECRETS,
@@ -87,14 +88,16 @@ _KEYWORD = re.compile(
     re.IGNORECASE)
 
 
-def _keyword(match: re.Match) -> str:
+def _keyword(match: re.Match[str]) -> str:
     marker = MARK.format(name="keyword")
+    whole: str = match.group(0)
+    name: str = match.group(1)
     if match.group(2):
         value = match.group(3)
         if value.startswith(("[REDACTED", "$", "<")) or value in ("***", ""):
-            return match.group(0)
-        return f"{match.group(1)}{match.group(2)}{marker}{match.group(2)}"
-    return match.group(1) + marker
+            return whole
+        return f"{name}{match.group(2)}{marker}{match.group(2)}"
+    return name + marker
 
 
 _KEY_NAME = re.compile(r"^" + _NAME + r"$", re.IGNORECASE)
@@ -113,17 +116,18 @@ class _Lazy:
     __slots__ = ("source", "flags", "_compiled")
 
     def __init__(self, source: str, flags: int = 0) -> None:
-        self.source, self.flags, self._compiled = source, flags, None
+        self.source, self.flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
 
-    def _get(self) -> re.Pattern:
+    def _get(self) -> re.Pattern[str]:
         if self._compiled is None:
             self._compiled = re.compile(self.source, self.flags)
         return self._compiled
 
-    def sub(self, replacement, text: str) -> str:
+    def sub(self, replacement: str | Callable[[re.Match[str]], str], text: str) -> str:
         return self._get().sub(replacement, text)
 
-    def search(self, text: str) -> re.Match | None:
+    def search(self, text: str) -> re.Match[str] | None:
         return self._get().search(text)
 
     def __eq__(self, other: object) -> bool:  # rules are compared by what they match
@@ -162,23 +166,26 @@ def entropy(text: str) -> float:
 def _sub(rule: Rule, text: str) -> str:
     marker = MARK.format(name=rule.name)
     if rule.group == 0:
-        return rule.pattern.sub(marker, text)
+        replaced: str = rule.pattern.sub(marker, text)
+        return replaced
 
-    def one(match: re.Match) -> str:
+    def one(match: re.Match[str]) -> str:
         start, end = match.span(rule.group)
+        whole: str = match.group(0)
         if start < 0:
-            return match.group(0)
-        whole = match.group(0)
+            return whole
         offset = match.start()
         return whole[: start - offset] + marker + whole[end - offset:]
 
-    return rule.pattern.sub(one, text)
+    result: str = rule.pattern.sub(one, text)
+    return result
 
 
-def _high_entropy(match: re.Match) -> str:
+def _high_entropy(match: re.Match[str]) -> str:
     quote, body = match.group(1), match.group(2)
     if "REDACTED" in body or entropy(body) <= ENTROPY_LIMIT:
-        return match.group(0)
+        whole: str = match.group(0)
+        return whole
     return f"{quote}{MARK.format(name='high-entropy-string')}{quote}"
 
 
@@ -202,7 +209,7 @@ def _redact_short(text: str) -> str:
 
 def _redact(text: str) -> str:
     folded = None
-    needed: dict = {}  # needs pattern -> found in the current text
+    needed: dict[str, bool] = {}  # needs pattern -> found in the current text
     for rule in RULES:
         if rule.anchors:
             if rule.folded:
@@ -236,8 +243,8 @@ def _redact(text: str) -> str:
     return text
 
 
-def _high_entropy_bare(match: re.Match) -> str:
-    body = match.group(1)
+def _high_entropy_bare(match: re.Match[str]) -> str:
+    body: str = match.group(1)
     if body.count("/") > 3 or entropy(body) <= ENTROPY_LIMIT:
         return body
     return MARK.format(name="high-entropy-string")

@@ -32,7 +32,7 @@ def kind(mode: int) -> str:
     return "file" if stat.S_ISREG(mode) else KINDS.get(stat.S_IFMT(mode), "special")
 
 
-def open_regular(path, follow: bool = True) -> int:
+def open_regular(path: str | bytes | os.PathLike[str], follow: bool = True) -> int:
     """A read-only descriptor of a regular file (SpecialFile otherwise; never blocks on a FIFO)."""
     info = os.stat(path) if follow else os.lstat(path)
     if not stat.S_ISREG(info.st_mode):
@@ -49,7 +49,7 @@ def open_regular(path, follow: bool = True) -> int:
     return fd
 
 
-def read_capped(path, cap: int, truncate: bool = False) -> bytes:
+def read_capped(path: str | bytes | os.PathLike[str], cap: int, truncate: bool = False) -> bytes:
     """The file's bytes, at most `cap` of them: TooLarge when it is bigger (or its first `cap`
     bytes with `truncate`); SpecialFile when it is not a regular file."""
     fd = open_regular(path)
@@ -74,5 +74,5 @@ def read_capped(path, cap: int, truncate: bool = False) -> bytes:
     return data
 
 
-def read_text_capped(path, cap: int) -> str:
+def read_text_capped(path: str | bytes | os.PathLike[str], cap: int) -> str:
     return read_capped(path, cap).decode("utf-8", "surrogateescape")

@@ -6,7 +6,7 @@
 - **rf** (generic feedback): one session, continued up to ROUNDS times with GENERIC_FEEDBACK,
   a fixed sentence naming no check, file or line (`vacant do --feedback-text`).
 - **rl** (located feedback): one session, continued up to ROUNDS times with vacant's own
-  feedback (finding ids, path:line, the step that introduced each; vacant/stop.py feedback_text).
+  feedback (finding ids, path:line, the step that introduced each; vacant/attribute/stop.py feedback_text).
 
 Every arm may run the agent at most ROUNDS + 1 times, and the same checks decide when to stop;
 only the words sent back differ. PROMPT_SUFFIX is appended to every task's prompt in every arm.

@@ -2,7 +2,7 @@
 (`OUT/summary.html`: no script, no external resource, an inline SVG of each arm's success rate
 with its Wilson interval and one of each paired difference with its interval). Both cite the plan's
 hash and say how to read the numbers; each cell links to its workspace (the recorded runs are in
-its `.vacant/runs/`).
+its state directory: `vacant runs` there lists them).
 """
 
 from __future__ import annotations

@@ -12,6 +12,13 @@ from collections import namedtuple
 from vacant.core.calls import HookCall, Response
 from vacant.core.safeio import read_capped
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Protocol
+else:
+    Protocol = object  # Platform is for mypy and readers; nothing checks it at run time
+
 # One line of `vacant doctor`: status ok | warn | fail. Only a fail (a broken install: hooks that
 # will not run, or not there at all) makes doctor exit non-zero; a warn is advice.
 Diagnosis = namedtuple("Diagnosis", "name status detail")
@@ -36,7 +43,7 @@ def read_file_bytes(path: str) -> bytes | None:
         return None
 
 
-def edit_intent(path: object, old: object, new: object, replace_all: object) -> dict:
+def edit_intent(path: object, old: object, new: object, replace_all: object) -> dict[str, Any]:
     return {"path": path, "edits": [{"old_string": old, "new_string": new, "replace_all": bool(replace_all)}]}
 
 
@@ -60,38 +67,31 @@ def render_hook_json(call: HookCall, response: Response) -> tuple[str, int]:
     return (json.dumps(out) if out else ""), 0
 
 
-def _protocol():
-    from typing import (  # built on first use: the hook's hot path never imports typing
-        Any,
-        Protocol,
-    )
+class Platform(Protocol):
+    """What every `PLATFORM` object provides (checked by mypy; at run time a plain class)."""
 
-    class Platform(Protocol):
-        name: str  # what `vacant-hook NAME` and `--platform NAME` say
-        cell_platform: str  # the platform part of an actor cell
+    @property
+    def name(self) -> str: ...  # what `vacant-hook NAME` and `--platform NAME` say
 
-        def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
+    @property
+    def cell_platform(self) -> str: ...  # the platform part of an actor cell
 
-        def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
+    @property
+    def driver(self) -> Any: ...  # the `vacant do` driver class (vacant/platforms/driver.py), or None: watched
 
-        def intent(self, tool: str, tool_input: object) -> tuple[str | None, dict]: ...  # a TOOL_KIND and its input
+    @property
+    def scopes(self) -> tuple[str, ...]: ...  # where install can put the hooks (`vacant uninstall` looks in each)
 
-        driver: Any  # the `vacant do` driver class (vacant/platforms/driver.py), or None: recorded by watching
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
 
-        def install(self, root, scope: str, hook_command: str): ...
+    def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
 
-        def uninstall(self, root, scope: str): ...
+    def intent(self, tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]: ...  # a TOOL_KIND and its input
 
-        def doctor(self, root, hook_command: str) -> list[Diagnosis]: ...
+    def install(self, root: Path, scope: str, hook_command: str) -> Any: ...
 
-        scopes: tuple[str, ...]  # where install can put the hooks (`vacant uninstall` looks in each)
+    def uninstall(self, root: Path, scope: str) -> Any: ...
 
-        def files(self, root) -> list: ...  # every file an install may write, in every scope
+    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]: ...
 
-    return Platform
-
-
-def __getattr__(name: str):
-    if name == "Platform":
-        return _protocol()
-    raise AttributeError(name)
+    def files(self, root: Path) -> list[Path]: ...  # every file an install may write, in every scope

@@ -7,7 +7,7 @@ Contract:
   publishing the same run twice yields the same blobs, the same names, and no new entries.
 - The ref moves by compare-and-swap and only ever gains entries; a run that grew after it was
   published gets a new run record (`through_seq` higher) next to the old one, never in place of it.
-- A small cache (`.vacant/share/published.json`) skips runs whose files did not change since they
+- A small cache (`.git/vacant/share/published.json`) skips runs whose files did not change since they
   were published; deleting it costs time, never correctness.
 """
 

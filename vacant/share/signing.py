@@ -1,7 +1,7 @@
 """Ed25519 keys for shared records: the person's own signing key and the team's trusted keys.
 
 The private key is 32 raw bytes at `~/.config/vacant/share-ed25519` (mode 0600, created on first
-use, never inside a workspace), next to the HMAC key of `vacant/keys.py`, which nobody else can
+use, never inside a workspace), next to the HMAC key of `vacant/core/keys.py`, which nobody else can
 verify and so cannot sign what others must trust.
 
 The trusted keys are `.vacant-team-keys` at the repository root, read from the committed HEAD

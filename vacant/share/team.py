@@ -9,8 +9,8 @@ Contract:
   For a run, the record covering the most of its step log (`through_seq`) is the one shown.
 - Refs under `refs/vacant/authors/` whose name is not a fingerprint are listed, never read.
 - Two caches spare re-checking signatures on every read: verified blobs by git object id
-  (`.vacant/share/verified.json`) and, per author ref, what its commit held
-  (`.vacant/share/authors/`), used only while the ref names the same commit and the author's
+  (`.git/vacant/share/verified.json`) and, per author ref, what its commit held
+  (`.git/vacant/share/authors/`), used only while the ref names the same commit and the author's
   trust at HEAD is unchanged, so removing a key from the team file takes effect at once. Both are
   speed-ups for the person who owns the state directory, not trust anchors; deleting them costs
   time only.

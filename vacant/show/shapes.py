@@ -68,7 +68,7 @@ SHAPES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     ]),
     "view": ("One object for the page written.", [
         ("run", "the run id"),
-        ("html", "the page's path (`.vacant/runs/RUN/view.html`)"),
+        ("html", "the page's path (`.git/vacant/runs/RUN/view.html`)"),
         ("opened", "whether a browser was started"),
     ]),
 }

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 _CACHE: dict[str, tuple[tuple[int, int], tuple[re.Pattern[str], ...]]] = {}
@@ -70,9 +71,9 @@ def _read(path: str) -> tuple[re.Pattern[str], ...]:
         return ()
     if not _HAS_STORE.search(data):
         return ()
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:  # Python 3.10
         import tomli as tomllib
     try:
         table = tomllib.loads(data.decode("utf-8")).get("store", {})

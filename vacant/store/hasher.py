@@ -24,7 +24,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from vacant.core.atomic import atomic_write
@@ -33,7 +33,13 @@ from vacant.core.safeio import open_regular
 from vacant.store import exclude
 from vacant.store.objects import ObjectStore, hash_bytes, hash_file
 
-Entry = list  # [kind, size, mtime_ns, hash | None, mode]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
+
+    Entry = list[Any]  # [kind, size, mtime_ns, hash | None, mode]
+else:
+    Entry = list
 IGNORE_FILES = (".gitignore", ".vacantignore")
 INDEX_VERSION = 2
 
@@ -55,7 +61,7 @@ class Index:
         self.ignore_stamp: dict[str, list[int]] = {}
         self._raw: bytes | None = None
         self._entries: dict[str, Entry] | None = None
-        self.overlay: dict[str, list] = self._load_overlay()  # rel -> [entry | None, clock_ns]
+        self.overlay: dict[str, list[Any]] = self._load_overlay()  # rel -> [entry | None, clock_ns]
 
     @classmethod
     def load(cls, path: Path) -> "Index":
@@ -65,7 +71,7 @@ class Index:
         print(f"vacant: index {self.path} is unreadable ({why}); rebuilding it", file=sys.stderr)
         self.rebuilt = why
 
-    def _load_overlay(self) -> dict[str, list]:
+    def _load_overlay(self) -> dict[str, list[Any]]:
         """The overlay journal: one JSON object per line, later lines over earlier ones (a file of
         one line is the whole-object form a compaction writes). A last piece without its newline
         is an append cut short by a crash: it alone is skipped, with a warning."""
@@ -76,7 +82,7 @@ class Index:
         except OSError as error:
             self._discard(str(error))
             return {}
-        merged: dict[str, list] = {}
+        merged: dict[str, list[Any]] = {}
         pieces = raw.split(b"\n")
         for number, piece in enumerate(pieces):
             if not piece.strip():
@@ -152,7 +158,7 @@ class Index:
     def clock_of(self, rel: str) -> int:
         return self.overlay[rel][1] if rel in self.overlay else self.clock_ns
 
-    def replace_all(self, entries: dict[str, Entry], clock_ns: int, ignore_stamp: dict) -> None:
+    def replace_all(self, entries: dict[str, Entry], clock_ns: int, ignore_stamp: dict[str, list[int]]) -> None:
         """After a full scan: a new main file, and no overlay."""
         header = {"version": INDEX_VERSION, "clock_ns": clock_ns, "ignore_stamp": ignore_stamp}
         body = json.dumps(header).encode() + b"\n" + json.dumps(entries, separators=(",", ":")).encode()
@@ -248,12 +254,12 @@ class _Ignores:
     def note_ignore_file(self, rel: str, st: os.stat_result) -> None:
         self.seen_stamp[rel] = [st.st_size, st.st_mtime_ns]
 
-    def spec(self, reldir: str):
+    def spec(self, reldir: str) -> Any:
         if reldir not in self.specs:
             self.specs[reldir] = self._build(reldir)
         return self.specs[reldir]
 
-    def _build(self, reldir: str):
+    def _build(self, reldir: str) -> Any:
         lines: list[str] = []
         names = IGNORE_FILES if reldir == "" else IGNORE_FILES[:1]
         for name in names:
@@ -307,7 +313,7 @@ class Scanner:
         if paths is None:
             result = self._full_scan(clock)
         else:
-            result = self._scoped_scan(sorted(set(_clean(p) for p in paths) - {None}), clock)
+            result = self._scoped_scan(sorted({rel for rel in map(_clean, paths) if rel is not None}), clock)
         result.seconds = time.perf_counter() - started
         return result
 
@@ -316,7 +322,8 @@ class Scanner:
 
     def _full_scan(self, clock: int) -> ScanResult:
         old = self.index.entries()
-        ignores, seen, result = self._ignores(), {}, ScanResult()
+        ignores, result = self._ignores(), ScanResult()
+        seen: dict[str, Entry] = {}
         with self.store.packing() if self.store is not None else contextlib.nullcontext():
             self._walk("", ignores, seen, result, old, trust_index=True)
         # An ignore file changed, or was written in the last scan's own tick (racy-git again).
@@ -331,7 +338,8 @@ class Scanner:
         return result
 
     def _scoped_scan(self, rels: list[str], clock: int) -> ScanResult:
-        ignores, seen, result = self._ignores(), {}, ScanResult()
+        ignores, result = self._ignores(), ScanResult()
+        seen: dict[str, Entry] = {}
         old: dict[str, Entry] = {}
         for rel in rels:
             entry, _ = self.index.get(rel)
@@ -355,7 +363,8 @@ class Scanner:
     # -- walking ---------------------------------------------------------------------------
 
     def _walk(
-        self, top: str, ignores: _Ignores, seen: dict, result: ScanResult, old: dict, trust_index: bool
+        self, top: str, ignores: _Ignores, seen: dict[str, Entry], result: ScanResult, old: dict[str, Entry],
+        trust_index: bool
     ) -> None:
         stack = [top]
         while stack:
@@ -387,7 +396,8 @@ class Scanner:
                 else:
                     self._record(rel, dirent.path, st, seen, result, old.get(rel))
 
-    def _scan_path(self, rel: str, ignores: _Ignores, seen: dict, result: ScanResult, old: dict) -> None:
+    def _scan_path(self, rel: str, ignores: _Ignores, seen: dict[str, Entry], result: ScanResult,
+                   old: dict[str, Entry]) -> None:
         parts = rel.split("/")
         if parts[0] in SKIP_NAMES or ".git" in parts:
             return
@@ -417,7 +427,7 @@ class Scanner:
             self._record(rel, absolute, st, seen, result, old.get(rel))
 
     def _record(
-        self, rel: str, absolute: str, st: os.stat_result, seen: dict, result: ScanResult, old: Entry | None
+        self, rel: str, absolute: str, st: os.stat_result, seen: dict[str, Entry], result: ScanResult, old: Entry | None
     ) -> None:
         mode = stat.S_IMODE(st.st_mode)
         if stat.S_ISLNK(st.st_mode):
@@ -425,11 +435,11 @@ class Scanner:
                 target = os.readlink(absolute)
             except OSError:
                 return
-            data = os.fsencode(target)
-            key = hash_bytes(data)
+            link = os.fsencode(target)
+            key = hash_bytes(link)
             if self.store is not None:
-                self.store.put_if_small(key, data)
-            seen[rel] = ["l", len(data), st.st_mtime_ns, key, mode]
+                self.store.put_if_small(key, link)
+            seen[rel] = ["l", len(link), st.st_mtime_ns, key, mode]
             return
         if not stat.S_ISREG(st.st_mode):
             seen[rel] = ["s", 0, st.st_mtime_ns, None, mode]
@@ -461,7 +471,7 @@ class Scanner:
         seen[rel] = ["f", st.st_size, st.st_mtime_ns, key, mode]
 
     def _keep(self, key: str, data: bytes | None, absolute: str, size: int) -> bool:
-        if size > self.store.cap:
+        if self.store is None or size > self.store.cap:
             return False
         if data is None:
             try:
@@ -474,7 +484,7 @@ class Scanner:
         return self.store.put_if_small(key, data)
 
 
-def _diff(old: dict, seen: dict, result: ScanResult, in_scope) -> None:
+def _diff(old: dict[str, Entry], seen: dict[str, Entry], result: ScanResult, in_scope: Callable[[str], bool]) -> None:
     for rel, entry in seen.items():
         before = old.get(rel)
         if before is entry:  # reused as is from the index
@@ -490,11 +500,11 @@ def _differs(old: Entry, new: Entry) -> bool:
     if old[0] != new[0]:
         return True
     if new[0] == "d":
-        return old[4] != new[4]
-    return old[1] != new[1] or old[3] != new[3] or old[4] != new[4]
+        return bool(old[4] != new[4])
+    return bool(old[1] != new[1] or old[3] != new[3] or old[4] != new[4])
 
 
-def _scope_test(scope: list[str]):
+def _scope_test(scope: list[str]) -> Callable[[str], bool]:
     prefixes = tuple(prefix + "/" for prefix in scope)
     exact = set(scope)
     return lambda rel: rel in exact or rel.startswith(prefixes)

@@ -56,7 +56,8 @@ class LoadedRun:
 def latest_report(run_dir: Path) -> dict[str, Any] | None:
     """The run's latest Stop report (report.json), or None when there is none or it is torn."""
     try:
-        return json.loads((Path(run_dir) / "report.json").read_text())
+        report: dict[str, Any] | None = json.loads((Path(run_dir) / "report.json").read_text())
+        return report
     except (OSError, ValueError):
         return None
 

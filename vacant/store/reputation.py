@@ -83,7 +83,7 @@ class _transaction:
         self.connection.execute("BEGIN IMMEDIATE")
         return self.connection
 
-    def __exit__(self, kind, value, trace) -> None:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, trace: object) -> None:
         self.connection.execute("ROLLBACK" if kind else "COMMIT")
         self.connection.close()
 
@@ -150,7 +150,7 @@ def review_rows(path: Path | None = None) -> list[ReviewRow]:
             "SELECT platform, agent_definition, model, task_family, score, weight, run, finding FROM reviews").fetchall()
     finally:
         connection.close()
-    return [ReviewRow(tuple(row[:4]), float(row[4]), float(row[5]), row[6], row[7]) for row in rows]  # type: ignore[arg-type]
+    return [ReviewRow(tuple(row[:4]), float(row[4]), float(row[5]), row[6], row[7]) for row in rows]
 
 
 def aggregate(rows: list[ReviewRow]) -> list[CellStats]:

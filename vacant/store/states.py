@@ -16,6 +16,10 @@ from vacant.core.locations import ensure_state_dir
 from vacant.store.hasher import Entry, Index, Scanner
 from vacant.store.objects import ObjectStore
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
+
 Manifest = dict[str, Entry]
 
 
@@ -37,10 +41,11 @@ def save_manifest(store: ObjectStore, manifest: Manifest) -> str:
 
 
 def load_manifest(store: ObjectStore, key: str) -> Manifest:
-    return json.loads(store.get(key))
+    manifest: Manifest = json.loads(store.get(key))
+    return manifest
 
 
-def apply_delta(manifest: Manifest, delta: dict[str, object]) -> Manifest:
+def apply_delta(manifest: Manifest, delta: dict[str, Any]) -> Manifest:
     result = dict(manifest)
     for rel in delta.get("removed", ()):
         result.pop(rel, None)
@@ -49,7 +54,7 @@ def apply_delta(manifest: Manifest, delta: dict[str, object]) -> Manifest:
     return result
 
 
-def diff(old: Manifest, new: Manifest) -> dict[str, object]:
+def diff(old: Manifest, new: Manifest) -> dict[str, Any]:
     """The delta that turns `old` into `new` (same shape as a scan's delta)."""
     added = {rel: entry for rel, entry in new.items() if rel not in old}
     changed = {rel: entry for rel, entry in new.items() if rel in old and _content(old[rel]) != _content(entry)}
@@ -57,7 +62,7 @@ def diff(old: Manifest, new: Manifest) -> dict[str, object]:
     return {"added": added, "changed": changed, "removed": removed}
 
 
-def _content(entry: Entry) -> tuple:
+def _content(entry: Entry) -> tuple[object, ...]:
     kind, size, _mtime, key, mode = entry
     return (kind, None if kind == "d" else size, key, mode)
 
@@ -79,8 +84,8 @@ def materialize(
     for rel in sorted(delta["changed"]):
         if current[rel][0] != target[rel][0]:
             _remove(into / rel)
-    unrestorable = []
-    writes = {**delta["added"], **delta["changed"]}
+    unrestorable: list[str] = []
+    writes: Manifest = {**delta["added"], **delta["changed"]}
     for rel in sorted(writes, key=lambda r: (r.count("/"), r)):
         if not _write(into, rel, writes[rel], store):
             unrestorable.append(rel)
@@ -96,7 +101,7 @@ def _write(into: Path, rel: str, entry: Entry, store: ObjectStore) -> bool:
         os.chmod(path, mode | 0o700)
         return True
     if kind == "s" or not store.has(key):
-        return kind == "s"  # special files are recorded, not recreated
+        return bool(kind == "s")  # special files are recorded, not recreated
     data = store.get(key)
     if kind == "l":
         if os.path.lexists(path):

@@ -18,6 +18,7 @@ import os
 import time
 from collections import namedtuple
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from vacant.core import events
@@ -86,7 +87,7 @@ class StepLog:
     def run_id(self) -> str:
         return self.run_dir.name
 
-    def lock(self, timeout: float | None = None):
+    def lock(self, timeout: float | None = None) -> AbstractContextManager[None]:
         """The chain's lock: held for one append (or a few), so a fair blocking wait is short."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         return file_lock(self.lock_path, timeout)
@@ -100,7 +101,9 @@ class StepLog:
     def append_locked(self, body: dict[str, object]) -> dict[str, object]:
         """Append while the caller holds `lock()` (so it can order several appends)."""
         head, torn_tail = self._current_head()
-        record = {"v": 1, "seq": head.seq + 1, "ts": time.time(), **redact(body), "prev": head.hash}
+        redacted = redact(body)
+        assert isinstance(redacted, dict)  # redact keeps a value's shape
+        record = {"v": 1, "seq": head.seq + 1, "ts": time.time(), **redacted, "prev": head.hash}
         record["hash"] = chain_hash(record)
         line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
         if torn_tail:
@@ -170,15 +173,16 @@ class Problem(namedtuple("Problem", "line kind detail")):
 
     @property
     def fatal(self) -> bool:
-        return self.kind != "torn"
+        return bool(self.kind != "torn")
 
 
 def verify(log: StepLog) -> list[Problem]:
     """Every break in the hash chain, plus torn lines (reported, never fatal)."""
     problems: list[Problem] = []
-    expected_prev, expected_seq, last_line = GENESIS, 1, 0
+    expected_prev: object = GENESIS  # the previous record's hash, as read
+    expected_seq, last_line = 1, 0
     lines = list(events.iter_lines(log.path))
-    present = sorted({r["seq"] for _n, _raw, r in lines if r is not None and isinstance(r.get("seq"), int)})
+    present = sorted({seq for _n, _raw, r in lines if r is not None and isinstance(seq := r.get("seq"), int)})
     seen: set[int] = set()
     for number, _raw, record in lines:
         last_line = number

@@ -24,12 +24,14 @@ def demo_reports(tmp_path, monkeypatch):
     return [json.loads(path.read_text()) for path in sorted((run / "reports").glob("*.json"))]
 
 
+@pytest.mark.slow
 def test_reports_the_pipeline_wrote_have_the_documented_shape(demo_reports):
     assert len(demo_reports) == 2 and demo_reports[0]["findings"], "the demo plants one finding"
     for report in demo_reports:
         assert report_shape.problems(report) == []
 
 
+@pytest.mark.slow
 def test_an_undocumented_or_missing_field_is_caught(demo_reports):
     report = dict(demo_reports[0])
     report["surprise"] = 1

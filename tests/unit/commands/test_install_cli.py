@@ -83,6 +83,7 @@ def test_uninstall_all_removes_the_state_directory_and_says_what_remains(ws, cap
     assert sorted(entry.name for entry in ws.iterdir()) == [".git"] and not state.exists()
 
 
+@pytest.mark.slow
 def test_doctor_advice_exits_zero_and_a_missing_install_fails(ws, capsys, monkeypatch):
     code, out, _ = vacant(capsys, monkeypatch, "doctor", "--platform", "claude", "--json")
     report = json.loads(out)

@@ -199,6 +199,7 @@ def test_with_no_daemon_the_client_answers_in_process_and_starts_one(tmp_path):
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.slow
 def test_idle_timeout_and_workspace_removal_end_the_daemon(tmp_path):
     root = tmp_path / "ws"
     root.mkdir()
@@ -223,6 +224,7 @@ def wakeups(pid: int) -> int:
     return total
 
 
+@pytest.mark.slow
 def test_an_idle_daemon_polls_nothing(daemon):
     """While nothing changes and nobody calls, no thread of the daemon wakes: no timer, no poll
     (one wake-up a second anywhere would make four in this window)."""
@@ -255,7 +257,7 @@ def test_a_call_the_daemon_answers_loads_no_more_than_the_launcher_and_socket(da
                           capture_output=True, cwd=root, env=dict(os.environ, CLAUDE_PROJECT_DIR=str(root)), timeout=60)
     assert proc.returncode == 0
     bare = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"], capture_output=True).stderr
-    names = lambda err: {line.split("|")[-1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}
+    names = lambda err: {line.split("|")[-1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}  # noqa: E731
     assert lifecycle.request(root, {"op": "status"})["requests"] >= 1  # the daemon answered it
     assert names(proc.stderr) - names(bare) == {"_socket", "client"}
 

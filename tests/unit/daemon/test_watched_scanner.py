@@ -3,6 +3,7 @@ random file operations (hypothesis), the 1,000-file burst, and loss leading to a
 
 from __future__ import annotations
 
+import pytest
 import os
 import shutil
 import tempfile
@@ -90,6 +91,7 @@ class Pair:
         self.watcher.stop()
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(OPS, max_size=8), min_size=1, max_size=4))
 def test_watched_scan_equals_full_scan(batches):
@@ -137,6 +139,7 @@ def test_the_watch_leaves_out_git_but_keeps_the_way_to_its_cookies(tmp_path):
         watcher.stop()
 
 
+@pytest.mark.slow
 def test_a_burst_of_1000_files_is_all_there_every_time(tmp_path):
     pair = Pair(tmp_path)
     try:
@@ -221,6 +224,7 @@ def test_changes_made_while_no_daemon_ran_are_found_by_the_next_ones_first_scan(
         watcher.stop()
 
 
+@pytest.mark.slow
 def test_a_watch_limit_reached_means_every_full_scan_is_a_recorded_rescan(tmp_path, monkeypatch):
     import ctypes
     import errno

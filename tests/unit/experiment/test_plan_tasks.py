@@ -149,6 +149,7 @@ def test_the_starter_set_has_ten_programming_and_five_general_tasks():
     assert families.count("programming") >= 10 and families.count("general") >= 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", STARTER_TASKS, ids=lambda t: t.name)
 def test_each_starter_task_is_red_at_its_seed_and_green_with_its_solution(tmp_path, task):
     ws = fresh_copy(task.seed, tmp_path / "ws")

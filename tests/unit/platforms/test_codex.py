@@ -487,7 +487,8 @@ def test_app_server_client_skips_notifications_and_reports_errors(tmp_path):
     with codex_appserver.AppServer(fake_codex(tmp_path, "error"), tmp_path) as server:
         with pytest.raises(codex_appserver.AppServerError, match="nope"):
             server.hooks(tmp_path)
-    with codex_appserver.AppServer(fake_codex(tmp_path, "hang"), tmp_path, timeout=0.5) as server:
+    with codex_appserver.AppServer(fake_codex(tmp_path, "hang"), tmp_path) as server:
+        server.timeout = 0.5  # after initialize: a loaded machine may take longer to start the stand-in
         with pytest.raises(codex_appserver.AppServerError, match="in time"):
             server.hooks(tmp_path)
     with pytest.raises(codex_appserver.AppServerError):

@@ -117,6 +117,7 @@ def run_session(root: Path, plan: list[tuple]) -> RunView:
     return session, RunView.load(next((state_dir(root) / "runs").iterdir()))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plan=st.lists(ops, max_size=8), seed_files=st.dictionaries(paths, texts, max_size=3))
 def test_recorded_deltas_rebuild_the_workspace_and_steps_are_well_formed(tmp_path, plan, seed_files):

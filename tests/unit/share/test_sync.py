@@ -6,6 +6,7 @@ events.jsonl, read as plain JSON, and the rows of each person's own reputation t
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import shutil
@@ -100,6 +101,7 @@ def test_the_oracle_is_not_empty(team):
 _RECORDED: dict[int, dict[str, Person]] = {}
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(order=st.lists(st.sampled_from(["a", "b", "c", "a2"]), min_size=1, max_size=7))
 def test_any_sync_order_gives_the_third_clone_the_union_exactly_once(team, order):
@@ -127,6 +129,7 @@ def test_any_sync_order_gives_the_third_clone_the_union_exactly_once(team, order
     assert provenance.overlap == provenance.local == table_rows(people["a"]) == 2
 
 
+@pytest.mark.slow
 def test_concurrent_pushes_converge(team):
     people = recorded_team(team)
     expected = logged_reviews(people["a"], people["b"], people["a2"])
@@ -145,6 +148,7 @@ def test_concurrent_pushes_converge(team):
     assert all(r == refs[0] for r in refs) and len(refs[0]) == 2  # one ref per key, the same everywhere
 
 
+@pytest.mark.slow
 def test_a_rejected_push_is_merged_and_retried_never_forced(team, monkeypatch):
     """a2 fetches, then a (same key) pushes first: a2's push is rejected, a2 merges and retries."""
     people = recorded_team(team)
@@ -172,6 +176,7 @@ def test_a_rejected_push_is_merged_and_retried_never_forced(team, monkeypatch):
     assert_sees_exactly(team, people["c"], logged_reviews(a, a2))
 
 
+@pytest.mark.slow
 def test_a_lost_ref_is_published_again_and_merged_with_the_remote(team):
     people = recorded_team(team)
     a = people["a"]
@@ -186,6 +191,7 @@ def test_a_lost_ref_is_published_again_and_merged_with_the_remote(team):
     assert_sees_exactly(team, people["c"], logged_reviews(a))
 
 
+@pytest.mark.slow
 def test_git_gc_and_a_fresh_clone_keep_everything(team):
     people = recorded_team(team)
     expected = logged_reviews(people["a"], people["b"], people["a2"])
@@ -204,6 +210,7 @@ def test_git_gc_and_a_fresh_clone_keep_everything(team):
     assert vacant_refs(d.ws) == vacant_refs(people["c"].ws)
 
 
+@pytest.mark.slow
 def test_sync_never_touches_the_working_tree_the_index_or_branches(team):
     people = recorded_team(team)
     a = people["a"]

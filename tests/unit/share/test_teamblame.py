@@ -5,6 +5,7 @@ recording workspace's object store), line for line; across clones, bad records e
 
 from __future__ import annotations
 
+import pytest
 import json
 import sys
 from dataclasses import replace
@@ -40,7 +41,7 @@ from vacant.store.run import RunView
 _SHOW = str(Path(__file__).resolve().parents[1] / "show")
 if _SHOW not in sys.path:  # the show tests' in-process recorder (tests/unit/show/recording.py)
     sys.path.insert(0, _SHOW)
-from recording import Recording
+from recording import Recording  # noqa: E402
 
 AUTHORS = "refs/vacant/authors/"
 KEY = "3f" * 20  # a root commit id: the line hashes' key
@@ -176,6 +177,7 @@ def assert_same(ws: Path, run_dirs: list[Path], records: list, data: bytes) -> N
         event(f"a line of origin {origin}")
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(op, max_size=10), initial=st.integers(0, 6), later=st.lists(op, max_size=4))
 def test_records_alone_blame_every_line_as_local_blame_does(tmp_path_factory, monkeypatch, ops, initial, later):
@@ -305,6 +307,7 @@ def who(shown: dict) -> list[tuple]:
     return [(row["text"], row["origin"], row["run"], row["step"], row["source"], row["key_name"]) for row in shown["lines"]]
 
 
+@pytest.mark.slow
 def test_a_fresh_clone_names_each_line_of_steps_run_on_other_machines(team):
     a, b, c, x = team.person("a"), team.person("b"), team.person("c"), team.person("x")
     team.seed([a, b, c])  # x's key is not trusted
@@ -363,6 +366,7 @@ def test_a_fresh_clone_names_each_line_of_steps_run_on_other_machines(team):
     assert [(row["origin"], row["run"]) for row in fresh["lines"]] == [("step", "run-b")] + [("baseline", None)] * 4
 
 
+@pytest.mark.slow
 def test_a_format_1_record_on_the_remote_verifies_and_is_blamed_file_level(team):
     """As a vacant from before line data published it: read, verified, counted, shown file-level."""
     a, c = team.person("a"), team.person("c")
@@ -396,6 +400,7 @@ def test_a_format_1_record_on_the_remote_verifies_and_is_blamed_file_level(team)
     assert status["runs_counted"] == 1 and status["reviews_counted"] == len(reviews) == 1
 
 
+@pytest.mark.slow
 def test_runs_side_by_side_on_two_machines_keep_their_lines_through_the_merge(team):
     """a and b both start from the same commit; a rewrites the first line and deletes the third,
     b rewrites the last; b merges a's commit. Walked one after the other, b's baseline lacks a's
@@ -423,6 +428,7 @@ def test_runs_side_by_side_on_two_machines_keep_their_lines_through_the_merge(te
         ("by b", "step", "run-b")]
 
 
+@pytest.mark.slow
 def test_a_run_whose_work_was_never_committed_takes_no_line_from_the_baseline(team):
     """a's run rewrites and deletes lines but a never commits it; b's later run starts from the
     commit: lines a's run removed are still the baseline's, not `outside`."""

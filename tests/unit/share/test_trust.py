@@ -3,6 +3,7 @@ rejected, reported and kept out of every figure; nothing is written outside refs
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import subprocess
@@ -52,6 +53,7 @@ def status(team: Team, person) -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_tampered_records_are_rejected_reported_and_healed(team):
     a, b, c = team.person("a"), team.person("b"), team.person("c")
     team.seed([a, b, c])
@@ -97,6 +99,7 @@ def test_tampered_records_are_rejected_reported_and_healed(team):
     assert [r["reason"].split(":")[0] for r in report["rejected"]] == ["bad signature"]  # the renamed forgery stays out
 
 
+@pytest.mark.slow
 def test_an_unknown_key_counts_only_once_a_commit_trusts_it(team):
     a, c, mallory = team.person("a"), team.person("c"), team.person("mallory")
     team.seed([a, c])
@@ -120,6 +123,7 @@ def test_an_unknown_key_counts_only_once_a_commit_trusts_it(team):
     assert status(team, c)[1]["rejected"] == []
 
 
+@pytest.mark.slow
 def test_a_remote_cannot_make_vacant_write_outside_its_refs(team):
     a, c = team.person("a"), team.person("c")
     team.seed([a, c])
@@ -180,6 +184,7 @@ def test_a_run_record_holds_no_contents_and_names_its_commit(team):
     assert b"SECRET-CONTENT" not in text and b"tool_input" not in text and b"content" not in text
 
 
+@pytest.mark.slow
 def test_cli_key_json_and_status_without_a_sync(team):
     a = team.person("a")
     team.seed([])
@@ -199,6 +204,7 @@ def test_cli_key_json_and_status_without_a_sync(team):
     assert proc.returncode == 3 and "not a git repository" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_manifest_vouches_only_for_its_own_authors_records(team):
     """a (trusted) lists a forged 'b' record in a's own manifest: neither a's ref nor, later, b's
     ref counts it; the verification cache never carries a's word over to b."""

@@ -4,6 +4,7 @@ made each line by the edit operations themselves, never by diffing."""
 
 from __future__ import annotations
 
+import pytest
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +97,7 @@ def record(ws: Path, ops: list[tuple], initial: int) -> tuple[Oracle, list[Path]
     return oracle, [run.run_dir for run in runs], [float(i) for i in range(len(runs))]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(op, max_size=10), initial=st.integers(0, 6))
 def test_every_line_is_blamed_on_the_edit_that_made_it(tmp_path_factory, ops, initial):
@@ -145,6 +147,7 @@ def test_blame_command_json_and_text(recording, ws):
     assert "step 1 Write" in text.stdout and "out-of-band" in text.stdout
 
 
+@pytest.mark.slow
 def test_blame_refuses_files_outside_and_state(recording, ws, tmp_path):
     recording.end()
     (tmp_path / "outside.txt").write_text("x\n")

@@ -104,6 +104,7 @@ def test_embedded_json_cannot_end_its_script_and_round_trips(value):
     assert json.loads(embedded) == value
 
 
+@pytest.mark.slow
 def test_report_formats_on_a_recorded_run(ws, tmp_path):
     planted_run(ws)
     md = cli(["report", "--format", "md"], ws)
@@ -115,6 +116,7 @@ def test_report_formats_on_a_recorded_run(ws, tmp_path):
     assert cli(["report", "--format", "xml"], ws).returncode == 2
 
 
+@pytest.mark.slow
 def test_the_page_never_overwrites_a_file_it_did_not_write(ws, tmp_path):
     run = planted_run(ws)
     mine = tmp_path / "notes.html"

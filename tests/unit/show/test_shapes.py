@@ -3,6 +3,7 @@ the doc's drift is checked with every generated doc (tests/unit/test_gendocs.py)
 
 from __future__ import annotations
 
+import pytest
 import json
 
 from recording import cli
@@ -19,6 +20,7 @@ def keys(value: dict, prefix: str = "") -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_the_commands_print_the_documented_fields(recording, ws, tmp_path):
     recording.write("a.txt", "one\n")
     recording.end()
