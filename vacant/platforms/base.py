@@ -60,38 +60,101 @@ def render_hook_json(call: HookCall, response: Response) -> tuple[str, int]:
     return (json.dumps(out) if out else ""), 0
 
 
+class PlatformBase:
+    """The protocol's facts with their defaults: every platform class derives from it, so a member
+    it does not set is declared here (never read with getattr). Plain class attributes only
+    (the hook's hot path imports this module)."""
+
+    name = ""  # what `vacant-hook NAME` and `--platform NAME` say
+    cell_platform = ""  # the platform part of an actor cell (and of a run's `platform`)
+    aliases: tuple = ()  # other names `--platform` takes
+    program = None  # the executable `vacant do --platform auto` recognises (None: never guessed)
+    provider = None  # the model provider in the GenAI conventions' naming (None: the platform's own name)
+    event_key = "hook_event_name"  # the payload field that names the event
+    events: dict = {}  # the platform's event names -> HookCall kinds (vacant/core/calls.py)
+    hook_env: tuple = ()  # prefixes of the environment variables its hooks read (the lean client forwards them)
+    settings_in_workspace: tuple = ()  # hook settings files, relative to the workspace (the gate guards them)
+    settings_in_home: tuple = ()  # … and relative to the home directory
+    scopes: tuple = ()  # where install can put the hooks (`vacant uninstall` looks in each)
+    http_hooks = False  # `vacant init --scope local` also writes http hooks to the workspace daemon
+    stop_rounds = None  # feedback rounds its Stop can carry: None = the contract's; 0 = it reports only
+    driver = None  # the `vacant do` driver class (vacant/platforms/driver.py), or None: recorded by watching
+    sandbox = None  # the trust wall's configuration for this platform, or None: no sandbox of its own
+    settled = None  # optional method (call, open ids) -> {id: (outcome, exit code)}: finished, no Post to come
+    unhooked = None  # optional method (call, known ids) -> [(BatchCall, outcome)]: calls that reached no hook
+
+    def events_of(self, *kinds: str) -> tuple:
+        """The platform's own names of the events of these kinds (e.g. "tool_pre")."""
+        return tuple(event for event, kind in self.events.items() if kind in kinds)
+
+    def headless(self, binary: str, prompt: str, model, extra: list) -> list | None:
+        """The non-interactive command line `vacant experiment` runs a task with (allowed to edit
+        and run commands); None: the platform cannot be run that way."""
+        return None
+
+
 def _protocol():
     from typing import (  # built on first use: the hook's hot path never imports typing
         Any,
+        Callable,
+        Optional,
         Protocol,
+        get_type_hints,
+        runtime_checkable,
     )
 
+    @runtime_checkable
     class Platform(Protocol):
-        name: str  # what `vacant-hook NAME` and `--platform NAME` say
-        cell_platform: str  # the platform part of an actor cell
+        """What every registered platform is (tests/unit/platforms/test_conformance.py checks each
+        against these names, kinds and signatures)."""
+
+        name: str
+        cell_platform: str
+        aliases: tuple[str, ...]
+        program: Optional[str]
+        provider: Optional[str]
+        event_key: str
+        events: dict[str, str]
+        hook_env: tuple[str, ...]
+        settings_in_workspace: tuple[str, ...]
+        settings_in_home: tuple[str, ...]
+        scopes: tuple[str, ...]
+        http_hooks: bool
+        stop_rounds: Optional[int]
+        driver: Any
+        sandbox: Any
+        settled: Optional[Callable[..., dict]]
+        unhooked: Optional[Callable[..., list]]
+
+        def events_of(self, *kinds: str) -> tuple[str, ...]: ...
+
+        def headless(self, binary: str, prompt: str, model: Optional[str], extra: list[str]) -> Optional[list[str]]: ...
 
         def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
 
         def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
 
-        def intent(self, tool: str, tool_input: object) -> tuple[str | None, dict]: ...  # a TOOL_KIND and its input
+        def intent(self, tool: str, tool_input: object) -> tuple[Optional[str], dict]: ...  # a TOOL_KIND and its input
 
-        driver: Any  # the `vacant do` driver class (vacant/platforms/driver.py), or None: recorded by watching
+        def install(self, root: Any, scope: str, hook_command: str) -> Any: ...
 
-        def install(self, root, scope: str, hook_command: str): ...
+        def uninstall(self, root: Any, scope: str) -> Any: ...
 
-        def uninstall(self, root, scope: str): ...
+        def doctor(self, root: Any, hook_command: str) -> list[Diagnosis]: ...
 
-        def doctor(self, root, hook_command: str) -> list[Diagnosis]: ...
+        def files(self, root: Any) -> list: ...  # every file an install may write, in every scope
 
-        scopes: tuple[str, ...]  # where install can put the hooks (`vacant uninstall` looks in each)
-
-        def files(self, root) -> list: ...  # every file an install may write, in every scope
-
+    # the annotations are strings here (postponed evaluation): resolve them where their names live
+    Platform.__annotations__ = get_type_hints(Platform, {**globals(), **locals()})
     return Platform
+
+
+_PROTOCOL = []
 
 
 def __getattr__(name: str):
     if name == "Platform":
-        return _protocol()
+        if not _PROTOCOL:
+            _PROTOCOL.append(_protocol())
+        return _PROTOCOL[0]
     raise AttributeError(name)
