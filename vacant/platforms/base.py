@@ -71,7 +71,7 @@ class PlatformBase:
     program = None  # the executable `vacant do --platform auto` recognises (None: never guessed)
     provider = None  # the model provider in the GenAI conventions' naming (None: the platform's own name)
     event_key = "hook_event_name"  # the payload field that names the event
-    events: dict = {}  # the platform's event names -> HookCall kinds (vacant/core/calls.py)
+    events: dict = {}  # noqa: RUF012 - never mutated; the platform's event names -> HookCall kinds (vacant/core/calls.py)
     hook_env: tuple = ()  # prefixes of the environment variables its hooks read (the lean client forwards them)
     settings_in_workspace: tuple = ()  # hook settings files, relative to the workspace (the gate guards them)
     settings_in_home: tuple = ()  # … and relative to the home directory
@@ -94,10 +94,9 @@ class PlatformBase:
 
 
 def _protocol():
+    from collections.abc import Callable
     from typing import (  # built on first use: the hook's hot path never imports typing
         Any,
-        Callable,
-        Optional,
         Protocol,
         get_type_hints,
         runtime_checkable,
@@ -111,8 +110,8 @@ def _protocol():
         name: str
         cell_platform: str
         aliases: tuple[str, ...]
-        program: Optional[str]
-        provider: Optional[str]
+        program: str | None
+        provider: str | None
         event_key: str
         events: dict[str, str]
         hook_env: tuple[str, ...]
@@ -120,21 +119,21 @@ def _protocol():
         settings_in_home: tuple[str, ...]
         scopes: tuple[str, ...]
         http_hooks: bool
-        stop_rounds: Optional[int]
+        stop_rounds: int | None
         driver: Any
         sandbox: Any
-        settled: Optional[Callable[..., dict]]
-        unhooked: Optional[Callable[..., list]]
+        settled: Callable[..., dict] | None
+        unhooked: Callable[..., list] | None
 
         def events_of(self, *kinds: str) -> tuple[str, ...]: ...
 
-        def headless(self, binary: str, prompt: str, model: Optional[str], extra: list[str]) -> Optional[list[str]]: ...
+        def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str] | None: ...
 
         def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
 
         def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
 
-        def intent(self, tool: str, tool_input: object) -> tuple[Optional[str], dict]: ...  # a TOOL_KIND and its input
+        def intent(self, tool: str, tool_input: object) -> tuple[str | None, dict]: ...  # a TOOL_KIND and its input
 
         def install(self, root: Any, scope: str, hook_command: str) -> Any: ...
 

@@ -11,6 +11,7 @@ import collections.abc
 import inspect
 import json
 import os
+import types
 import typing
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def _matches(value: object, hint: object) -> bool:
     origin = typing.get_origin(hint)
     if hint is typing.Any:
         return True
-    if origin is typing.Union:
+    if origin in (typing.Union, types.UnionType):
         return any(_matches(value, arg) for arg in typing.get_args(hint))
     if hint is type(None):
         return value is None
