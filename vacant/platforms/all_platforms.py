@@ -11,13 +11,14 @@ cannot import this module (the gate's guarded settings files, the exporters' pro
 from __future__ import annotations
 
 from vacant.core import platform_facts
-from vacant.platforms import claude, command, opencode
+from vacant.platforms import claude, command, opencode, qwen
 from vacant.platforms.codex import platform as codex
 
 REGISTERED = (
     claude.PLATFORM,
     codex.PLATFORM,
     opencode.PLATFORM,
+    qwen.PLATFORM,
     command.PLATFORM,
 )
 
