@@ -9,7 +9,9 @@ OPENAI_BASE_URL; captured payloads in fixtures/payloads/qwen/; notes in
   in `<project>/.qwen/settings.json`, `~/.qwen/settings.json` and the system settings file
   ($QWEN_CODE_SYSTEM_SETTINGS_PATH overrides its path); the hooks of every file run. There is no
   local (uncommitted) settings file. An entry with an unknown `type` is skipped alone (the other
-  hooks of that file still run). `timeout` is in seconds.
+  hooks of that file still run). `timeout` is in seconds. Qwen rewrites the project file it
+  loads (adds `"$version": 4`), so after a run an uninstall keeps that and removes only vacant's hooks.
+- Its write_file and edit refuse a file this session has not read (a resumed session included).
 - Seen firing headless: SessionStart (`source`, `model`), Notification, UserPromptSubmit (again
   before every model request after a tool, with `prompt: ""`), PreToolUse, PostToolUse,
   PostToolUseFailure (a failing command, a missing file; `error` holds "Exit Code: N"),

@@ -239,3 +239,20 @@ def test_the_lean_clients_table_is_the_registrys():
 def test_providers_reach_the_exporters():
     for platform in REGISTERED:
         assert platform_facts.PROVIDERS.get(platform.cell_platform) == platform.provider
+
+
+def test_do_and_experiment_take_every_registered_platform():
+    from vacant.do.runner import PLATFORMS as DO_PLATFORMS
+    from vacant.do.runner import pick_platform
+    from vacant.experiment.runner import AGENTS
+
+    for platform in REGISTERED:
+        assert platform.name in DO_PLATFORMS
+        for alias in platform.aliases:
+            assert pick_platform(["x"], alias) == platform.name
+        if platform.program:
+            assert pick_platform([f"/opt/bin/{platform.program}", "task"], "auto") == platform.name
+        argv = platform.headless(platform.name, "the task", "m1", ["--extra"])
+        assert (platform.name in AGENTS) == (argv is not None)
+        if argv is not None:
+            assert "the task" in argv and "m1" in argv and "--extra" in argv
