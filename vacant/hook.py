@@ -23,7 +23,7 @@ from pathlib import Path
 from vacant.core.calls import HookCall, Response
 from vacant.core.errlog import log_error
 from vacant.core.locations import installed_root
-from vacant.platforms.all_platforms import load
+from vacant.platforms.all_platforms import REGISTERED, event_names, load
 from vacant.policy.gate import fail_closed
 from vacant.record.recorder import DO_ENV, Recorder
 
@@ -32,10 +32,13 @@ DEFAULT_BUDGET_S = 50  # below the 60 s timeout `vacant init` writes for tool ho
 STOP_BUDGET_S = 570  # below the 600 s Stop timeout; the pipeline's own budget is lower still
 
 
-# A payload that names a pre-tool event: the call may be ACT, so an unreadable one is denied.
-PRE_TOOL = re.compile(rb'"(?:hook_event_name|event)"\s*:\s*"(?:PreToolUse|tool\.execute\.before)"')
-PRE_TOOL_ANYWHERE = re.compile(rb"PreToolUse|tool\.execute\.before")
-EVENT_KEY = re.compile(rb'"(?:hook_event_name|event)"\s*:')
+# A payload that names a pre-tool event (of any registered platform): the call may be ACT, so an
+# unreadable one is denied.
+_PRE_NAMES = b"|".join(re.escape(name.encode()) for name in event_names("tool_pre"))
+_EVENT_KEYS = b"|".join(re.escape(key.encode()) for key in sorted({p.event_key for p in REGISTERED}))
+PRE_TOOL = re.compile(rb'"(?:' + _EVENT_KEYS + rb')"\s*:\s*"(?:' + _PRE_NAMES + rb')"')
+PRE_TOOL_ANYWHERE = re.compile(_PRE_NAMES)
+EVENT_KEY = re.compile(rb'"(?:' + _EVENT_KEYS + rb')"\s*:')
 UNREADABLE = (
     "Not run: vacant could not read this tool call ({error}), so it cannot tell whether it acts beyond the work. "
     "Nothing has been done. This is vacant's own error, not yours: tell the person (details in .git/vacant/errors.log; outside git, in vacant's data directory)."
@@ -84,8 +87,7 @@ def stop_pipeline(recorder: Recorder, call: HookCall, env: dict[str, str] | None
     )
 
     # a platform whose Stop cannot carry feedback to the model reports only (no round claimed)
-    outcome = stop(recorder.root, recorder.log.run_dir, call.agent_id,
-                   rounds=getattr(recorder.platform, "stop_rounds", None))
+    outcome = stop(recorder.root, recorder.log.run_dir, call.agent_id, rounds=recorder.platform.stop_rounds)
     if outcome.feedback:
         return Response("block", outcome.feedback)
     return Response(system_message=outcome.system_message or "")

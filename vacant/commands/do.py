@@ -10,7 +10,7 @@ import typer
 from vacant.commands.common import print_json
 from vacant.commands.report import render_report
 from vacant.core.exitcodes import Exit
-from vacant.do.runner import DEFAULT_BURST_GAP_S, Runner, do_root
+from vacant.do.runner import DEFAULT_BURST_GAP_S, PLATFORMS, Runner, do_root
 from vacant.platforms.driver import DoError
 
 
@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
             None, "--rounds", min=0,
             help="Continue the session with the feedback at most N times (default: the contract's stop.rounds).",
         ),
-        platform: str = typer.Option("auto", "--platform", metavar="NAME", help="claude, codex, opencode, command, or auto."),
+        platform: str = typer.Option("auto", "--platform", metavar="NAME", help=", ".join(PLATFORMS) + ", or auto."),
         burst_gap: float = typer.Option(
             DEFAULT_BURST_GAP_S, "--burst-gap", min=0.05,
             help="A command without hooks: seconds of quiet that end a burst of changes (one step).",

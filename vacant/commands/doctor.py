@@ -18,7 +18,7 @@ from vacant.commands import daemon as daemon_cmd
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import read_install, state_dir
-from vacant.platforms.all_platforms import load
+from vacant.platforms.all_platforms import load, names
 from vacant.platforms.base import Diagnosis, advice, diagnosis
 from vacant.platforms.settings_file import hook_command
 from vacant.record.hookwatch import hooks_present
@@ -86,7 +86,7 @@ def install_lines(root, platform: str) -> list[Diagnosis]:
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor_command(
-        platform: str = typer.Option("claude", "--platform", metavar="NAME", help="claude, codex or opencode."),
+        platform: str = typer.Option("claude", "--platform", metavar="NAME", help=", ".join(names(hooked_only=True)) + "."),
         as_json: bool = typer.Option(False, "--json", help="One JSON object: every line with its status."),
     ) -> None:
         """Say whether vacant's hooks are installed, valid and would actually fire (warnings exit 0)."""

@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
     @app.command("experiment")
     def experiment_command(
         tasks_dir: Path = typer.Argument(..., help="A directory of tasks (docs/EXPERIMENT.md)."),
-        agent: str = typer.Option(..., "--agent", help="claude, codex or opencode."),
+        agent: str = typer.Option(..., "--agent", help=", ".join(AGENTS) + "."),
         arms: str = typer.Option("rs,rf,rl", "--arms", help="Arms to run: rs (resample), rf (generic), rl (located)."),
         repeats: int = typer.Option(1, "--repeats", min=1, help="Cells per task and arm."),
         rounds: int = typer.Option(3, "--rounds", min=0, help="Feedback rounds (rs: fresh attempts beyond the first)."),

@@ -12,7 +12,7 @@ from vacant.commands import footprint
 from vacant.commands.common import print_json
 from vacant.core.locations import ensure_state_dir, legacy_state_dir, mark_installed, migrate_legacy, new_root, state_dir
 from vacant.daemon import lifecycle
-from vacant.platforms.all_platforms import load
+from vacant.platforms.all_platforms import load, names
 from vacant.platforms.settings_file import hook_command
 
 SCOPES = ("local", "project", "user")
@@ -26,11 +26,11 @@ def check_scope(platform, scope: str) -> str:
 
 
 def _install(platform, root, scope: str):
-    """Claude's local settings also get http hooks to the workspace daemon's fixed port where
-    the call decides nothing (see platforms/claude.py HTTP_EVENTS)."""
-    if platform.name == "claude" and scope == "local":
+    """A platform with http hooks (Claude) also gets, in its local settings, http hooks to the
+    workspace daemon's fixed port where the call decides nothing (see platforms/claude.py HTTP_EVENTS)."""
+    if platform.http_hooks and scope == "local":
         config = lifecycle.ensure_config(root)
-        http = {"url": f"http://127.0.0.1:{config['port']}/hook/claude", "token": config["secret"]}
+        http = {"url": f"http://127.0.0.1:{config['port']}/hook/{platform.name}", "token": config["secret"]}
         return platform.install(root, scope, hook_command(platform.name, scope), http=http)
     return platform.install(root, scope, hook_command(platform.name, scope))
 
@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
     @app.command("init")
     def init_command(
         platform: Optional[str] = typer.Option(None, "--platform", metavar="NAME",
-                                               help="Install this platform's hooks: claude, codex or opencode."),
+                                               help="Install this platform's hooks: " + ", ".join(names(hooked_only=True)) + "."),
         scope: str = typer.Option("local", "--scope", metavar="SCOPE",
                                   help="local (this machine, not committed), project (committed: a portable "
                                        "`vacant-hook` command) or user (every project of yours)."),

@@ -18,13 +18,12 @@ from vacant.core.exitcodes import Exit
 from vacant.core.locations import list_runs, mark_installed, run_dir, state_dir
 from vacant.core.progress import progress
 from vacant.do.watch import CommandDriver
-from vacant.platforms.all_platforms import load
+from vacant.platforms.all_platforms import ALIASES, PROGRAMS, load, names
 from vacant.platforms.driver import DoError, Driver, run_session
 from vacant.record.recorder import DO_ENV
 from vacant.store.steplog import StepLog, file_lock
 
-PLATFORMS = ("claude", "codex", "opencode", "command")
-KNOWN_PROGRAMS = {"claude": "claude", "codex": "codex", "opencode": "opencode"}
+PLATFORMS = names()
 DEFAULT_BURST_GAP_S = 0.5
 KILL_GRACE_S = 10.0
 HOOK_SETTLE_TIMEOUT_S = 60.0
@@ -49,9 +48,8 @@ def do_root(cwd: Path) -> Path:
 
 def pick_platform(argv: list[str], platform: str) -> str:
     if platform == "auto":
-        return KNOWN_PROGRAMS.get(os.path.basename(argv[0]), "command")
-    if platform == "claude-code":
-        return "claude"
+        return PROGRAMS.get(os.path.basename(argv[0]), "command")
+    platform = ALIASES.get(platform, platform)
     if platform not in PLATFORMS:
         raise DoError(f"--platform must be one of {', '.join(PLATFORMS)} or auto")
     return platform

@@ -43,10 +43,11 @@ from vacant.experiment.arms import ARMS, PROMPT_SUFFIX
 from vacant.experiment.files import fresh_copy
 from vacant.experiment.plan import cells
 from vacant.experiment.tasks import HIDDEN_COPY, Task
+from vacant.platforms.all_platforms import load, names
 from vacant.policy.acceptance import run_gates
 
 JOURNAL = "journal.jsonl"
-AGENTS = ("claude", "codex", "opencode")
+AGENTS = tuple(name for name in names() if load(name).headless("", "", None, []) is not None)
 ROUND_LINE = re.compile(r"^vacant do: round (\d+):", re.M)
 TERM_GRACE_S = 30.0
 
@@ -72,21 +73,10 @@ class Settings:
 
 def agent_argv(settings: Settings, prompt: str) -> list[str]:
     """The agent's command line for a task: non-interactive, allowed to edit and run commands."""
-    binary = settings.agent_bin or settings.agent
-    model = settings.model
-    if settings.agent == "claude":
-        argv = [binary, "-p", prompt, "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
-                "--output-format", "json", *(["--model", model] if model else [])]
-    elif settings.agent == "codex":
-        argv = [binary, "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "--json",
-                *(["-m", model] if model else []), prompt]
-    elif settings.agent == "opencode":
-        argv = [binary, "run", "--format", "json", *(["-m", model] if model else []), prompt]
-    else:
+    if settings.agent not in AGENTS:
         raise ExperimentError(f"--agent must be one of {', '.join(AGENTS)}")
-    if settings.agent == "codex":
-        return [*argv[:-1], *settings.agent_args, argv[-1]]
-    return [*argv, *settings.agent_args]
+    return load(settings.agent).headless(settings.agent_bin or settings.agent, prompt, settings.model,
+                                         list(settings.agent_args))
 
 
 # -- the journal ---------------------------------------------------------------------------------

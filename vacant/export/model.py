@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vacant.core.platform_facts import PROVIDERS
 from vacant.store.run import RunView
 
 MAIN = "main"
-# The platform's model provider, in the GenAI conventions' and models.dev's naming.
-PROVIDERS = {"claude-code": "anthropic", "codex": "openai"}
+# The platform's model provider, in the GenAI conventions' and models.dev's naming: PROVIDERS,
+# registered by the platform registry (vacant/core/platform_facts.py).
 # Tool-input keys that name what a call did without carrying file contents.
 SAFE_ARGUMENTS = ("command", "cmd", "description", "file_path", "filePath", "path", "notebook_path", "pattern",
                   "glob", "url", "query", "subagent_type", "workdir", "cwd", "timeout")

@@ -1,17 +1,34 @@
 """The explicit registry of agent platforms: adding one is a module plus one line here.
 
 Every platform module is stdlib-only and cheap to import (well under a millisecond each), so the
-hook imports them all rather than looking one up by name at run time.
+hook imports them all rather than looking one up by name at run time. Everything else that differs
+by platform derives from this list: `vacant do`'s platforms, programs and aliases, `vacant
+experiment`'s agents, the hook's pre-tool event names, the lean client's table (`client_table`,
+generated into vacant/daemon/client.py), and the facts registered below for the layers that
+cannot import this module (the gate's guarded settings files, the exporters' providers).
 """
 
 from __future__ import annotations
 
-from vacant.platforms import claude, command, opencode
+from vacant.core import platform_facts
+from vacant.platforms import claude, command, opencode, qwen
 from vacant.platforms.codex import platform as codex
 
-PLATFORMS = {platform.name: platform for platform in (claude.PLATFORM, codex.PLATFORM, opencode.PLATFORM,
-                                                      command.PLATFORM)}
-ALIASES = {"claude-code": "claude"}
+REGISTERED = (
+    claude.PLATFORM,
+    codex.PLATFORM,
+    opencode.PLATFORM,
+    qwen.PLATFORM,
+    command.PLATFORM,
+)
+
+PLATFORMS = {platform.name: platform for platform in REGISTERED}
+ALIASES = {alias: platform.name for platform in REGISTERED for alias in platform.aliases}
+PROGRAMS = {platform.program: platform.name for platform in REGISTERED if platform.program}
+
+for _platform in REGISTERED:
+    platform_facts.register(_platform.cell_platform, _platform.provider, _platform.settings_in_workspace,
+                            _platform.settings_in_home)
 
 
 class UnknownPlatform(ValueError):
@@ -24,3 +41,30 @@ def load(name: str):
         return PLATFORMS[ALIASES.get(name, name)]
     except (KeyError, TypeError):
         raise UnknownPlatform(f"unknown platform {name!r}: one of {', '.join(sorted(PLATFORMS))}") from None
+
+
+def names(hooked_only: bool = False) -> tuple[str, ...]:
+    """The registered names in registry order (`hooked_only`: those with hooks to install)."""
+    return tuple(p.name for p in REGISTERED if not hooked_only or p.scopes)
+
+
+def event_names(*kinds: str) -> list[str]:
+    """Every platform's own names of the events of these kinds, sorted, without repeats."""
+    return sorted({event for platform in REGISTERED for event in platform.events_of(*kinds)})
+
+
+def client_table() -> str:
+    """The lean client's platform table (vacant/daemon/client.py imports builtins only, so the
+    registry's facts are generated into it; a test fails on drift)."""
+    prefixes = sorted({prefix for platform in REGISTERED for prefix in platform.hook_env})
+    forwarded = (*prefixes, "VACANT", "HOME", "PWD")
+    http = [p for p in REGISTERED if p.http_hooks]  # only their session start waits for the daemon
+    starts = sorted({f'"{event}"'.encode() for p in http for event in p.events_of("session_start")})
+    waiting = tuple(name for p in http for name in (p.name, *p.aliases))
+    stops = [f'"{event}"'.encode() for event in event_names("stop", "subagent_stop")]
+    return "\n".join([
+        f"FORWARDED_ENV = {forwarded!r}",
+        f"SESSION_START_MARKS = {tuple(starts)!r}",
+        f"HTTP_PLATFORMS = {waiting!r}",
+        f"STOP_MARKS = {tuple(stops)!r}",
+    ]) + "\n"

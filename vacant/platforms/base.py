@@ -12,13 +12,6 @@ from collections import namedtuple
 from vacant.core.calls import HookCall, Response
 from vacant.core.safeio import read_capped
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
-if TYPE_CHECKING:
-    from pathlib import Path
-    from typing import Any, Protocol
-else:
-    Protocol = object  # Platform is for mypy and readers; nothing checks it at run time
-
 # One line of `vacant doctor`: status ok | warn | fail. Only a fail (a broken install: hooks that
 # will not run, or not there at all) makes doctor exit non-zero; a warn is advice.
 Diagnosis = namedtuple("Diagnosis", "name status detail")
@@ -43,7 +36,7 @@ def read_file_bytes(path: str) -> bytes | None:
         return None
 
 
-def edit_intent(path: object, old: object, new: object, replace_all: object) -> dict[str, Any]:
+def edit_intent(path: object, old: object, new: object, replace_all: object) -> dict[str, object]:
     return {"path": path, "edits": [{"old_string": old, "new_string": new, "replace_all": bool(replace_all)}]}
 
 
@@ -67,31 +60,100 @@ def render_hook_json(call: HookCall, response: Response) -> tuple[str, int]:
     return (json.dumps(out) if out else ""), 0
 
 
-class Platform(Protocol):
-    """What every `PLATFORM` object provides (checked by mypy; at run time a plain class)."""
+class PlatformBase:
+    """The protocol's facts with their defaults: every platform class derives from it, so a member
+    it does not set is declared here (never read with getattr). Plain class attributes only
+    (the hook's hot path imports this module)."""
 
-    @property
-    def name(self) -> str: ...  # what `vacant-hook NAME` and `--platform NAME` say
+    name = ""  # what `vacant-hook NAME` and `--platform NAME` say
+    cell_platform = ""  # the platform part of an actor cell (and of a run's `platform`)
+    aliases: tuple[str, ...] = ()  # other names `--platform` takes
+    program: str | None = None  # the executable `vacant do --platform auto` recognises (None: never guessed)
+    provider: str | None = None  # the model provider in the GenAI conventions' naming (None: the platform's own name)
+    event_key = "hook_event_name"  # the payload field that names the event
+    events: dict[str, str] = {}  # noqa: RUF012 - never mutated; the platform's event names -> HookCall kinds (vacant/core/calls.py)
+    hook_env: tuple[str, ...] = ()  # prefixes of the environment variables its hooks read (the lean client forwards them)
+    settings_in_workspace: tuple[str, ...] = ()  # hook settings files, relative to the workspace (the gate guards them)
+    settings_in_home: tuple[str, ...] = ()  # … and relative to the home directory
+    scopes: tuple[str, ...] = ()  # where install can put the hooks (`vacant uninstall` looks in each)
+    http_hooks = False  # `vacant init --scope local` also writes http hooks to the workspace daemon
+    stop_rounds: int | None = None  # feedback rounds its Stop can carry: None = the contract's; 0 = it reports only
+    driver: object = None  # the `vacant do` driver class (vacant/platforms/driver.py), or None: recorded by watching
+    sandbox: object = None  # the trust wall's configuration for this platform, or None: no sandbox of its own
+    settled: object = None  # optional method (call, open ids) -> {id: (outcome, exit code)}: finished, no Post to come
+    unhooked: object = None  # optional method (call, known ids) -> [(BatchCall, outcome)]: calls that reached no hook
 
-    @property
-    def cell_platform(self) -> str: ...  # the platform part of an actor cell
+    def events_of(self, *kinds: str) -> tuple[str, ...]:
+        """The platform's own names of the events of these kinds (e.g. "tool_pre")."""
+        return tuple(event for event, kind in self.events.items() if kind in kinds)
 
-    @property
-    def driver(self) -> Any: ...  # the `vacant do` driver class (vacant/platforms/driver.py), or None: watched
+    def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str] | None:
+        """The non-interactive command line `vacant experiment` runs a task with (allowed to edit
+        and run commands); None: the platform cannot be run that way."""
+        return None
 
-    @property
-    def scopes(self) -> tuple[str, ...]: ...  # where install can put the hooks (`vacant uninstall` looks in each)
 
-    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
+def _protocol() -> type:
+    from collections.abc import Callable
+    from typing import (  # built on first use: the hook's hot path never imports typing
+        Any,
+        Protocol,
+        get_type_hints,
+        runtime_checkable,
+    )
 
-    def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
+    @runtime_checkable
+    class Platform(Protocol):
+        """What every registered platform is (tests/unit/platforms/test_conformance.py checks each
+        against these names, kinds and signatures)."""
 
-    def intent(self, tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]: ...  # a TOOL_KIND and its input
+        name: str
+        cell_platform: str
+        aliases: tuple[str, ...]
+        program: str | None
+        provider: str | None
+        event_key: str
+        events: dict[str, str]
+        hook_env: tuple[str, ...]
+        settings_in_workspace: tuple[str, ...]
+        settings_in_home: tuple[str, ...]
+        scopes: tuple[str, ...]
+        http_hooks: bool
+        stop_rounds: int | None
+        driver: Any
+        sandbox: Any
+        settled: Callable[..., dict[str, Any]] | None
+        unhooked: Callable[..., list[Any]] | None
 
-    def install(self, root: Path, scope: str, hook_command: str) -> Any: ...
+        def events_of(self, *kinds: str) -> tuple[str, ...]: ...
 
-    def uninstall(self, root: Path, scope: str) -> Any: ...
+        def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str] | None: ...
 
-    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]: ...
+        def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
 
-    def files(self, root: Path) -> list[Path]: ...  # every file an install may write, in every scope
+        def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
+
+        def intent(self, tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]: ...  # a TOOL_KIND and its input
+
+        def install(self, root: Any, scope: str, hook_command: str) -> Any: ...
+
+        def uninstall(self, root: Any, scope: str) -> Any: ...
+
+        def doctor(self, root: Any, hook_command: str) -> list[Diagnosis]: ...
+
+        def files(self, root: Any) -> list[Any]: ...  # every file an install may write, in every scope
+
+    # the annotations are strings here (postponed evaluation): resolve them where their names live
+    Platform.__annotations__ = get_type_hints(Platform, {**globals(), **locals()})
+    return Platform
+
+
+_PROTOCOL: list[type] = []
+
+
+def __getattr__(name: str) -> type:
+    if name == "Platform":
+        if not _PROTOCOL:
+            _PROTOCOL.append(_protocol())
+        return _PROTOCOL[0]
+    raise AttributeError(name)

@@ -18,6 +18,7 @@ from vacant.core.calls import BatchCall, HookCall, Read, Response
 from vacant.platforms import claude_transcript
 from vacant.platforms.base import (
     Diagnosis,
+    PlatformBase,
     advice,
     diagnosis,
     edit_intent,
@@ -139,9 +140,21 @@ def subagent_transcript(transcript_path: str | None, agent_id: str) -> str | Non
     return f"{transcript_path[:-6]}/subagents/agent-{agent_id}.jsonl"
 
 
-class Claude:
+class Claude(PlatformBase):
     name = "claude"
     cell_platform = "claude-code"
+    aliases = ("claude-code",)
+    program = "claude"
+    provider = "anthropic"
+    events = EVENT_KINDS
+    hook_env = ("CLAUDE",)  # CLAUDE_PROJECT_DIR, CLAUDE_CODE_SESSION_ID
+    settings_in_workspace = (".claude/settings.json", ".claude/settings.local.json")
+    settings_in_home = (".claude/settings.json",)
+    http_hooks = True  # see HTTP_EVENTS
+
+    def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
+        return [binary, "-p", prompt, "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
+                "--output-format", "json", *(["--model", model] if model else []), *extra]
 
     # -- payloads ----------------------------------------------------------------------------
 

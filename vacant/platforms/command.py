@@ -23,14 +23,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from vacant.core.calls import HookCall, Response
-from vacant.platforms.base import Diagnosis, diagnosis
+from vacant.platforms.base import Diagnosis, PlatformBase, diagnosis
 
 EVENT_KINDS = {"start": "session_start", "burst": "change_set", "stop": "stop", "end": "session_end"}
 BURST_TOOL = "burst"
 
 
-class Command:
+class Command(PlatformBase):
     name = "command"
+    event_key = "event"
+    events = EVENT_KINDS
     @staticmethod
     def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
         return None, {}  # a watched command makes no tool calls

@@ -32,6 +32,7 @@ from vacant.core.locations import find_root
 from vacant.platforms import settings_file
 from vacant.platforms.base import (
     Diagnosis,
+    PlatformBase,
     advice,
     diagnosis,
     edit_intent,
@@ -83,9 +84,18 @@ def tool_reads(tool: str, args: dict, output: object, directory: str) -> list[Re
     return []
 
 
-class OpenCode:
+class OpenCode(PlatformBase):
     name = "opencode"
     cell_platform = "opencode"
+    program = "opencode"
+    event_key = "event"
+    events = EVENT_KINDS
+    hook_env = ("OPENCODE",)
+    settings_in_workspace = (".opencode/plugin", ".opencode/plugins")
+    settings_in_home = (".config/opencode/plugin", ".config/opencode/plugins")  # with the default XDG config home
+
+    def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
+        return [binary, "run", "--format", "json", *(["-m", model] if model else []), prompt, *extra]
     # Feedback rounds a `session.idle` can deliver: none. Queueing a prompt from the plugin at idle
     # was measured to be lost in `opencode run` (it exits first), so the pipeline only reports
     # there; `vacant do` gives OpenCode its rounds.

@@ -13,8 +13,8 @@ What it reads, from plain text only (like the rest of the gate):
   directory) that holds a guarded path;
 * `git stash` with `-u`, `--include-untracked`, `-a` or `--all` (untracked and ignored files go).
 
-Guarded paths: the state directory, the hook settings files of every platform in the workspace
-and in the home directory, and the files the install record names; only those that exist.
+Guarded paths: the state directory, the hook settings files of every registered platform in the
+workspace and in the home directory, and the files the install record names; only those that exist.
 Stdlib only (hot path).
 """
 
@@ -24,12 +24,10 @@ import fnmatch
 import os
 
 from vacant.core.locations import read_install
+from vacant.core.platform_facts import settings_paths
 
 RULE = "record-delete"
 WHY = "vacant's records or the agent's hook settings (deleted, so the run would go unrecorded)"
-SETTINGS_IN_WORKSPACE = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
-                         ".codex/config.toml", ".opencode/plugin", ".opencode/plugins")
-SETTINGS_IN_HOME = (".claude/settings.json", ".codex/hooks.json", ".codex/config.toml")
 DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "mv"})
 NAME_TESTS = {"-name": False, "-iname": True, "-path": False, "-ipath": True, "-wholename": False,
               "-iwholename": True}
@@ -45,10 +43,12 @@ def _inside(path: str, base: str) -> bool:
 
 
 def guarded(root: str, state: str, home: str | None) -> list[str]:
-    """The guarded paths that exist (real paths)."""
-    paths = [state] + [os.path.join(root, rel) for rel in SETTINGS_IN_WORKSPACE]
+    """The guarded paths that exist (real paths). Every registered platform's hook settings
+    (vacant/core/platform_facts.py); none registered raises, and the gate fails closed."""
+    in_workspace, in_home = settings_paths()
+    paths = [state] + [os.path.join(root, rel) for rel in in_workspace]
     if home:
-        paths += [os.path.join(home, rel) for rel in SETTINGS_IN_HOME]
+        paths += [os.path.join(home, rel) for rel in in_home]
     record = read_install(root) or {}
     for entry in (record.get("hooks") or {}).values():
         if isinstance(entry, dict) and isinstance(entry.get("path"), str):

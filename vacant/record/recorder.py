@@ -126,7 +126,7 @@ class Recorder:
         """Once per run: the installed hooks vanished from their settings file (`hooks_missing`)."""
         if self.run.get("hooks_missing"):
             return None
-        name = getattr(self.platform, "name", "")
+        name = self.platform.name
         path = hookwatch.missing_hooks(read_install(self.root, self.state_dir), name)
         if path is None:
             return None
@@ -353,7 +353,7 @@ class Recorder:
         """Close the open steps the platform reports finished with no Post to come (Codex:
         apply_patch run through the shell). Left open, such a step would sit in every later step's
         group, and each later change would look like one of several parallel writers'."""
-        settled = getattr(self.platform, "settled", None)
+        settled = self.platform.settled  # declared by every platform (vacant/platforms/base.py)
         mine = self._own_open(call)
         if settled is None or not mine:
             return
@@ -471,7 +471,7 @@ class Recorder:
         platform's transcript: opened now as writers of unknown scope, so the Stop scan that
         follows can own their changes; closed by the caller with the transcript's outcome, as are
         open steps whose Post never came."""
-        unhooked = getattr(self.platform, "unhooked", None)
+        unhooked = self.platform.unhooked
         if unhooked is None:
             return {}
         prefix = f"{call.agent_id or MAIN}/"

@@ -9,7 +9,7 @@ from pathlib import Path
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
 from vacant.platforms import settings_file
-from vacant.platforms.base import read_file_bytes, render_hook_json
+from vacant.platforms.base import PlatformBase, read_file_bytes, render_hook_json
 from vacant.platforms.codex.doctor import doctor
 from vacant.platforms.codex.driver import CodexDriver
 from vacant.platforms.codex.payloads import (
@@ -33,9 +33,19 @@ from vacant.platforms.codex.trust import (
 )
 
 
-class Codex:
+class Codex(PlatformBase):
     name = "codex"
     cell_platform = "codex"
+    program = "codex"
+    provider = "openai"
+    events = EVENT_KINDS
+    hook_env = ("CODEX",)
+    settings_in_workspace = (".codex/hooks.json", ".codex/config.toml")
+    settings_in_home = (".codex/hooks.json", ".codex/config.toml")
+
+    def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
+        return [binary, "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "--json",
+                *(["-m", model] if model else []), *extra, prompt]
 
     # -- payloads ----------------------------------------------------------------------------
 
