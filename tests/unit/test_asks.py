@@ -340,6 +340,7 @@ def test_cli_round_trip(ws):
     assert cli(ws, "approve", "s1#1").returncode == 3  # a step takes no answer
 
 
+@pytest.mark.slow
 def test_cli_gate_shows_the_policy(ws):
     (ws / ".vacant").mkdir()  # the workspace root, whatever an ancestor directory holds
     (ws / "vacant.toml").write_text('[gate]\nremove = ["deploy"]\n[[gate.act]]\nname = "rel"\ncommand = "^make rel"\n')

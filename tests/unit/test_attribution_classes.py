@@ -118,6 +118,7 @@ def test_a_flag_and_a_wrong_value_already_at_baseline_accuse_nobody():
 # -- 4. evidence reproduces -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_rerun_command_gives_back_the_finding_after_the_run_moved_on():
     """Stop 1 blocks on a planted value; the agent fixes it; Stop 2 is green. The evidence's rerun
     command reproduces Stop 1's finding, level and step; a plain replay now sees the fixed run."""

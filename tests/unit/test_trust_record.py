@@ -84,6 +84,7 @@ NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_ .é", min_size=
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=NAMES, depth=st.integers(0, 3), worktree=st.booleans())
+@pytest.mark.slow
 def test_git_state_lives_in_gits_own_directory(tmp_path_factory, trust_tally, name, depth, worktree):
     base = tmp_path_factory.mktemp("loc")
     repo = git_repo(base / name)

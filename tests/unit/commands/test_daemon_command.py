@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BIN = Path(sys.executable).parent / "vacant"
 
 
@@ -19,6 +21,7 @@ def vacant(args: list[str], cwd: Path, check: bool = True) -> subprocess.Complet
     return proc
 
 
+@pytest.mark.slow
 def test_start_status_doctor_uninstall(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -3,12 +3,12 @@ random file operations (hypothesis), the 1,000-file burst, and loss leading to a
 
 from __future__ import annotations
 
-import pytest
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

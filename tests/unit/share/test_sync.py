@@ -6,7 +6,6 @@ events.jsonl, read as plain JSON, and the rows of each person's own reputation t
 
 from __future__ import annotations
 
-import pytest
 import json
 import os
 import shutil
@@ -15,6 +14,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from teamkit import BIN, Person, Team, git

@@ -5,12 +5,12 @@ recording workspace's object store), line for line; across clones, bad records e
 
 from __future__ import annotations
 
-import pytest
 import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, event, given, settings
@@ -196,6 +196,7 @@ def test_records_alone_blame_every_line_as_local_blame_does(tmp_path_factory, mo
 
 @settings(max_examples=200, deadline=None)
 @given(old=st.lists(st.sampled_from(WORDS + ["c", "d"]), max_size=12), new=st.lists(st.sampled_from(WORDS + ["c", "d"]), max_size=12))
+@pytest.mark.slow
 def test_an_edit_script_rebuilds_the_new_version_and_a_bad_one_is_refused(old, new):
     script = hunks(old, new)
     assert apply_hunks(old, script) == new

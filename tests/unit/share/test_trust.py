@@ -3,11 +3,11 @@ rejected, reported and kept out of every figure; nothing is written outside refs
 
 from __future__ import annotations
 
-import pytest
 import json
 import os
 import subprocess
 
+import pytest
 from teamkit import GIT_ENV, Team, git
 
 from vacant.share import signing

@@ -4,11 +4,11 @@ made each line by the edit operations themselves, never by diffing."""
 
 from __future__ import annotations
 
-import pytest
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recording import Recording, cli
@@ -133,6 +133,7 @@ def test_with_repeated_lines_each_author_wrote_that_text(versions):
             assert author in adders[text], (text, author)
 
 
+@pytest.mark.slow
 def test_blame_command_json_and_text(recording, ws):
     recording.write("notes.md", "alpha\nbeta\n")
     (ws / "notes.md").write_text("alpha\nbeta\ngamma\n")  # after the run: outside any run

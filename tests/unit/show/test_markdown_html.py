@@ -98,6 +98,7 @@ def containers(inner: st.SearchStrategy) -> st.SearchStrategy:
 
 @settings(max_examples=200, deadline=None)
 @given(value=st.recursive(st.none() | st.booleans() | st.integers() | st.text(), containers, max_leaves=12))
+@pytest.mark.slow
 def test_embedded_json_cannot_end_its_script_and_round_trips(value):
     embedded = html.embed_json(value)
     assert "<" not in embedded and ">" not in embedded and "\u2028" not in embedded

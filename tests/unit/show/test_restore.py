@@ -85,6 +85,7 @@ def test_a_file_made_by_a_shell_step_is_restored(ws, tmp_path):
     assert (tmp_path / "out" / "build" / "out.bin").read_bytes() == bytes(range(256)) * 3
 
 
+@pytest.mark.slow
 def test_refusals_touch_nothing(ws, tmp_path):
     run, _, _ = recorded_run(ws)
     busy = tmp_path / "busy"

@@ -3,9 +3,9 @@ the doc's drift is checked with every generated doc (tests/unit/test_gendocs.py)
 
 from __future__ import annotations
 
-import pytest
 import json
 
+import pytest
 from recording import cli
 
 from vacant.show import shapes
