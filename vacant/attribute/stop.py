@@ -435,7 +435,7 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
     count = len(blocking) + (1 if contract_error else 0)
     lines = [f"vacant: {count} finding(s) must be fixed before you stop (round {round_number} of {rounds})."]
     if contract_error:
-        lines.append(_trim(f"- {contract_sentence(contract_error)}", 2 * MESSAGE_WIDTH))
+        lines.append(" ".join(f"- {contract_sentence(contract_error)}".split()))  # whole: it names file and line
     room = FEEDBACK_LINES - len(lines) - 1
     shown = blocking if len(blocking) <= room else blocking[: room - 1]
     for item in shown:
@@ -466,8 +466,8 @@ def contract_problem(error: ContractError) -> dict[str, Any]:
 
 
 def contract_sentence(problem: dict[str, Any]) -> str:
-    return (f"the contract cannot be read, so nothing was verified: {problem['message']}; fix it there "
-            "(without removing any check or guard), or tell the person")
+    return (f"{problem['message']} (the contract cannot be read, so nothing was verified: fix it there without "
+            "removing any check or guard, or tell the person)")
 
 
 def summary_for_person(report: dict[str, Any], why: str) -> str:
@@ -530,7 +530,9 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
         feedback = feedback_text(blocking, used, rounds, guards, problem)
         log.emit("feedback", text=feedback, round=used, rounds=rounds, agent_id=agent_id)
     elif blocking or problem:
-        system_message = summary_for_person(report, f"the round budget ({rounds}) is spent")
+        spent = "report only: no feedback rounds (`[stop] rounds = 0`)" if rounds == 0 \
+            else f"the round budget ({rounds}) is spent"
+        system_message = summary_for_person(report, spent)
     elif mine:
         system_message = summary_for_person(report, "none of them can be fixed by editing code (env/gap/record)")
     report.update(round=used, rounds=rounds, decision="block" if feedback else "stop", agent_id=agent_id)
