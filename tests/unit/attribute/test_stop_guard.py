@@ -160,3 +160,16 @@ def test_the_report_command_shows_the_contract_error(project, capsys):
     _, report = run.stop()
     text = render_report(report)
     assert f"contract error: {project / 'vacant.toml'} is not valid TOML at line 4" in text
+
+
+def test_report_before_any_stop_names_the_contract_error(project):
+    import subprocess
+
+    run = start(project, NOTES)
+    run.write("NOTES.md", "notes\n")
+    (project / "vacant.toml").write_text(NOTES + "[[check]\n")
+    proc = subprocess.run([sys.executable, "-m", "vacant", "report"], cwd=project, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 3
+    assert "has no Stop report yet: the contract cannot be read" in proc.stderr
+    assert f"{project / 'vacant.toml'} is not valid TOML at line 4" in proc.stderr
