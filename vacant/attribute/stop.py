@@ -521,6 +521,8 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
     mine = [f for f in report["findings"] if agent_id is None or f["agent_id"] == agent_id]
     blocking = [f for f in mine if f["blocking"]]
     guards = frozenset(c["name"] for c in report["checks"] if c["kind"] == "guard")
+    if agent_id is not None:
+        problem = None  # the main agent's Stop blocks on the contract; a sub-agent's rounds stay its own
     round_key = agent_id or "main"
     used = state["rounds"].get(round_key, 0)
     feedback = system_message = None
