@@ -38,16 +38,17 @@ class Run:
         signal.alarm(0)
         return out
 
-    def tool(self, name: str, rel: str, change, args: dict) -> None:
+    def tool(self, name: str, rel: str, change, args: dict, **extra) -> None:
         self.n += 1
         key = f"toolu_{self.n:03d}"
         args = {"file_path": str(self.root / rel), **args}
-        self.send("PreToolUse", tool_name=name, tool_input=args, tool_use_id=key)
+        self.send("PreToolUse", tool_name=name, tool_input=args, tool_use_id=key, **extra)
         change(self.root / rel)
-        self.send("PostToolUse", tool_name=name, tool_input=args, tool_use_id=key, tool_response={"filePath": args["file_path"]})
+        self.send("PostToolUse", tool_name=name, tool_input=args, tool_use_id=key,
+                  tool_response={"filePath": args["file_path"]}, **extra)
 
-    def write(self, rel: str, text: str) -> None:
-        self.tool("Write", rel, lambda path: path.write_text(text), {"content": text})
+    def write(self, rel: str, text: str, **extra) -> None:
+        self.tool("Write", rel, lambda path: path.write_text(text), {"content": text}, **extra)
 
     def edit(self, rel: str, old: str, new: str) -> None:
         def change(path: Path) -> None:
@@ -173,3 +174,17 @@ def test_report_before_any_stop_names_the_contract_error(project):
     assert proc.returncode == 3
     assert "has no Stop report yet: the contract cannot be read" in proc.stderr
     assert f"{project / 'vacant.toml'} is not valid TOML at line 4" in proc.stderr
+
+
+def test_only_the_main_agents_stop_blocks_on_the_contract(project):
+    run = start(project, NOTES)
+    run.send("SubagentStart", agent_id="a1", agent_type="general-purpose")
+    run.write("NOTES.md", "notes\n", agent_id="a1", agent_type="general-purpose")
+    (project / "vacant.toml").write_text(NOTES + "[[check]\n")
+    answer = run.send("SubagentStop", agent_id="a1", agent_type="general-purpose", stop_hook_active=False,
+                      last_assistant_message="done")
+    report = json.loads((resolve_run(project, run.session) / "report.json").read_text())
+    assert report["agent_id"] == "a1" and report["contract_error"]["line"] == 4
+    assert report["decision"] == "stop" and '"block"' not in answer
+    main, report = run.stop()
+    assert main["decision"] == "block" and report["agent_id"] is None and report["round"] == 1
