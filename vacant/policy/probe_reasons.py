@@ -46,7 +46,9 @@ REASONS: dict[str, Reason] = {
                                "`has no attribute` or `No module named` for the named module, node `Could not find`)"),
     LOAD_ERROR: Reason(True, "a test file could not be loaded: a syntax or other error while collecting it "
                              "(pytest `error during collection`, unittest `Failed to import test module`)"),
-    USAGE_ERROR: Reason(True, "the runner rejected its arguments (`unrecognized arguments`, pytest `ERROR: usage`)"),
+    USAGE_ERROR: Reason(True, "the test runner itself rejected its arguments (pytest `ERROR: usage`, unittest "
+                              "`error: unrecognized arguments`, `node: bad option`); another program's usage error is "
+                              "an ordinary red"),
     MISSING_CODE: Reason(False, "a test imports a module or name that does not exist yet: the red test-first work "
                                 "expects, accepted (the probe says which)"),
 }
@@ -68,8 +70,9 @@ class Verdict:
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _PY_NO_MODULE_RUNNER = re.compile(r"^\S*python[\d.]*: No module named (?P<name>[\w.]+)\s*$", re.MULTILINE)
 _PYTEST_NOT_FOUND = re.compile(r"^ERROR: (?:file or directory not found|not found): (?P<what>.+)$", re.MULTILINE)
-_USAGE = re.compile(r"^(?:ERROR: usage: .*|.*: error: (?:unrecognized arguments|the following arguments|argument )"
-                    r".*)$", re.MULTILINE)
+# only a test runner's own usage errors: a CLI the work is to change may well reject a flag it lacks yet
+_USAGE = re.compile(r"^(?:ERROR: usage: .*\bpytest\b.*|.*\b(?:pytest|unittest)\S*: error: (?:unrecognized arguments|"
+                    r"the following arguments|argument ).*|node: bad option: .*)$", re.MULTILINE)
 _PYTEST_COLLECTION = re.compile(r"errors? during collection|^_+ ERROR collecting (?P<path>\S+) _+$", re.MULTILINE)
 _FAILED_IMPORT = re.compile(r"Failed to import test module: (?P<module>[\w.]+)")
 _NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<name>[\w.]+)'")

@@ -78,11 +78,14 @@ CASES = [
     ("node-pattern-matches-nothing", NODE_FAIL, "node --test --test-name-pattern=zzz a.test.js", NO_TESTS),
     ("node-code-not-written", NODE_MISSING, "node --test m.test.js", MISSING_CODE),
     ("node-assertion", NODE_FAIL, "node --test a.test.js", None),
+    ("node-bad-option", NODE_FAIL, "node --test --no-such-option a.test.js", USAGE_ERROR),
     # programs
     ("program-misspelt", {}, "pytset -q", PROGRAM_NOT_FOUND),
     ("python-module-missing", {}, f"{PY} -m nopytest -q", PROGRAM_NOT_FOUND),
     ("script-not-written-yet", {}, "./run.sh", None),
     ("plain-red", {}, "test -f report.md", None),
+    ("cli-flag-not-written-yet", {"tool.py": "import argparse\nargparse.ArgumentParser().parse_args()\n"},
+     f"{PY} tool.py --summary", None),
     ("plain-green", {}, "true", None),
 ]
 
