@@ -14,6 +14,7 @@ runner (`node --test`); tests/unit/policy/test_probe_reasons.py runs them for re
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ MISSING_CODE = "missing_code"
 
 REASONS: dict[str, Reason] = {
     PROGRAM_NOT_FOUND: Reason(True, "the command's program is not installed or is misspelt (exit 127 or 126 with "
-                                    "a not-found message, or `python -m MODULE` for a module that is not there); "
+                                    "a not-found message, or `python -m pytest` and the like for a runner that is not there or is misspelt); "
                                     "at Stop such a check stays `env/NAME`"),
     NO_TESTS: Reason(True, "the runner ran no test: none collected, all deselected or skipped (pytest exit 5, "
                            "unittest `Ran 0 tests` / `NO TESTS RAN`, node `# tests 0`)"),
@@ -52,6 +53,12 @@ REASONS: dict[str, Reason] = {
     MISSING_CODE: Reason(False, "a test imports a module or name that does not exist yet: the red test-first work "
                                 "expects, accepted (the probe says which)"),
 }
+
+
+# tools run as `python -m NAME`: missing (or misspelt), the check cannot run; any other missing
+# module run that way may be the one the work is to write
+RUNNER_MODULES = ("pytest", "unittest", "nose2", "coverage", "mypy", "ruff", "black", "flake8", "pylint", "tox",
+                  "nox", "doctest", "pyflakes", "isort", "behave", "django", "hypothesis", "pip")
 
 
 @dataclass(frozen=True)
@@ -108,7 +115,10 @@ def _program(exit_code: int | None, text: str, root: Path) -> Verdict | None:
         return Verdict(PROGRAM_NOT_FOUND, f"`{tool}` was not found or is not executable (exit {exit_code})")
     runner = _PY_NO_MODULE_RUNNER.search(text)
     if runner and exit_code not in (0, None):
-        return Verdict(PROGRAM_NOT_FOUND, f"python has no module `{runner.group('name')}` to run with -m")
+        name = runner.group("name")
+        if name.split(".")[0] in RUNNER_MODULES or difflib.get_close_matches(name, RUNNER_MODULES, n=1, cutoff=0.75):
+            return Verdict(PROGRAM_NOT_FOUND, f"python has no module `{name}` to run with -m")
+        return Verdict(MISSING_CODE, f"python has no module `{name}` to run with -m yet")  # the work's own module
     return None
 
 

@@ -81,7 +81,9 @@ CASES = [
     ("node-bad-option", NODE_FAIL, "node --test --no-such-option a.test.js", USAGE_ERROR),
     # programs
     ("program-misspelt", {}, "pytset -q", PROGRAM_NOT_FOUND),
-    ("python-module-missing", {}, f"{PY} -m nopytest -q", PROGRAM_NOT_FOUND),
+    ("python-runner-missing", {}, f"{PY} -m nose2 -q", PROGRAM_NOT_FOUND),
+    ("python-runner-misspelt", {}, f"{PY} -m pytset -q", PROGRAM_NOT_FOUND),
+    ("python-module-not-written", {}, f"{PY} -m report --total", MISSING_CODE),
     ("script-not-written-yet", {}, "./run.sh", None),
     ("plain-red", {}, "test -f report.md", None),
     ("cli-flag-not-written-yet", {"tool.py": "import argparse\nargparse.ArgumentParser().parse_args()\n"},
