@@ -13,11 +13,11 @@ from vacant.attribute import report_shape
 from vacant.core import events, exitcodes, levels
 from vacant.core.docgen import COMMAND, GeneratedDoc, check_or_write
 from vacant.platforms import all_platforms
-from vacant.policy import asks, contract
+from vacant.policy import asks, contract, probe_reasons
 from vacant.share import records as share_records
 from vacant.show import shapes
 
-ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC,
+ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC, probe_reasons.DOC,
                                shapes.DOC, share_records.DOC]
 
 PACKAGE = Path(__file__).resolve().parent

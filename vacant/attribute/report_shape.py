@@ -28,8 +28,12 @@ REPORT_FIELDS = (
     Field("upto", "int", "the last step-log record (seq) this Stop saw: `vacant replay RUN --stop N` replays the "
                          "run up to it"),
     Field("read_coverage", "object", "`state` (complete, partial, none) and `why`: what the hooks saw of the reads"),
-    Field("checks", "array", "each acceptance check on the final state: `name`, `passed`, `exit_code`, `seconds`, "
+    Field("checks", "array", "each guard, then each acceptance check, on the final state: `name`, `kind` "
+                             "(`guard`: must stay green; `check`: acceptance), `passed`, `exit_code`, `seconds`, "
                              "`timed_out`"),
+    Field("contract_error", "object|null", "vacant.toml could not be read at this Stop: `path`, `line`, `key` "
+                                           "(when known) and `message`; nothing was verified, and the Stop blocked "
+                                           "(or told the person); null when it read"),
     Field("findings", "array", "one object per finding (below)"),
     Field("record_problems", "array", "what is wrong with vacant's own record (vacant.attribute.recordaudit): "
                                       "`kind`, `detail`, `path`; all but the notes (torn lines, dangling steps) are "
@@ -38,7 +42,8 @@ REPORT_FIELDS = (
     Field("states", "int", "recorded states (the baseline plus one per change delta)"),
     Field("budget_s", "number", "the Stop pipeline's time budget"),
     Field("seconds", "number", "how long this Stop's pipeline took"),
-    Field("nothing_to_verify", "bool", "no checks and no flags at all: never a pass"),
+    Field("nothing_to_verify", "bool", "no acceptance check and no flag at all, and no finding (guards alone "
+                                       "verify nothing about the work): never a pass"),
     Field("vacuous", "array", "acceptance checks that already passed on the run's baseline (they cannot measure "
                               "the work)"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),

@@ -36,7 +36,7 @@ from vacant.core.cells import UNKNOWN
 from vacant.core.findings import Finding
 from vacant.core.locations import state_dir
 from vacant.policy.checks import run_check
-from vacant.policy.contract import Contract, load_contract
+from vacant.policy.contract import Contract, ContractError, load_contract, rounds_hint
 from vacant.policy.flags import list_flags, standing_flags
 from vacant.store import reputation
 from vacant.store.objects import ObjectStore
@@ -132,7 +132,7 @@ class Pipeline:
         return Presence(evaluate)
 
     def _check_named(self, name: str):
-        return next(check for check in self.contract.check if check.name == name)
+        return next(check for check, _guard in self.contract.all_checks() if check.name == name)
 
     # -- the whole run -----------------------------------------------------------------------
 
@@ -163,19 +163,22 @@ class Pipeline:
             "budget_s": self.budget_s,
             "seconds": round(time.monotonic() - started, 3),
             # a resolved flag still counts as something verified (the person's objection now holds)
-            "nothing_to_verify": not checks and not findings and not list_flags(self.root),
+            # guards alone verify nothing about the work: only acceptance checks and flags do
+            "nothing_to_verify": not [c for c in checks if c["kind"] == "check"] and not findings
+            and not list_flags(self.root),
             "vacuous": probe.read(self.log.run_dir),  # checks already green at the baseline
         }
         return report
 
     def _final_findings(self) -> tuple[list[dict[str, Any]], list[tuple[Finding, str | None]]]:
         checks, findings = [], []
-        for check in (self.contract.check if self.contract else []):
+        for check, guard in (self.contract.all_checks() if self.contract else []):  # guards first, then checks
             result = self.check_at(check, self.timeline.last)
             self.log.emit("check", name=check.name, passed=result.passed, exit_code=result.exit_code,
                           seconds=round(result.seconds, 3), state=self.timeline.last)
-            checks.append({"name": check.name, "passed": result.passed, "exit_code": result.exit_code,
-                           "seconds": round(result.seconds, 3), "timed_out": result.timed_out})
+            checks.append({"name": check.name, "kind": "guard" if guard else "check", "passed": result.passed,
+                           "exit_code": result.exit_code, "seconds": round(result.seconds, 3),
+                           "timed_out": result.timed_out})
             findings += [(finding, None) for finding in result.findings]
         for flag, finding in self._flags():
             findings.append((finding, getattr(flag, "text", None)))
@@ -425,19 +428,29 @@ def _trim(text: str, width: int = MESSAGE_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int) -> str:
-    """At most 12 lines; stable ids and locations; never who the actor is."""
-    lines = [f"vacant: {len(blocking)} finding(s) must be fixed before you stop (round {round_number} of {rounds})."]
-    room = FEEDBACK_LINES - 2
+def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int,
+                  guards: frozenset[str] = frozenset(), contract_error: dict[str, Any] | None = None) -> str:
+    """At most 12 lines; stable ids and locations; never who the actor is. `guards`: the names of
+    the checks that must stay green (a guard that fails was broken by the work, or already was)."""
+    count = len(blocking) + (1 if contract_error else 0)
+    lines = [f"vacant: {count} finding(s) must be fixed before you stop (round {round_number} of {rounds})."]
+    if contract_error:
+        lines.append(" ".join(f"- {contract_sentence(contract_error)}".split()))  # whole: it names file and line
+    room = FEEDBACK_LINES - len(lines) - 1
     shown = blocking if len(blocking) <= room else blocking[: room - 1]
     for item in shown:
         where = f"{item['path']}:{item['line']}" if item["path"] and item["line"] else (item["path"] or "(no location)")
-        what = f"flag: {item['message']}" if item["source"] == "flag" else f"check {item['name']} says: {item['message']}"
-        if item["level"] == levels.INCOMPLETE:
+        guard = item["source"] == "check" and item["name"] in guards
+        kind = "guard" if guard else "check"
+        what = f"flag: {item['message']}" if item["source"] == "flag" else f"{kind} {item['name']} says: {item['message']}"
+        if item["flip_step"] is None and guard:
+            origin = "already failing when the work began; it must pass before you stop"
+        elif item["level"] == levels.INCOMPLETE:
             origin = "never passed: the work is not done yet"
         elif item["flip_step"] is not None:
-            origin = f"introduced at step {item['flip_step']} ({item['tool']})" if item["step"] == item["flip_step"] \
-                else f"introduced at step {item['flip_step']}, value from step {item['step']} ({item['tool']})"
+            broke = "broke this guard" if guard else "introduced"
+            origin = f"{broke} at step {item['flip_step']} ({item['tool']})" if item["step"] == item["flip_step"] \
+                else f"{broke} at step {item['flip_step']}, value from step {item['step']} ({item['tool']})"
         else:
             origin = "origin not reproducible"
         lines.append(_trim(f"- [{item['id']}] {where} ({origin}) {what}"))
@@ -447,7 +460,20 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
     return "\n".join(lines)
 
 
+def contract_problem(error: ContractError) -> dict[str, Any]:
+    """The report's `contract_error`: where vacant.toml could not be read, and why."""
+    return {"path": error.path, "line": error.line, "key": error.key, "message": str(error)}
+
+
+def contract_sentence(problem: dict[str, Any]) -> str:
+    return (f"{problem['message']} (the contract cannot be read, so nothing was verified: fix it there without "
+            "removing any check or guard, or tell the person)")
+
+
 def summary_for_person(report: dict[str, Any], why: str) -> str:
+    if report.get("contract_error"):
+        return (f"vacant: {report['contract_error']['message']}; nothing was verified at this Stop ({why}). "
+                f"See `vacant report {report['run']}`.")
     counts: dict[str, int] = {}
     for item in report["findings"]:
         counts[item["level"]] = counts.get(item["level"], 0) + 1
@@ -474,28 +500,41 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
          rounds: int | None = None) -> Outcome:
     """The whole Stop: replay and grade, consequences, report, and whether the agent may stop.
     `rounds` overrides the contract's round budget (`vacant do --rounds`)."""
-    contract = load_contract(root)
+    try:
+        contract, problem = load_contract(root), None
+    except ContractError as error:  # never a green Stop: it blocks (or reports) naming the file and line
+        contract, problem = None, contract_problem(error)
     log = StepLog(run_dir)
     pipeline = Pipeline(root, run_dir, contract, budget_s, stop_number=_next_stop(run_dir))
     if agent_id is not None and not any(s.changes for s in pipeline.view.ordered() if s.agent_id == agent_id):
         return Outcome({}, [], None, None)  # a sub-agent that changed nothing cannot have introduced a finding
     report = pipeline.run()
+    report["contract_error"] = problem
+    if problem:
+        report["nothing_to_verify"] = False
+        log.emit("contract_error", path=problem["path"], line=problem["line"], key=problem["key"],
+                 message=problem["message"])
     state = _load_stop_state(run_dir)
-    apply_consequences(log, pipeline.view, report, state, main_stop=agent_id is None)
+    apply_consequences(log, pipeline.view, report, state, main_stop=agent_id is None and problem is None)
     if rounds is None:
-        rounds = contract.stop.rounds if contract else 3
+        rounds = contract.stop.rounds if contract else (rounds_hint(root) if problem else 3)
     mine = [f for f in report["findings"] if agent_id is None or f["agent_id"] == agent_id]
     blocking = [f for f in mine if f["blocking"]]
+    guards = frozenset(c["name"] for c in report["checks"] if c["kind"] == "guard")
+    if agent_id is not None:
+        problem = None  # the main agent's Stop blocks on the contract; a sub-agent's rounds stay its own
     round_key = agent_id or "main"
     used = state["rounds"].get(round_key, 0)
     feedback = system_message = None
-    if blocking and used < rounds:
+    if (blocking or problem) and used < rounds:
         used += 1
         state["rounds"][round_key] = used
-        feedback = feedback_text(blocking, used, rounds)
+        feedback = feedback_text(blocking, used, rounds, guards, problem)
         log.emit("feedback", text=feedback, round=used, rounds=rounds, agent_id=agent_id)
-    elif blocking:
-        system_message = summary_for_person(report, f"the round budget ({rounds}) is spent")
+    elif blocking or problem:
+        spent = "report only: no feedback rounds (`[stop] rounds = 0`)" if rounds == 0 \
+            else f"the round budget ({rounds}) is spent"
+        system_message = summary_for_person(report, spent)
     elif mine:
         system_message = summary_for_person(report, "none of them can be fixed by editing code (env/gap/record)")
     report.update(round=used, rounds=rounds, decision="block" if feedback else "stop", agent_id=agent_id)

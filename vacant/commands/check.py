@@ -1,4 +1,4 @@
-"""`vacant check`: the preconditions, checks and human flags, on the live workspace."""
+"""`vacant check`: the guards, checks and human flags, on the live workspace."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from vacant.policy.contract import load_contract
 def register(app: typer.Typer) -> None:
     @app.command("check")
     def check_command(as_json: bool = typer.Option(False, "--json", help="One JSON object.")) -> None:
-        """Run the contract's preconditions and checks, and collect standing flags."""
+        """Run the contract's guards and checks, and collect standing flags."""
         root = workspace()
         contract = load_contract(root)
         with warnings.catch_warnings(record=True) as caught:
@@ -26,8 +26,8 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(report.to_json())
         else:
-            for result in (*report.preconditions, *report.checks):
-                kind = "precondition" if result.precondition else "check"
+            for result in (*report.guards, *report.checks):
+                kind = "guard" if result.precondition else "check"
                 if result.passed:
                     status = "PASS"
                 elif result.env_missing:
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo("nothing to verify: no acceptance check and no flag (add one with `vacant contract add`)")
             elif not report.findings:
                 typer.echo("all gates hold")
-        if any(not result.passed for result in (*report.preconditions, *report.checks)) or report.findings:
+        if any(not result.passed for result in (*report.guards, *report.checks)) or report.findings:
             raise typer.Exit(int(Exit.FAILED))
         if report.nothing_to_verify:
             raise typer.Exit(int(Exit.NOTHING_TO_VERIFY))

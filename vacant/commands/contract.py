@@ -1,4 +1,5 @@
-"""`vacant contract add` and `vacant contract list`: the checks in vacant.toml, born red-first."""
+"""`vacant contract add` and `vacant contract list`: the guards and checks in vacant.toml, each
+probed before it is added (vacant/policy/red_first.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import List, Optional
 import typer
 
 from vacant.commands.common import print_json, workspace
-from vacant.policy.contract import CONTRACT_FILE, PROBE_CAP_S, load_contract
-from vacant.policy.red_first import add_check
+from vacant.core.exitcodes import Exit
+from vacant.policy.contract import CONTRACT_FILE, load_contract
+from vacant.policy.red_first import ProbeInterrupted, add_check
 
 
 def command_line(words: list[str]) -> str:
@@ -25,27 +27,44 @@ def register(app: typer.Typer) -> None:
     def add_command(
         name: str = typer.Argument(..., help="The check's name: lowercase letters, digits, '-'."),
         command: List[str] = typer.Argument(..., help="After `--`: the command, one line of shell."),
-        precondition: bool = typer.Option(False, "--precondition", help="A statement that holds now and must stay true."),
+        keep: bool = typer.Option(False, "--keep", help="A guard: holds now and must still hold at every Stop "
+                                                        "(the project's test suite)."),
+        precondition: bool = typer.Option(False, "--precondition", hidden=True, help="The old name of --keep."),
         timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS",
-                                                help="Seconds before the check is killed (default 300)."),
+                                                help="Seconds before the check is killed (default 300); a guard's "
+                                                     "probe runs under it too."),
+        probe_cap: Optional[float] = typer.Option(None, "--probe-cap", metavar="SECONDS",
+                                                  help="Cap the probe at this (default: 30 s for a check, the "
+                                                       "timeout for a guard)."),
+        allow_broken: bool = typer.Option(False, "--allow-broken",
+                                          help="Add it even though the probe says the check itself is broken "
+                                               "(no tests, unknown test id, a program that is not there)."),
         as_json: bool = typer.Option(False, "--json", help="The added check and its probe as one JSON object."),
     ) -> None:
-        """Add a check after probing it: an acceptance check must fail now, a precondition must hold."""
-        added = add_check(workspace(), name, command_line(command), precondition=precondition, timeout=timeout,
-                          probe_cap=PROBE_CAP_S)
+        """Add a check after probing it: an acceptance check must fail now (for the right reason), a guard
+        (--keep) must hold now."""
+        try:
+            added = add_check(workspace(), name, command_line(command), guard=keep or precondition, timeout=timeout,
+                              probe_cap=probe_cap, allow_broken=allow_broken)
+        except ProbeInterrupted as stop:
+            typer.echo(f"vacant: {stop}", err=True)
+            raise typer.Exit(int(Exit.INTERRUPTED)) from None
         probe = added.check.probe
-        kind = "precondition" if precondition else "check"
         if as_json:
-            print_json({"kind": kind, **added.check.model_dump(), "warnings": list(added.warnings)})
+            print_json({"kind": added.kind, **added.check.model_dump(), "warnings": list(added.warnings),
+                        "tail": added.tail, "reason": added.verdict.reason if added.verdict else None})
             return
-        evidence = "timed out" if probe and probe.timed_out else f"exit {probe.exit_code if probe else '?'}"
-        typer.echo(f"added {kind} {added.check.name!r} to {CONTRACT_FILE} (probe: {evidence} in {probe.seconds if probe else 0:.2f} s)")
+        evidence = f"exit {probe.exit_code if probe else '?'}"
+        typer.echo(f"added {added.kind} {added.check.name!r} to {CONTRACT_FILE} "
+                   f"(probe: {evidence} in {probe.seconds if probe else 0:.2f} s)")
+        for line in added.tail or ["(the probe printed nothing)"]:
+            typer.echo(f"  | {line}")
         for warning in added.warnings:
             typer.echo(f"vacant: warning: {warning}", err=True)
 
     @group.command("list")
     def list_command(as_json: bool = typer.Option(False, "--json", help="One JSON object.")) -> None:
-        """Show the preconditions and checks with their probe evidence."""
+        """Show the guards and checks with their probe evidence."""
         contract = load_contract(workspace())
         if contract is None:
             if as_json:
@@ -54,8 +73,8 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"no {CONTRACT_FILE} here: add a check with `vacant contract add NAME -- COMMAND`")
             return
         rows = [
-            {"kind": "precondition" if pre else "check", **check.model_dump()}
-            for check, pre in contract.all_checks()
+            {"kind": "guard" if guard else "check", **check.model_dump()}
+            for check, guard in contract.all_checks()
         ]
         if as_json:
             print_json({"task_family": contract.task_family, "pinned": contract.pinned,
@@ -68,7 +87,8 @@ def register(app: typer.Typer) -> None:
             if probe:
                 result = "timed out" if probe["timed_out"] else f"exit {probe['exit_code']}"
                 env = f", {'env/' + probe['env']}" if probe.get("env") else ""
-                evidence = f"probe {result} in {probe['seconds']:.2f} s at {probe['at']}{env}"
+                broken = f", added broken ({probe['broken']})" if probe.get("broken") else ""
+                evidence = f"probe {result} in {probe['seconds']:.2f} s at {probe['at']}{env}{broken}"
             else:
                 evidence = "no probe evidence (written by hand)"
             typer.echo(f"{row['kind']:<12} {row['name']:<20} {row['command']}")

@@ -21,6 +21,7 @@ from vacant.core.locations import read_install, state_dir
 from vacant.platforms.all_platforms import load, names
 from vacant.platforms.base import Diagnosis, advice, diagnosis
 from vacant.platforms.settings_file import hook_command
+from vacant.policy.contract import CONTRACT_FILE, ContractError, load_contract
 from vacant.record.hookwatch import hooks_present
 
 SLOW_RATIO = 10.0  # a hook call costing more than this many bare interpreter starts
@@ -65,6 +66,19 @@ def _daemon_line() -> Diagnosis:
     return diagnosis("daemon", True, detail)
 
 
+def contract_line(root) -> Diagnosis:
+    """vacant.toml reads (a fail when it does not: every Stop would block on it, verifying nothing)."""
+    try:
+        contract = load_contract(root)
+    except ContractError as error:
+        return diagnosis("contract", False, f"{error}: every Stop blocks on it and verifies nothing until it is fixed")
+    if contract is None:
+        return diagnosis("contract", True, f"no {CONTRACT_FILE}: a Stop verifies only flags "
+                                           "(`vacant contract add` adds checks and guards)")
+    return diagnosis("contract", True, f"{CONTRACT_FILE}: {len(contract.guards)} guard(s), "
+                                       f"{len(contract.check)} acceptance check(s)")
+
+
 def install_lines(root, platform: str) -> list[Diagnosis]:
     """The install record against the disk: where the state and the error log are, and whether the
     hooks `vacant init` installed are still there (`git clean -fdx`, `git stash -u` remove them)."""
@@ -93,7 +107,7 @@ def register(app: typer.Typer) -> None:
         chosen = load(platform)
         root = workspace()
         report = [*chosen.doctor(root, hook_command(chosen.name)), *install_lines(root, chosen.name),
-                  _daemon_line(), _interpreter_line()]
+                  contract_line(root), _daemon_line(), _interpreter_line()]
         failed = any(line.status == "fail" for line in report)
         if as_json:
             print_json({"platform": chosen.name, "ok": not failed, "lines": [line._asdict() for line in report]})

@@ -13,6 +13,7 @@ from vacant.attribute import recordaudit
 from vacant.commands.common import print_json, workspace
 from vacant.core.cells import shown
 from vacant.core.locations import WorkspaceError, resolve_run
+from vacant.policy.contract import ContractError, load_contract
 from vacant.show import html as show_html
 from vacant.show import markdown as show_markdown
 
@@ -28,10 +29,13 @@ def render_report(report: dict[str, Any]) -> str:
     lines = [f"run {report['run']}: {len(report['findings'])} finding(s); "
              f"{report['check_runs']} check run(s) over {report['states']} state(s) in {report['seconds']} s",
              f"read_coverage: {coverage['state']} ({coverage['why']})"]
+    if report.get("contract_error"):
+        lines.append(f"  contract error: {report['contract_error']['message']} (nothing was verified)")
     for name in report.get("vacuous", []):
         lines.append(f"  warning: check {name} already passed before any work (vacuous: the workspace drifted)")
     for check in report["checks"]:
-        lines.append(f"  check {check['name']}: {'pass' if check['passed'] else 'FAIL'} (exit {check['exit_code']})")
+        lines.append(f"  {check.get('kind', 'check')} {check['name']}: {'pass' if check['passed'] else 'FAIL'} "
+                     f"(exit {check['exit_code']})")
     for item in report["findings"]:
         where = f"{item['path']}:{item['line']}" if item["path"] else "(no location)"
         actor = item["actor"] or {}
@@ -61,6 +65,15 @@ def _with_current_record_problems(root, run_dir, report: dict[str, Any]) -> dict
     return report
 
 
+def _why_none(root, run_dir) -> str:
+    """What to do about a missing report; a contract that does not read is said first."""
+    try:
+        load_contract(root)
+    except ContractError as error:
+        return f"the contract cannot be read ({error}); fix it, then `vacant replay {run_dir.name}` makes one"
+    return f"`vacant replay {run_dir.name}` makes one"
+
+
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report_command(
@@ -81,7 +94,7 @@ def register(app: typer.Typer) -> None:
         path = run_dir / "report.json" if stop_number is None else run_dir / "reports" / f"{stop_number:04d}.json"
         if not path.exists():
             which = "no Stop report yet" if stop_number is None else f"no report for Stop {stop_number}"
-            raise WorkspaceError(f"run {run_dir.name} has {which}: `vacant replay {run_dir.name}` makes one")
+            raise WorkspaceError(f"run {run_dir.name} has {which}: {_why_none(root, run_dir)}")
         report = _with_current_record_problems(root, run_dir, json.loads(path.read_text()))
         if as_json or form == "json":
             print_json(report)

@@ -57,7 +57,12 @@ TYPES: dict[str, EventType] = {
     ),
     "check": EventType(
         ("name", "passed", "exit_code", "seconds", "state"),
-        "A contract check ran at Stop on a reconstructed state (state index in the run's timeline).",
+        "A contract check or guard ran at Stop on a reconstructed state (state index in the run's timeline).",
+    ),
+    "contract_error": EventType(
+        ("path", "line", "key", "message"),
+        "vacant.toml could not be read at Stop (`line`, `key`: where, when known): nothing was verified, and the "
+        "Stop blocked (or, with no round left, told the person).",
     ),
     "finding": EventType(
         ("id", "source", "name", "path", "line"),

@@ -176,15 +176,21 @@ class _UnixHandler(socketserver.StreamRequestHandler):
             if len(envb) != env_length or len(raw) != length:
                 raise Refused(400, "request cut short")
             env = dict(item.split("=", 1) for item in envb.decode("utf-8", "surrogateescape").split("\0") if "=" in item)
+        except Refused as refusal:
+            core.refuse(refusal.status, str(refusal), "socket")
+            self._answer(refusal.status, 0, b"")
+            return
+        except ValueError as error:  # the request line or header itself, never what answering it raised
+            core.refuse(400, f"malformed H1 request: {error}", "socket")
+            self._answer(400, 0, b"")
+            return
+        try:
             with core.answering(platform, raw, env) as (stdout, code):
                 self._answer(200, code, stdout.encode("utf-8", "surrogateescape"))
             return
         except Refused as refusal:
             core.refuse(refusal.status, str(refusal), "socket")
             status, code, body = refusal.status, 0, b""
-        except ValueError as error:
-            core.refuse(400, f"malformed H1 request: {error}", "socket")
-            status, code, body = 400, 0, b""
         except Exception as error:  # noqa: BLE001 - a request never takes the daemon down
             log_error(core.root, f"vacant daemon (socket): {type(error).__name__}: {error}")
             status, code, body = 500, 0, b""

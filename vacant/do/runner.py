@@ -226,7 +226,7 @@ class Runner:
             return "agent_failed"  # it recorded nothing this round: continuing would only repeat that
         if outcome.feedback and driver.can_continue:
             return "continue"
-        if not outcome.report.get("findings"):
+        if not outcome.report.get("findings") and not outcome.report.get("contract_error"):
             return "nothing_to_verify" if outcome.report.get("nothing_to_verify") else "green"
         if outcome.blocking and driver.can_continue:
             return "budget_spent"
@@ -266,7 +266,7 @@ def _stop(root: Path, run: Path, rounds: int):
 
 
 def _exit_code(report: dict[str, Any]) -> int:
-    if report.get("findings"):
+    if report.get("findings") or report.get("contract_error"):
         return int(Exit.FAILED)
     if report.get("nothing_to_verify"):
         return int(Exit.NOTHING_TO_VERIFY)

@@ -4,9 +4,10 @@
     pinned = ["data/*.csv"]           # given inputs (globs, `**` recursive)
     deliverables = ["report.md"]      # what the work produces (globs)
 
-    [[precondition]]                  # must hold now and stay true
-    name = "data-present"
-    command = "test -s data/sales.csv"
+    [[guard]]                         # holds now, and must still hold at every Stop
+    name = "tests"
+    command = "python -m unittest -q"
+    timeout = 600
 
     [[check]]                         # false now, true when the work is done
     name = "totals"
@@ -28,14 +29,15 @@
     name = "dry-run"
     command = '--dry-run'
 
-A bad file gets one message naming the key and what is allowed (`ContractError`).
-`add_check` runs the command before accepting it: an acceptance check that already passes is
-refused (it cannot measure the work), a precondition that does not hold is refused, and a check
-red only because its tool is missing is accepted but flagged `env/NAME`.
+A bad file gets one message naming the file, the line, the key and what is allowed
+(`ContractError`); an unknown key is named with the nearest valid one. `[[precondition]]` is the
+old name of `[[guard]]` and is still read. `add_check` (vacant/policy/red_first.py) runs the
+command before accepting it.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -53,6 +55,7 @@ from pydantic import (
 
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.safeio import SMALL_CAP, read_capped
+from vacant.policy.contract_lines import line_of, quoted_line, toml_position
 from vacant.policy.rules import RULE_NAMES, arms_problem, regex_problem
 
 if sys.version_info >= (3, 11):
@@ -63,25 +66,28 @@ else:  # pragma: no cover
 
 CONTRACT_FILE = "vacant.toml"
 NAME_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
-PROBE_CAP_S = 30.0
-DEFAULT_TIMEOUT_S = 300.0
+PROBE_CAP_S = 30.0  # an acceptance check's probe: a quick one-liner
+DEFAULT_TIMEOUT_S = 300.0  # also a guard's probe cap (a whole suite may take minutes): its `timeout`
 MAX_TIMEOUT_S = 86400.0
 MAX_ROUNDS = 8  # Claude Code's own cap on Stop-hook continuations
 MAX_BUDGET_S = 3600.0
 
 MULTILINE = "make it one line: join with ';', or move the logic into a test file and run that"
 GREEN_FIRST = (
-    "a check green before the work cannot measure the work. A statement about the current state "
-    "is a precondition (add it with --precondition); an acceptance check is what is false now and "
-    "true when the work is done"
+    "a check green before the work cannot measure the work: if it must stay green (the project's test "
+    "suite, a statement about the current state), add it as a guard with --keep; an acceptance check is "
+    "what is false now and true when the work is done"
 )
+GUARD_TABLES = ("guard", "precondition")  # `precondition`: the old name, still read
+CHECK_TABLES = (*GUARD_TABLES, "check")
 
 ALLOWED: dict[str, str] = {
     "task_family": 'a non-empty one-line string, e.g. "general"',
     "pinned": 'a list of glob strings inside the workspace, e.g. ["data/*.csv", "spec/**/*.md"]',
     "deliverables": 'a list of glob strings inside the workspace, e.g. ["report.md", "src/**/*.py"]',
     "check": "an array of tables: [[check]] with name, command and optional timeout",
-    "precondition": "an array of tables: [[precondition]] with name, command and optional timeout",
+    "guard": "an array of tables: [[guard]] with name, command and optional timeout: holds now, must hold at every Stop",
+    "precondition": "the old name of [[guard]], still read",
     "name": "lowercase letters, digits and '-', starting with a letter or digit (^[a-z0-9][a-z0-9-]*$)",
     "command": "exactly one line of shell (run as `bash -c`)",
     "timeout": f"a number of seconds greater than 0 and at most {MAX_TIMEOUT_S:g} (default {DEFAULT_TIMEOUT_S:g})",
@@ -91,6 +97,7 @@ ALLOWED: dict[str, str] = {
     "at": "an ISO 8601 time string",
     "timed_out": "true or false",
     "env": "the name of a missing tool",
+    "broken": "why the probe was red for the wrong reason (added with --allow-broken; docs/CONTRACT.md)",
     "stop": "a table [stop] with rounds and budget_s",
     "rounds": f"an integer from 0 (never block, report only) to {MAX_ROUNDS} (default 3)",
     "budget_s": f"a number of seconds greater than 0 and at most {MAX_BUDGET_S:g} (default 300)",
@@ -108,7 +115,12 @@ ALLOWED: dict[str, str] = {
 
 
 class ContractError(ValueError):
-    """vacant.toml is invalid, or a check was refused (one message saying what is allowed)."""
+    """vacant.toml is invalid, or a check was refused (one message saying what is allowed).
+    `path`, `line` and `key` say where, when known."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None, key: str | None = None) -> None:
+        super().__init__(message)
+        self.path, self.line, self.key = path, line, key
 
 
 class CheckRefused(ContractError):
@@ -125,6 +137,7 @@ class Probe(_Strict):
     at: str
     timed_out: bool = False
     env: str | None = None
+    broken: str | None = None
 
 
 def _one_line(value: str) -> str:
@@ -260,6 +273,7 @@ class Contract(_Strict):
     pinned: list[str] = []
     deliverables: list[str] = []
     check: list[Check] = []
+    guard: list[Check] = []
     precondition: list[Check] = []
     stop: StopSettings = StopSettings()
     gate: GateSettings = GateSettings()
@@ -278,19 +292,27 @@ class Contract(_Strict):
     @model_validator(mode="after")
     def _unique_names(self) -> "Contract":
         seen: dict[str, str] = {}
-        for table in ("precondition", "check"):
+        for table in CHECK_TABLES:
             for item in getattr(self, table):
                 if item.name in seen:
                     raise ValueError(
                         f"the name {item.name!r} is used twice ([[{seen[item.name]}]] and [[{table}]]): "
-                        "every check and precondition needs its own name"
+                        "every check and guard needs its own name"
                     )
                 seen[item.name] = table
         return self
 
+    @property
+    def guards(self) -> list[Check]:
+        """Every guard: `[[guard]]` and the old `[[precondition]]`."""
+        return [*self.guard, *self.precondition]
+
     def all_checks(self) -> list[tuple[Check, bool]]:
-        """(check, is_precondition), preconditions first."""
-        return [(item, True) for item in self.precondition] + [(item, False) for item in self.check]
+        """(check, is_guard), guards first: everything the Stop runs."""
+        return [(item, True) for item in self.guards] + [(item, False) for item in self.check]
+
+    def is_guard(self, name: str) -> bool:
+        return any(item.name == name for item in self.guards)
 
     def names(self) -> set[str]:
         return {item.name for item, _ in self.all_checks()}
@@ -310,7 +332,7 @@ def describe_error(error: dict[str, Any], raw: dict[str, Any]) -> str:
     loc = list(error["loc"])
     kind = error["type"]
     where, rest = "", loc
-    if len(loc) >= 2 and loc[0] in ("check", "precondition") and isinstance(loc[1], int):
+    if len(loc) >= 2 and loc[0] in CHECK_TABLES and isinstance(loc[1], int):
         entries = raw.get(loc[0])
         entry = entries[loc[1]] if isinstance(entries, list) and loc[1] < len(entries) else None
         named = entry.get("name") if isinstance(entry, dict) else None
@@ -329,7 +351,10 @@ def describe_error(error: dict[str, Any], raw: dict[str, Any]) -> str:
     label = f"key {key!r}" + (f" item #{items[-1] + 1}" if items and names else "")
     prefix = f"{where}: " if where else ""
     if kind == "extra_forbidden":
-        return f"{prefix}unknown key {key!r}: allowed keys are {', '.join(_keys_of(loc[:-1]))}"
+        allowed = _keys_of(loc[:-1])
+        nearest = nearest_key(str(loc[-1]), allowed)
+        hint = f" (did you mean {nearest!r}?)" if nearest else ""
+        return f"{prefix}unknown key {key!r}{hint}: allowed keys are {', '.join(allowed)}"
     if kind == "missing":
         return f"{prefix}{label} is missing: it must be {ALLOWED.get(last, 'given')}"
     if kind == "value_error":
@@ -345,7 +370,7 @@ def _keys_of(loc: list[Any]) -> list[str]:
     for part in loc:
         if isinstance(part, int):
             continue
-        if part in ("check", "precondition"):
+        if part in CHECK_TABLES:
             model = Check
         elif part == "stop":
             model = StopSettings
@@ -358,17 +383,61 @@ def _keys_of(loc: list[Any]) -> list[str]:
     return list(model.model_fields)
 
 
+def nearest_key(given: str, allowed: list[str]) -> str | None:
+    """The allowed key `given` is most likely a misspelling of (`comand` → `command`), or None."""
+    close = difflib.get_close_matches(given.lower(), allowed, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _ordered(problems: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Unknown keys first; a missing key that an unknown one next to it misspells is the same
+    problem (`comand` given, `command` missing), so it is not counted twice."""
+    unknown = [p for p in problems if p["type"] == "extra_forbidden"]
+    meant = {(tuple(p["loc"][:-1]), nearest_key(str(p["loc"][-1]), _keys_of(list(p["loc"][:-1])))) for p in unknown}
+    rest = [p for p in problems if p["type"] != "extra_forbidden"
+            and not (p["type"] == "missing" and (tuple(p["loc"][:-1]), str(p["loc"][-1])) in meant)]
+    return unknown + rest
+
+
 def parse_contract(text: str, source: str = CONTRACT_FILE) -> Contract:
+    """The contract in `text`; ContractError naming `source`, the line and the key otherwise."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ContractError(f"{source} is not valid TOML: {error}") from None
+        message, line, column = toml_position(str(error))
+        where = f" at line {line}, column {column}" if line else ""
+        raise ContractError(f"{source} is not valid TOML{where}{quoted_line(text, line)}: {message}",
+                            path=source, line=line) from None
     try:
         return Contract.model_validate(raw)
     except ValidationError as error:
-        problems = error.errors(include_url=False)
+        problems = _ordered(error.errors(include_url=False))
+        first = problems[0]
+        line = line_of(text, list(first["loc"]))
         more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
-        raise ContractError(f"{source}: {describe_error(problems[0], raw)}{more}") from None
+        at = f", line {line}" if line else ""
+        key = ".".join(str(part) for part in first["loc"] if not isinstance(part, int)) or None
+        raise ContractError(f"{source}{at}: {describe_error(first, raw)}{more}", path=source, line=line,
+                            key=key) from None
+
+
+def rounds_hint(root: Path) -> int:
+    """The `[stop] rounds` of a vacant.toml that does not load, read as far as it goes (3 when it
+    cannot be read at all): a broken contract still honours `rounds = 0` (report only)."""
+    try:
+        text = read_capped(contract_path(root), SMALL_CAP).decode("utf-8", errors="replace")
+    except OSError:
+        return 3
+    section = ""
+    for line in text.splitlines():
+        header = re.match(r"^\s*\[+\s*([\w.-]+)", line)
+        if header:
+            section = header.group(1)
+            continue
+        found = re.match(r"^\s*rounds\s*=\s*(\d+)\s*(?:#.*)?$", line)
+        if section == "stop" and found and int(found.group(1)) <= MAX_ROUNDS:
+            return int(found.group(1))
+    return 3
 
 
 def contract_path(root: Path) -> Path:
@@ -383,18 +452,18 @@ def load_contract(root: Path) -> Contract | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise ContractError(f"cannot read {path}: {error.strerror}") from None
+        raise ContractError(f"cannot read {path}: {error.strerror}", path=str(path)) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ContractError(f"{path} is not UTF-8 text: save it as UTF-8") from None
+        raise ContractError(f"{path} is not UTF-8 text: save it as UTF-8", path=str(path)) from None
     return parse_contract(text, str(path))
 
 
 # -- the reference table in docs/CONTRACT.md, generated from the models above ---------------------
 
 RULE_ALLOWED = {"command": "a regular expression searched in the command line (its normal form)"}
-_TABLES = (("top level", "Contract"), ("[[check]], [[precondition]]", "Check"), ("probe", "Probe"),
+_TABLES = (("top level", "Contract"), ("[[check]], [[guard]]", "Check"), ("probe", "Probe"),
            ("[stop]", "StopSettings"), ("[gate]", "GateSettings"), ("[[gate.act]], [[gate.allow]]", "GateRule"))
 
 

@@ -125,7 +125,7 @@ def gate_table_of(text: str | None) -> object:
 
 
 def contract_weakened(before: str, after: str | None) -> str | None:
-    """What an edit of vacant.toml takes away from the person's contract: a check or precondition
+    """What an edit of vacant.toml takes away from the person's contract: a check or guard
     removed, its command, timeout or kind changed (None: nothing, or only checks added). An
     unreadable result counts as weakened. tomllib only when vacant.toml is written."""
     old = _checks_of(before)
@@ -154,7 +154,7 @@ def _checks_of(text: str | None) -> dict | None:
     except ValueError:
         return None
     found = {}
-    for kind in ("check", "checks", "precondition", "preconditions"):
+    for kind in ("check", "checks", "guard", "guards", "precondition", "preconditions"):
         items = raw.get(kind, [])
         for item in items if isinstance(items, list) else []:
             if isinstance(item, dict):

@@ -160,7 +160,9 @@ JS = r"""
 
   function findings() {
     var s = el("section", {id: "findings"}, el("h2", {}, "Findings", el("span", {"class": "count"}, String(D.findings.length))));
-    if (!D.findings.length) s.append(el("div", {"class": "empty"}, D.stop ? "No findings at this Stop." : "No Stop report yet: `vacant replay` makes one."));
+    if (D.contract_error) s.append(el("div", {"class": "finding"}, el("div", {"class": "top"}, el("span", {"class": "badge"}, "contract error")),
+      el("div", {"class": "msg"}, D.contract_error.message), el("div", {"class": "muted"}, "vacant.toml could not be read at this Stop: nothing was verified.")));
+    else if (!D.findings.length) s.append(el("div", {"class": "empty"}, D.stop ? "No findings at this Stop." : "No Stop report yet: `vacant replay` makes one."));
     D.findings.forEach(function (f) { s.append(findingCard(f)); });
     return s;
   }

@@ -56,8 +56,11 @@ def render(report: dict[str, Any], limit: int = LIMIT) -> str:
     coverage = report.get("read_coverage") or {}
     head = [f"### vacant: {len(findings)} finding(s) in run {code(report.get('run'))}", ""]
     checks = report.get("checks", [])
+    if report.get("contract_error"):
+        head += [f"**Contract error** (nothing was verified): {cell(report['contract_error'].get('message'), 300)}", ""]
     if checks:
-        head.append("Checks: " + ", ".join(f"{cell(c['name'], 80)} {'✅ pass' if c['passed'] else '❌ fail'}" for c in checks))
+        head.append("Checks: " + ", ".join(f"{c.get('kind', 'check')} {cell(c['name'], 80)} "
+                                           f"{'✅ pass' if c['passed'] else '❌ fail'}" for c in checks))
         head.append("")
     head.append(f"Read coverage: **{cell(coverage.get('state'))}** ({cell(coverage.get('why'))})")
     head.append("")
@@ -74,7 +77,7 @@ def render(report: dict[str, Any], limit: int = LIMIT) -> str:
     tail = ["", f"Full report: {code('vacant report ' + str(report.get('run')))}; steps: `vacant log`; "
                 "the run view: `vacant view`."]
     if not findings:
-        return "\n".join(head + ["No findings."] + tail)
+        return "\n".join(head + ([] if report.get("contract_error") else ["No findings."]) + tail)
     table = ["| id | level | location | step | actor | lineage | finding | rerun |",
              "|---|---|---|---|---|---|---|---|"]
     return _fit(head, table, [_row(item) for item in findings], _diffs(findings), tail, limit)

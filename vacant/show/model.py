@@ -216,6 +216,7 @@ def build(root: Path, run_dir: Path, stop_number: int | None = None) -> dict[str
         "run": run.id, "platform": start.get("platform"), "workspace": start.get("workspace"),
         "started": start.get("ts"), "ended": next((r.get("ts") for r in run.view.of_type("run_end")), None),
         "generated": time.time(), "stop": (report or {}).get("stop"), "decision": (report or {}).get("decision"),
+        "contract_error": (report or {}).get("contract_error"),
         "coverage": (report or {}).get("read_coverage") or read_coverage(run.view),
         "lanes": _lanes(run, steps),
         "steps": [_step_json(s, times, diffs.get(s.number, []), marks.get(s.number, []), start.get("workspace") or "")

@@ -56,14 +56,15 @@ def test_contract_add_refusals_are_one_line_user_errors(ws, capsys, monkeypatch)
 
 
 def test_contract_add_env_warning_and_list_json_with_probe_evidence(ws, capsys, monkeypatch):
-    code, _, err = vacant(capsys, monkeypatch, "contract", "add", "lint", "--", "nosuch-linter-xyz check .")
+    code, _, err = vacant(capsys, monkeypatch, "contract", "add", "lint", "--allow-broken", "--",
+                          "nosuch-linter-xyz check .")
     assert code == Exit.OK and "env/nosuch-linter-xyz" in err
     code, _, _ = vacant(capsys, monkeypatch, "contract", "add", "--precondition", "has-ws", "--", "test -d .")
     assert code == Exit.OK
     code, out, _ = vacant(capsys, monkeypatch, "contract", "list", "--json")
     rows = {row["name"]: row for row in json.loads(out)["checks"]}
     assert rows["lint"]["probe"]["exit_code"] == 127 and rows["lint"]["probe"]["env"] == "nosuch-linter-xyz"
-    assert rows["has-ws"]["kind"] == "precondition" and rows["has-ws"]["probe"]["exit_code"] == 0
+    assert rows["has-ws"]["kind"] == "guard" and rows["has-ws"]["probe"]["exit_code"] == 0
     code, out, _ = vacant(capsys, monkeypatch, "check")
     assert code == Exit.FAILED and "ENV  check lint" in out and "cannot fix" in out
 

@@ -331,3 +331,16 @@ def test_concurrent_calls_get_distinct_steps_and_a_whole_record(daemon):
             break
         time.sleep(0.05)
     assert state["open"] == {} and state["next_step"] == len(keys) + 1 and state["log_seq"] == records[-1]["seq"]
+
+
+def test_a_stop_on_a_broken_contract_through_the_daemon_blocks_and_logs_nothing_else(daemon):
+    """The daemon once called the Stop's contract error a malformed request (and the Stop went green)."""
+    root, _ = daemon
+    before = lifecycle.request(root, {"op": "status"})["requests"]
+    assert run_client(root, payload(root, "SessionStart", source="startup")).returncode == 0
+    (root / "vacant.toml").write_text('[[check]]\nname = "a"\ncommand = "test -f b.txt"\n[[check]\n')
+    proc = run_client(root, payload(root, "Stop", stop_hook_active=False))
+    answer = json.loads(proc.stdout)
+    assert answer["decision"] == "block" and f"{root / 'vacant.toml'} is not valid TOML at line 4" in answer["reason"]
+    assert lifecycle.request(root, {"op": "status"})["requests"] >= before + 2  # the daemon answered both
+    assert "malformed" not in errors(root) and "vacant.toml" not in errors(root)

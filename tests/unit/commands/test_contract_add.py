@@ -1,0 +1,108 @@
+"""`vacant contract add` as a person runs it: --keep, the probe's last lines, and Ctrl-C during a probe;
+`vacant doctor` and `vacant report` on a contract that does not read."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vacant.core.exitcodes import Exit
+
+pytestmark = pytest.mark.usefixtures("isolated_home")
+
+
+def vacant(ws: Path, *args: str, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "vacant", *args], cwd=ws, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **popen)
+
+
+def run(ws: Path, *args: str) -> tuple[int, str, str]:
+    proc = vacant(ws, *args)
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(condition, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_keep_adds_a_guard_and_shows_the_probe(ws):
+    (ws / "tests").mkdir()
+    (ws / "tests" / "__init__.py").write_text("")
+    (ws / "tests" / "test_a.py").write_text("import unittest\n\nclass A(unittest.TestCase):\n"
+                                            "    def test_a(self):\n        pass\n")
+    code, out, err = run(ws, "contract", "add", "tests", "--keep", "--", f"{sys.executable} -m unittest tests.test_a")
+    assert code == Exit.OK, err
+    assert out.startswith("added guard 'tests' to vacant.toml (probe: exit 0 in ")
+    assert "  | OK" in out and "  | Ran 1 test" in out
+    code, out, _ = run(ws, "contract", "list", "--json")
+    assert [(row["kind"], row["name"]) for row in json.loads(out)["checks"]] == [("guard", "tests")]
+
+
+def test_the_refusal_of_a_passing_check_names_the_guard_in_one_sentence(ws):
+    code, _, err = run(ws, "contract", "add", "ok", "--", "echo all good")
+    assert code == Exit.USER_ERROR
+    first = err.splitlines()[0]
+    assert "passes now" in first and "add it as a guard with --keep" in first
+    assert "`vacant contract add ok --keep -- 'echo all good'`" in first and "  | all good" in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_kills_the_probe_group_and_exits_130(ws, sig):
+    """As a terminal sends it: to vacant's process group (the probe runs in a group of its own)."""
+    proc = vacant(ws, "contract", "add", "slow", "--", "echo $$ > probe.pid; sleep 60 & echo $! > child.pid; wait; false",
+                  start_new_session=True)
+    pid_file, child_file = ws / "probe.pid", ws / "child.pid"
+    assert wait_for(lambda: child_file.exists() and child_file.read_text().strip()), proc.stderr.read()
+    probe, child = int(pid_file.read_text()), int(child_file.read_text())
+    assert alive(probe) and alive(child)
+    sent = time.monotonic()
+    os.killpg(proc.pid, sig)
+    out, err = proc.communicate(timeout=10)
+    assert time.monotonic() - sent < 2.0
+    assert proc.returncode == Exit.INTERRUPTED == 130
+    assert err.strip() == ("vacant: the probe of 'slow' was interrupted and its process group killed; "
+                           "nothing was added to vacant.toml")
+    assert wait_for(lambda: not alive(probe) and not alive(child), 2.0)
+    assert not (ws / "vacant.toml").exists()
+
+
+def test_doctor_fails_on_a_contract_that_does_not_read(ws):
+    (ws / "vacant.toml").write_text('[[check]]\nname = "a"\ncommand = "false"\n[[check]\n')
+    code, out, _ = run(ws, "doctor", "--json")
+    lines = {line["name"]: line for line in json.loads(out)["lines"]}
+    assert code == Exit.FAILED
+    assert lines["contract"]["status"] == "fail"
+    assert f"{ws / 'vacant.toml'} is not valid TOML at line 4" in lines["contract"]["detail"]
+    (ws / "vacant.toml").write_text('[[guard]]\nname = "a"\ncommand = "true"\n')
+    code, out, _ = run(ws, "doctor", "--json")
+    lines = {line["name"]: line for line in json.loads(out)["lines"]}
+    assert lines["contract"]["status"] == "ok" and "1 guard(s), 0 acceptance check(s)" in lines["contract"]["detail"]
+
+
+def test_check_names_the_line_and_the_nearest_key(ws):
+    (ws / "vacant.toml").write_text('[[check]]\nname = "a"\ncomand = "false"\n')
+    code, _, err = run(ws, "check")
+    assert code == Exit.USER_ERROR
+    assert err.strip() == (f"vacant: {ws / 'vacant.toml'}, line 3: [[check]] #1 ('a'): unknown key 'comand' "
+                           "(did you mean 'command'?): allowed keys are name, command, timeout, probe")
