@@ -153,7 +153,7 @@ class Daemon:
             log_error(self.root, f"vacant daemon: {error}; every full scan will be a recorded rescan")
             watcher.mark_lost(str(error))
         scanner = WatchedScanner(self.root, watcher, self.state)
-        core = Core(self.root, scanner)
+        core = Core(self.root, scanner, secret=secrets.token_hex(32))
         config = ensure_config(self.root)
         unix = UnixServer(socket_path(self.root), core, self.finish)
         try:
@@ -170,7 +170,7 @@ class Daemon:
                                                   "socket": socket_path(self.root), "started": time.time(),
                                                   "root": str(self.root)})
         try:
-            pointer.write(str(self.root), socket_path(self.root))
+            pointer.write(self.dir.parent, str(self.root), socket_path(self.root), core.secret_hex)
         except OSError as error:  # the lean clients then take the slow path: slower, never wrong
             log_error(self.root, f"vacant daemon: no pointer for the lean client: {error}")
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -179,7 +179,7 @@ class Daemon:
         watcher.stop()
         for server in (unix, http):
             server.server_close()
-        self._cleanup()
+        self._cleanup(core)
         return 0
 
     def _wait(self, core: Core) -> None:
@@ -189,8 +189,8 @@ class Daemon:
             elif time.monotonic() - core.last_request >= self.idle_s:
                 self.finish(f"idle for {self.idle_s:g} s")
 
-    def _cleanup(self) -> None:
-        pointer.remove(str(self.root), socket_path(self.root))
+    def _cleanup(self, core: Core) -> None:
+        pointer.remove(self.dir.parent, str(self.root), socket_path(self.root), core.secret_hex)
         mine = (info(self.root) or {}).get("pid") == os.getpid()
         for path in ([self.dir / "daemon.json", Path(socket_path(self.root))] if mine else []):
             try:

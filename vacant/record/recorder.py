@@ -379,7 +379,11 @@ class Recorder:
         import subprocess
         import sys
 
-        subprocess.Popen([sys.executable, "-m", "vacant.attribute.baseline_probe", str(self.root), str(self.log.run_dir)],
+        from vacant.core.trustenv import for_child
+
+        # isolated, like every interpreter vacant starts from a hook (vacant/core/trustenv.py)
+        subprocess.Popen([sys.executable, "-I", "-m", "vacant.attribute.baseline_probe", str(self.root),
+                          str(self.log.run_dir)], env=for_child(os.environ),
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
 
