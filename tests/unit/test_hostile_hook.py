@@ -32,6 +32,8 @@ from vacant.platforms.settings_file import hook_command
 pytestmark = pytest.mark.usefixtures("isolated_home")
 REPO = Path(__file__).resolve().parents[2]
 HOOK = shlex.split(hook_command("claude"))  # the launcher as installed
+# the in-process hook as the client falls back to it (no daemon yet, or a dead one)
+IN_PROCESS = [sys.executable, "-I", "-S", str(REPO / "vacant" / "vacant-hook.py"), "claude"]
 
 
 @pytest.fixture
@@ -52,10 +54,10 @@ def pre_tool(root: Path, command: str, key: str = "t1") -> bytes:
                        "transcript_path": str(root / "none.jsonl")}).encode()
 
 
-def run_hook(root: Path, payload: bytes, extra_env: dict | None = None, timeout: float = 90):
+def run_hook(root: Path, payload: bytes, extra_env: dict | None = None, timeout: float = 90, command=None):
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(root), **(extra_env or {}))
     started = time.monotonic()
-    proc = subprocess.run(HOOK, input=payload, env=env, cwd=root, capture_output=True, timeout=timeout)
+    proc = subprocess.run(command or HOOK, input=payload, env=env, cwd=root, capture_output=True, timeout=timeout)
     return proc, time.monotonic() - started
 
 
@@ -103,12 +105,18 @@ def agent_dir(tmp_path) -> Path:
 def test_no_hostile_environment_lets_a_push_through_or_runs_agent_code(gws, tmp_path, agent_dir, value):
     """Every variable the package reads (and the interpreter's) set to every hostile kind of value
     at once per name: the hook still holds `git push` and runs none of the agent's code."""
+    from vacant.daemon.lifecycle import stop
+
     values = _values(tmp_path)
     missed = []
-    for name in _env_names():
-        proc, _ = run_hook(gws, pre_tool(gws, "git push origin main"), {name: values[value]})
-        if not denied(proc):
-            missed.append((name, proc.returncode, proc.stdout[:200]))
+    try:
+        for name in _env_names():
+            for command in (IN_PROCESS, HOOK):  # the fallback path, then the client (and its daemon)
+                proc, _ = run_hook(gws, pre_tool(gws, "git push origin main"), {name: values[value]}, command=command)
+                if not denied(proc):
+                    missed.append((name, command[-2].rpartition("/")[2], proc.returncode, proc.stdout[:200]))
+    finally:
+        stop(gws)
     assert not missed, missed
     assert not (tmp_path / "AGENT-CODE-RAN").exists()
 
