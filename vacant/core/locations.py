@@ -201,7 +201,15 @@ def mark_installed(root: Path, **fields: object) -> Path:
     migrate_legacy(root)
     record = read_install(root) or {}
     hooks = dict(record.get("hooks") or {})
-    hooks.update(fields.pop("hooks", {}) or {})
+    given = fields.pop("hooks", {}) or {}
+    if given:  # `vacant init` wrote these: fix what it wrote, and which vacant, for exact checks later
+        from vacant.core.installcheck import entries_digest, on_path, package_digest
+
+        given = {name: {**entry, "digest": entries_digest(entry["path"])} if isinstance(entry, dict)
+                 and isinstance(entry.get("path"), str) else entry for name, entry in given.items()}
+        fields.setdefault("package", {"path": str(Path(__file__).resolve().parents[1]), "digest": package_digest()})
+        fields.setdefault("vacant_on_path", on_path())
+    hooks.update(given)
     record.update({"workspace": os.path.realpath(root), "at": record.get("at") or time.time(), **fields,
                    "hooks": hooks})
     return write_install(root, record)
