@@ -9,14 +9,14 @@ from __future__ import annotations
 import sys
 
 from vacant.attribute import report_shape
-from vacant.core import events, exitcodes, levels
+from vacant.core import events, exitcodes, levels, trustenv
 from vacant.core.docgen import COMMAND, GeneratedDoc, check_or_write
 from vacant.policy import asks, contract
 from vacant.share import records as share_records
 from vacant.show import shapes
 
 ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC,
-                               shapes.DOC, share_records.DOC]
+                               shapes.DOC, share_records.DOC, trustenv._doc()]
 
 
 def main(argv: list[str]) -> int:

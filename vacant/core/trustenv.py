@@ -27,8 +27,22 @@ import os
 from collections.abc import MutableMapping
 from pathlib import Path
 
-# VACANT_CLIENT_CWD: the lean client's own cwd, always overwritten by the client before forwarding
-HONOURED = ("VACANT_HOME", "VACANT_HOOK_BUDGET_S", "VACANT_DAEMON_IDLE_S", "VACANT_DO", "VACANT_CLIENT_CWD")
+# The variables a hook honours, each with why it is safe to (docs/HOOK.md is generated from this).
+HONOURED_WHY = {
+    "VACANT_HOME": "where the person's data lives (the install registry, a non-git workspace's state). A locator: "
+                   "while the workspace's install record is in place, pointing it elsewhere neither uninstalls "
+                   "the workspace nor opens the gate. Limit without the wall: an agent that rewrites the settings' "
+                   "`env` block *and* deletes install.json can hide a registry kept outside the default location.",
+    "VACANT_HOOK_BUDGET_S": "a shorter whole-call deadline only (never above 40 s for a tool call, 570 s at Stop); "
+                            "anything but a positive number is ignored. A shorter deadline only denies more.",
+    "VACANT_DAEMON_IDLE_S": "how long an idle daemon lives (a number, else the default): it never changes an answer.",
+    "VACANT_DO": "honoured only when it names a live `vacant do` that is an ancestor of the hook process and left "
+                 "its marker (its start time) in the state directory: `VACANT_DO=1` in a settings `env` block does "
+                 "not turn Stop off.",
+    "VACANT_CLIENT_CWD": "the lean client's own working directory, always overwritten by the client before it "
+                         "forwards a call to the daemon.",
+}
+HONOURED = tuple(HONOURED_WHY)
 DROPPED_PREFIXES = ("VACANT_", "PYTHON")
 # the shared dynamic loader reads these before any Python runs: vacant cannot undo them, only
 # refuse to hand them on to what it starts (the daemon, checks)
@@ -140,3 +154,38 @@ def do_verified(value: str | None, state: Path, hook_pid: int) -> bool:
     except OSError:
         return False
     return bool(marked) and marked == start_time(pid)
+
+
+def render_doc() -> str:
+    rows = "\n".join(f"| `{name}` | {why} |" for name, why in HONOURED_WHY.items())
+    return f"""# What a hook takes from its environment
+
+{_doc().header()}
+
+A hook's environment is not the person's: Claude Code hands its settings' `env` block to every
+hook (and reloads it mid-session), and an agent can rewrite that block with one Bash call. So
+every hook (the in-process hook, the lean client, the daemon for each forwarded call) drops every
+`VACANT_*` and `PYTHON*` variable before anything reads one, and starts every interpreter of its
+own isolated (`python -I`, with `LD_PRELOAD`/`LD_LIBRARY_PATH`/`LD_AUDIT` removed), except:
+
+| variable | why honouring it cannot open the gate |
+|---|---|
+{rows}
+
+`VACANT_STATE_DIR` is for the person's own commands: a hook never reads it. The install registry
+(`<user data dir>/installs/ws-<hash>.json`, written at every install) records the state directory
+chosen then, and the hook uses that one.
+
+Limits: the dynamic loader reads `LD_PRELOAD` before any Python runs, so a hook cannot undo it
+(the wall keeps the settings read-only). The HTTP hooks' token stays in
+`.claude/settings.local.json` (0600): Claude can take a header value from an environment variable
+only from its own environment or the settings' `env` block, and the agent's Bash commands inherit
+Claude's environment, so moving it there would hide it from nobody; the wall keeps the agent
+from reading the settings and the daemon's state instead.
+"""
+
+
+def _doc():
+    from vacant.core.docgen import GeneratedDoc  # docs only: never on the hook's path
+
+    return GeneratedDoc("HOOK.md", render_doc, ("vacant/core/trustenv.py",))

@@ -114,13 +114,22 @@ def stop(root: Path, timeout: float = 10.0) -> bool:
     return not running(root)
 
 
+def _idle_from_env() -> float:
+    """VACANT_DAEMON_IDLE_S when it is a positive number, else the default (never a crash)."""
+    try:
+        value = float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S))
+    except ValueError:
+        return DEFAULT_IDLE_S
+    return value if value == value and value > 0 else DEFAULT_IDLE_S
+
+
 class Daemon:
     def __init__(self, root: Path, idle_s: float | None = None) -> None:
         self.root = Path(root).resolve()
         self.state = ensure_state_dir(self.root)
         self.dir = daemon_dir(self.root)
         self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.idle_s = idle_s if idle_s is not None else float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S))
+        self.idle_s = idle_s if idle_s is not None else _idle_from_env()
         os.chdir(self.root)  # platforms that read os.getcwd() (Codex) see the workspace, never a stray directory
         self.done = threading.Event()
         self.why = ""
