@@ -9,6 +9,8 @@ Problems, each {kind, detail, path}:
   ledger-*         a signed ledger (flags, spent approvals) was edited, cut or deleted
   hooks-missing    the installed hooks vanished from their settings file during the run
   dangling-step    a step whose hook was killed mid-record, closed at Stop
+  call-unheard     a recorded call the agent's transcript does not hold (forged hook call)
+  close-forged     a step closed `ok` whose tool_result in the transcript says it failed
   report-edited    a saved Stop report no longer matches the sha256 its `report_saved` event chained
   object-edited    a stored object's bytes no longer hash to its key (content-addressed)
 
@@ -33,6 +35,7 @@ from vacant.store.steplog import LOG_NAME, StepLog, verify
 
 Problem = dict[str, Any]
 NOTES = ("chain-torn", "dangling-step")
+FORGED = ("call-unheard", "close-forged")  # the recorder's cross-check against the transcript at Stop
 
 
 def chain_problems(run_dir: Path) -> list[Problem]:
@@ -66,6 +69,9 @@ def run_problems(run_dir: Path) -> list[Problem]:
             out.append({"kind": "hooks-missing", "path": record.get("path"),
                         "detail": f"the {record.get('platform')} hooks vanished from {record.get('path')} during the "
                                   "run: what happened after that may be unrecorded"})
+        elif record.get("type") == "record_problem" and record.get("kind") in FORGED \
+                and not any(p["detail"] == record.get("detail") for p in out):
+            out.append({"kind": record["kind"], "path": None, "detail": str(record.get("detail"))})
         elif record.get("type") == "step_end" and record.get("detail") == DANGLING:
             out.append({"kind": "dangling-step", "path": None,
                         "detail": f"step {record.get('step')} ({record.get('key')}) {DANGLING}"})

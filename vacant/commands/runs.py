@@ -107,7 +107,8 @@ def register(app: typer.Typer) -> None:
         problems = verify(log)
         if as_json:
             fatal = [p for p in problems if p.fatal]
-            edited = recordaudit.report_problems(log.run_dir) + recordaudit.object_problems(state_dir(root))
+            edited = recordaudit.report_problems(log.run_dir) + recordaudit.object_problems(state_dir(root)) + [
+                p for p in recordaudit.run_problems(log.run_dir) if p["kind"] in recordaudit.FORGED]
             print_json({"run": log.run_id, "intact": not fatal and not edited, "records": len(log.records()),
                         "problems": [{"line": p.line, "kind": p.kind, "detail": p.detail, "fatal": p.fatal}
                                      for p in problems]
@@ -119,9 +120,11 @@ def register(app: typer.Typer) -> None:
             label = "warning" if not problem.fatal else "TAMPERED"
             typer.echo(f"{label}: line {problem.line}: {problem.kind}: {problem.detail}")
         fatal = [p for p in problems if p.fatal]
-        for problem in recordaudit.ledger_problems(root) + recordaudit.run_problems(log.run_dir):
+        for problem in recordaudit.ledger_problems(root) + [p for p in recordaudit.run_problems(log.run_dir)
+                                                            if p["kind"] not in recordaudit.FORGED]:
             typer.echo(f"warning: {problem['kind']}: {problem['detail']}")  # the person's records, not the chain
-        edited = recordaudit.report_problems(log.run_dir) + recordaudit.object_problems(state_dir(root))
+        edited = recordaudit.report_problems(log.run_dir) + recordaudit.object_problems(state_dir(root)) + [
+            p for p in recordaudit.run_problems(log.run_dir) if p["kind"] in recordaudit.FORGED]
         for problem in edited:  # content the chain vouches for, changed: as fatal as a broken chain
             typer.echo(f"TAMPERED: {problem['kind']}: {problem['detail']}")
         if edited and not fatal:

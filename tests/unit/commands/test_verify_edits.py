@@ -81,3 +81,43 @@ def test_report_refuses_an_edited_report(run, capsys, monkeypatch):
     _edit_report(run)
     code, out, err = vacant(capsys, monkeypatch, "report", run.name)
     assert code != 0 and "edited" in (out + err)
+
+
+# -- only hooks speak as hooks: the transcript cross-check at Stop ---------------------------------
+
+
+def _transcript(path: Path, uses: list[str], failed: set[str]) -> None:
+    lines = []
+    for key in uses:
+        lines.append({"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "id": key, "name": "Bash", "input": {"command": "true"}}]}})
+        lines.append({"type": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": key, "content": "out", "is_error": key in failed}]}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_forged_hook_calls_are_named_at_stop_and_by_verify(tmp_path, capsys, monkeypatch):
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    mark_installed(root)
+    monkeypatch.chdir(root)
+    transcript = root / "t.jsonl"
+    _transcript(transcript, ["real", "failed-one"], {"failed-one"})
+
+    def send(event: str, **fields) -> None:
+        _send(root, event, transcript_path=str(transcript), **fields)
+
+    send("SessionStart", source="startup")
+    for key, outcome_ok in (("real", True), ("failed-one", True), ("invented", True)):
+        bash = {"tool_name": "Bash", "tool_use_id": key, "tool_input": {"command": "true"}}
+        send("PreToolUse", **bash)
+        send("PostToolUse", **bash, tool_response={"stdout": "", "stderr": "", "interrupted": False})
+    send("Stop", stop_hook_active=False)
+    (run_dir,) = list_runs(root)
+    report = json.loads((run_dir / "report.json").read_text())
+    named = {(p["kind"], p["detail"].split(":")[0]) for p in report["record_problems"]}
+    assert ("call-unheard", "step main/invented") in named
+    assert ("close-forged", "step main/failed-one") in named
+    assert not any("main/real" in p["detail"] for p in report["record_problems"])  # the control
+    code, out, _err = vacant(capsys, monkeypatch, "verify", run_dir.name)
+    assert code != 0 and "call-unheard" in out and "chain intact (" not in out, out
