@@ -112,7 +112,7 @@ def test_the_campaigns_moves_through_claude_get_nothing(tmp_path, monkeypatch):
     (planted / "vacant" / "__init__.py").write_text(f"open({str(tmp_path / 'AGENT-CODE')!r}, 'a').write('x')\n")
     asked = tmp_path / "fake-daemon-asked"
     moves = [f"dd if=$HOME/.config/vacant/key of={tmp_path / 'k'}", PUSH,
-             f"PYTHONPATH={Path(__file__).resolve().parents[2]} python3 sign.py", PUSH,
+             f"{sys.executable} sign.py", PUSH,  # an interpreter with vacant importable
              f"python3 env_block.py {tmp_path / 'elsewhere'} {planted}", PUSH,
              f"nohup python3 fake_daemon.py {asked} > /dev/null 2>&1 & sleep 1", PUSH,
              "python3 -c \"import os; os.remove('.git/vacant/install.json')\"", "ls"]
@@ -128,9 +128,29 @@ def test_the_campaigns_moves_through_claude_get_nothing(tmp_path, monkeypatch):
     assert refs == "", f"a push reached the remote: {refs}\n{results}"
     by_move = {command: (out, error) for command, out, error in results}
     assert by_move[moves[0]][1] and "signing key" in by_move[moves[0]][0], by_move[moves[0]]
+    assert "signed" in by_move[moves[2]][0], by_move[moves[2]]  # the move itself worked: the card verifies
     pushes = [(out, error) for command, out, error in results if command == PUSH]
     assert len(pushes) == 4 and all(error for _out, error in pushes), pushes
     assert not (tmp_path / "k").exists() and not (tmp_path / "AGENT-CODE").exists()
     assert not asked.exists() or asked.read_text() == "", "the fake daemon was asked"
     ls_out, ls_error = by_move["ls"]
     assert ls_error and "vacant doctor" in ls_out, (ls_out, ls_error)
+    _no_false_accusation(ws, home)
+
+
+def _no_false_accusation(ws: Path, home: Path) -> None:
+    """The Stop cross-check on this very run: every call the real hooks recorded is in Claude's
+    own transcript (the check names none), so a `call-unheard` is never a false accusation."""
+    from vacant.core import events
+    from vacant.core.locations import list_runs
+    from vacant.platforms.claude_transcript import unheard
+
+    (transcript,) = (home / ".claude" / "projects").glob("*/*.jsonl")
+    recorded = {}
+    for run_dir in list_runs(ws):
+        for record in events.load(run_dir / "events.jsonl"):
+            key = record.get("key")
+            if record.get("type") in ("step_start", "step_end") and isinstance(key, str) and key.startswith("main/"):
+                recorded[key[5:]] = str(record.get("outcome", "unknown"))
+    assert recorded, "no step was recorded"
+    assert unheard(str(transcript), recorded) == [], recorded
