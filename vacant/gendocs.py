@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from vacant.attribute import report_shape
-from vacant.core import events, exitcodes, levels
+from vacant.core import events, exitcodes, levels, trustenv
 from vacant.core.docgen import COMMAND, GeneratedDoc, check_or_write
 from vacant.platforms import all_platforms
 from vacant.policy import asks, contract, probe_reasons
@@ -18,7 +18,7 @@ from vacant.share import records as share_records
 from vacant.show import shapes
 
 ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC, probe_reasons.DOC,
-                               shapes.DOC, share_records.DOC]
+                               shapes.DOC, share_records.DOC, trustenv._doc()]
 
 PACKAGE = Path(__file__).resolve().parent
 # Generated code: a region of a module that may import nothing of vacant's (the lean client),

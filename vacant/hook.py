@@ -7,7 +7,11 @@ Recorder hooks fail open: any internal error goes to `errors.log` in the state d
 hook prints nothing and exits 0, and the agent carries on. A hook in a directory vacant was never
 installed in (vacant.core.locations.installed_root) records nothing and creates nothing. The gate
 does not fail open: a PreToolUse call that might be ACT is denied when vacant fails while handling
-it (vacant/policy/gate.py `fail_closed`). The hook bounds its own work with an alarm.
+it (vacant/policy/gate.py `fail_closed`), and so is one it cannot decide before its whole-call
+deadline (below every platform's hook timeout: a timeout there would run the tool), one whose
+installed workspace lost its state (`install_gone`), and one the hook fails on anywhere at all.
+The hook never trusts its environment: `main` drops every variable it must not read first
+(vacant/core/trustenv.py).
 """
 
 from __future__ import annotations
@@ -22,14 +26,17 @@ from pathlib import Path
 
 from vacant.core.calls import HookCall, Response
 from vacant.core.errlog import log_error
-from vacant.core.locations import installed_root
+from vacant.core.locations import install_gone, installed_root
+from vacant.core.trustenv import PEER_PID_ENV, budget, do_verified, scrub
 from vacant.platforms.all_platforms import REGISTERED, event_names, load
 from vacant.policy.gate import fail_closed
 from vacant.record.recorder import DO_ENV, Recorder
 
-BUDGET_ENV = "VACANT_HOOK_BUDGET_S"
-DEFAULT_BUDGET_S = 50  # below the 60 s timeout `vacant init` writes for tool hooks
-STOP_BUDGET_S = 570  # below the 600 s Stop timeout; the pipeline's own budget is lower still
+DEFAULT_BUDGET_S = 40.0  # the whole call: below the 60 s every platform gives a tool hook (client.TOOL_CEILING_S)
+STOP_BUDGET_S = 570.0  # below the 600 s Stop timeout; the pipeline's own budget is lower still
+INSTALL_GONE = ("Not run: vacant is installed in {root} (the install registry outside the workspace says so) but "
+                "{what}, so nothing can be recorded or gated. Nothing has been done: tell the person to run "
+                "`vacant doctor` there.")
 
 
 # A payload that names a pre-tool event (of any registered platform): the call may be ACT, so an
@@ -73,14 +80,20 @@ def deny_unread(platform_name: str, raw: bytes, error: BaseException, env: dict)
 
 
 def _on_alarm(signum, frame):
-    raise HookTimeout(f"hook exceeded its {os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_S)} s budget")
+    raise HookTimeout("the hook ran out of its whole-call deadline")
+
+
+def _arm(seconds: float) -> None:
+    """The alarm for what is left of the deadline (at least a moment: 0 would disarm it)."""
+    signal.setitimer(signal.ITIMER_REAL, max(0.01, seconds))
 
 
 
 
 def stop_pipeline(recorder: Recorder, call: HookCall, env: dict[str, str] | None = None) -> Response:
     """Stop / SubagentStop: run the attribution pipeline and answer with its feedback."""
-    if call.kind == "stop" and (os.environ if env is None else env).get(DO_ENV):
+    env = os.environ if env is None else env
+    if call.kind == "stop" and do_verified(env.get(DO_ENV), recorder.state_dir, _hook_pid(env)):
         return Response()  # `vacant do` owns the rounds: it runs the pipeline when the agent exits
     from vacant.attribute.stop import (
         stop,  # imports pydantic: only at Stop, never on a tool call
@@ -117,10 +130,15 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
         return denied
     root = installed_root(Path(call.workspace)) if call.workspace else None
     if root is None:  # never installed here (or a bogus cwd such as /etc): record nothing, create nothing
+        gone = install_gone(Path(call.workspace)) if call.workspace else None
+        if gone is not None:  # ... unless the registry says it is installed: then the gate fails closed
+            reason = INSTALL_GONE.format(root=gone[0], what=gone[1])
+            log_error(None, f"vacant-hook {platform_name}: {reason}")
+            return platform.render(call, Response("deny", reason) if call.kind == "tool_pre" else Response())
         return platform.render(call, Response())
     call.workspace = root
     if call.kind in ("stop", "subagent_stop"):
-        signal.alarm(STOP_BUDGET_S)  # the Stop pipeline keeps to its own, smaller budget
+        _arm(budget(env, STOP_BUDGET_S))  # the Stop pipeline keeps to its own, smaller budget
     return answer(platform_name, platform, call, Recorder, env)
 
 
@@ -159,40 +177,67 @@ def _root_of(env: dict) -> Path | None:
     return Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else None
 
 
-def main(argv: list[str] | None = None, raw: bytes | None = None) -> int:
-    """`raw`: the payload when the caller already read stdin (the lean client's fallback)."""
-    argv = sys.argv[1:] if argv is None else argv
-    root = Path(os.environ["CLAUDE_PROJECT_DIR"]) if os.environ.get("CLAUDE_PROJECT_DIR") else None
-    if len(argv) != 1:
-        log_error(root, f"usage: vacant-hook PLATFORM (got {argv!r})")
-        return 0
-    signal.signal(signal.SIGALRM, _on_alarm)
-    signal.alarm(int(os.environ.get(BUDGET_ENV, DEFAULT_BUDGET_S)))
-    given, raw = raw, b""
+def _hook_pid(env: dict) -> int:
+    """The hook process: the daemon's peer (SO_PEERCRED, set by the daemon), else this process."""
     try:
-        raw = sys.stdin.buffer.read() if given is None else given
-        stdout, code = run(argv[0], raw, dict(os.environ))
-    except BaseException as error:  # noqa: BLE001 - fail open: log, exit 0, print nothing
-        if isinstance(error, KeyboardInterrupt):
-            return 0
-        signal.alarm(0)
-        denied = None
-        if isinstance(error, HookTimeout) and not getattr(error, "vacant_read_call", False):
-            # the budget ran out before the call was decided: a pre-tool call is denied
-            denied = deny_unread(argv[0], raw, error, dict(os.environ))
-        if denied is not None:
-            stdout, code = denied
-        else:
-            import traceback  # only on the error path
+        return int(env.get(PEER_PID_ENV) or os.getpid())
+    except ValueError:
+        return os.getpid()
 
-            log_error(root, f"vacant-hook {argv[0]}: {type(error).__name__}: {error}\n{traceback.format_exc()}")
+
+def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: float | None = None) -> int:
+    """`raw`: the payload when the caller already read stdin (the lean client's fallback);
+    `deadline`: the whole call's (time.monotonic()), when the caller started the clock already.
+    Nothing escapes: a pre-tool call that is not decided in time, or on which anything at all
+    fails, is denied; any other call fails open (exit 0, nothing printed, errors.log says why)."""
+    import time
+
+    argv = sys.argv[1:] if argv is None else argv
+    given, raw, root, platform_name = raw, b"", None, argv[0] if argv else ""
+    try:
+        scrub(os.environ)  # before anything reads a variable (locations, the platform, the gate)
+        root = _root_of(os.environ)
+        raw = sys.stdin.buffer.read() if given is None else given
+        if deadline is None:
+            deadline = time.monotonic() + budget(os.environ, DEFAULT_BUDGET_S)
+        signal.signal(signal.SIGALRM, _on_alarm)
+        left = deadline - time.monotonic()
+        if left <= 0.05:
+            raise HookTimeout("the whole-call deadline was spent before the in-process hook started")
+        _arm(left)
+        if len(argv) != 1:
+            log_error(root, f"usage: vacant-hook PLATFORM (got {argv!r})")
             return 0
-    finally:
-        signal.alarm(0)
+        stdout, code = run(argv[0], raw, dict(os.environ))
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    except BaseException as error:  # noqa: BLE001 - deny what may act, fail open on the rest
+        return _failed(platform_name, raw, root, error)
     if stdout:
         sys.stdout.write(stdout)
         sys.stdout.flush()
     return code
+
+
+def _failed(platform_name: str, raw: bytes, root: Path | None, error: BaseException) -> int:
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if isinstance(error, KeyboardInterrupt):
+            return 0
+        denied = None
+        if not getattr(error, "vacant_read_call", False):  # not a call already decided READ
+            denied = deny_unread(platform_name, raw, error, dict(os.environ))
+        if denied is not None:
+            stdout, code = denied
+            sys.stdout.write(stdout)
+            sys.stdout.flush()
+            log_error(root, f"vacant-hook {platform_name}: {type(error).__name__}: {error} (a pre-tool call: denied)")
+            return code
+        import traceback  # only on the error path
+
+        log_error(root, f"vacant-hook {platform_name}: {type(error).__name__}: {error}\n{traceback.format_exc()}")
+        return 0
+    except BaseException:  # noqa: BLE001 - even reporting failed: the launcher's last resort
+        raise error from None
 
 
 if __name__ == "__main__":

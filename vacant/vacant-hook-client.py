@@ -7,7 +7,7 @@ way pip runs its `__pip-runner__.py`, so that it needs neither site processing n
 saved at every one of the agent's tool calls. The launcher imports vacant/daemon/client.py as a
 top-level module, not through the `vacant` package (whose __init__ files and `os` cost more than
 the rest of a call answered by the daemon), and gives it the package's root for the slow path.
-If even that fails, it fails open: exit 0, the agent carries on.
+If even that fails, a pre-tool call is denied and any other call fails open (exit 0).
 """
 import posix
 import sys
@@ -16,8 +16,13 @@ _package = (__file__ if __file__.startswith("/") else f"{posix.getcwd()}/{__file
 sys.path.insert(0, f"{_package}/daemon")
 try:
     import client
-except Exception as error:  # noqa: BLE001 - a broken install must not stop the agent
-    sys.stderr.write(f"vacant-hook-client: cannot start ({error})\n")
+except BaseException as error:  # noqa: BLE001 - a broken install must not stop the agent, nor open the gate
+    sys.stderr.write(f"vacant-hook-client: cannot start ({type(error).__name__})\n")
+    raw = sys.stdin.buffer.read()
+    if b"PreToolUse" in raw or b"tool.execute.before" in raw:
+        sys.stdout.write('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
+                         '"permissionDecisionReason": "Not run: vacant cannot start; tell the person (vacant doctor)."}, '
+                         '"action": "deny", "reason": "Not run: vacant cannot start; tell the person (vacant doctor)."}')
     sys.exit(0)
 finally:
     del sys.path[0]  # nothing else is ever imported from the daemon's directory as a top-level module

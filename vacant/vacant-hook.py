@@ -7,7 +7,8 @@ way pip runs its `__pip-runner__.py`, so that it needs neither site processing n
 saved at every one of the agent's tool calls. Without site, this launcher puts the package's own
 root and the environment's site-packages on sys.path itself (the interpreter is called by the
 absolute path of the environment's own python), then runs `vacant.hook`, which needs nothing
-else (stdlib + xxhash). If even that fails, it fails open: exit 0, the agent carries on.
+else (stdlib + xxhash). If even that fails, a pre-tool call is denied (the gate never fails
+open) and any other call fails open: exit 0, the agent carries on.
 """
 import os
 import sys
@@ -19,7 +20,12 @@ sys.path[:0] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] + [
 ]
 try:
     from vacant.hook import main
-except Exception as error:  # noqa: BLE001 - a broken install must not stop the agent
-    sys.stderr.write(f"vacant-hook: cannot start ({error})\n")
-    sys.exit(0)
-sys.exit(main())
+
+    code = main()
+except BaseException as error:  # noqa: BLE001 - a broken install must not stop the agent, nor open the gate
+    sys.stderr.write(f"vacant-hook: cannot start ({type(error).__name__})\n")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "daemon"))
+    import client  # builtins only: its last resort denies a pre-tool call
+
+    code = client.last_resort(b"" if sys.stdin.closed else sys.stdin.buffer.read(), error)
+sys.exit(code)

@@ -245,7 +245,7 @@ def test_hooks_removed_mid_run_are_said_at_the_next_hook_and_by_doctor(tmp_path,
                 tool_input={"file_path": str(ws / "README.md")}) == ""  # said once per run
     proc = subprocess.run([str(BIN / "vacant"), "doctor", "--platform", "claude"], cwd=ws, capture_output=True,
                           text=True, env=os.environ.copy())
-    assert proc.returncode != 0 and "no longer holds them" in proc.stdout
+    assert proc.returncode != 0 and "no longer holds exactly the hooks vacant init wrote" in proc.stdout
     trust_tally("1 hooks vanished mid-run (said)", True)
 
 

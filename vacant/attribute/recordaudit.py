@@ -9,6 +9,10 @@ Problems, each {kind, detail, path}:
   ledger-*         a signed ledger (flags, spent approvals) was edited, cut or deleted
   hooks-missing    the installed hooks vanished from their settings file during the run
   dangling-step    a step whose hook was killed mid-record, closed at Stop
+  call-unheard     a recorded call the agent's transcript does not hold (forged hook call)
+  close-forged     a step closed `ok` whose tool_result in the transcript says it failed
+  report-edited    a saved Stop report no longer matches the sha256 its `report_saved` event chained
+  object-edited    a stored object's bytes no longer hash to its key (content-addressed)
 
 At Stop each problem is a `record` finding (vacant.core.levels.RECORD): reported to the person,
 never blocking the agent (it cannot sign anything), and never a silent pass; the run is not green.
@@ -31,6 +35,7 @@ from vacant.store.steplog import LOG_NAME, StepLog, verify
 
 Problem = dict[str, Any]
 NOTES = ("chain-torn", "dangling-step")
+FORGED = ("call-unheard", "close-forged")  # the recorder's cross-check against the transcript at Stop
 
 
 def chain_problems(run_dir: Path) -> list[Problem]:
@@ -64,14 +69,54 @@ def run_problems(run_dir: Path) -> list[Problem]:
             out.append({"kind": "hooks-missing", "path": record.get("path"),
                         "detail": f"the {record.get('platform')} hooks vanished from {record.get('path')} during the "
                                   "run: what happened after that may be unrecorded"})
+        elif record.get("type") == "record_problem" and record.get("kind") in FORGED \
+                and not any(p["detail"] == record.get("detail") for p in out):
+            out.append({"kind": record["kind"], "path": None, "detail": str(record.get("detail"))})
         elif record.get("type") == "step_end" and record.get("detail") == DANGLING:
             out.append({"kind": "dangling-step", "path": None,
                         "detail": f"step {record.get('step')} ({record.get('key')}) {DANGLING}"})
     return out
 
 
+def report_problems(run_dir: Path) -> list[Problem]:
+    """Each saved report against the sha256 chained when it was saved (runs from before
+    `report_saved` existed have nothing to compare: no problem)."""
+    import hashlib
+
+    log = StepLog(run_dir)
+    if not log.path.exists():
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        saved = {r.get("stop"): r.get("sha256") for r in log.records() if r.get("type") == "report_saved"}
+    if not saved:
+        return []
+    latest = max(key for key in saved if isinstance(key, int))
+    files = [(Path(run_dir) / "reports" / f"{n:04d}.json", n) for n in saved if isinstance(n, int)]
+    files.append((Path(run_dir) / "report.json", latest))
+    out = []
+    for path, number in files:
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            digest = None
+        if digest != saved[number]:
+            out.append({"kind": "report-edited", "path": str(path),
+                        "detail": f"{path} is not the report Stop {number} saved (its sha256 is chained in the "
+                                  "step log): it was edited or removed behind vacant's back"})
+    return out
+
+
+def object_problems(state: Path) -> list[Problem]:
+    from vacant.store.objects import ObjectStore
+
+    return [{"kind": "object-edited", "path": key,
+             "detail": f"object {key} no longer matches its content hash: edited behind vacant's back"}
+            for key in ObjectStore(Path(state) / "objects").tampered()]
+
+
 def problems(root: Path, run_dir: Path) -> list[Problem]:
-    return chain_problems(run_dir) + ledger_problems(root) + run_problems(run_dir)
+    return chain_problems(run_dir) + ledger_problems(root) + run_problems(run_dir) + report_problems(run_dir)
 
 
 def as_findings(found: list[Problem]) -> list[Finding]:

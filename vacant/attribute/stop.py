@@ -494,6 +494,9 @@ def save_report(run_dir: Path, report: dict[str, Any]) -> None:
     text = json.dumps(report, indent=1)
     (history / f"{number:04d}.json").write_text(text)
     (run_dir / "report.json").write_text(text)
+    import hashlib
+
+    StepLog(run_dir).emit("report_saved", stop=number, sha256=hashlib.sha256(text.encode()).hexdigest())
 
 
 def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float | None = None,

@@ -22,6 +22,7 @@ from vacant.platforms.all_platforms import load, names
 from vacant.platforms.base import Diagnosis, advice, diagnosis
 from vacant.platforms.settings_file import hook_command
 from vacant.policy.contract import CONTRACT_FILE, ContractError, load_contract
+from vacant.core.installcheck import entry_intact, on_path, package_digest
 from vacant.record.hookwatch import hooks_present
 
 SLOW_RATIO = 10.0  # a hook call costing more than this many bare interpreter starts
@@ -90,10 +91,30 @@ def install_lines(root, platform: str) -> list[Diagnosis]:
     entry = (record.get("hooks") or {}).get(platform)
     if entry:
         path = entry.get("path", "")
-        kept = hooks_present(path)
-        lines.append(diagnosis("hooks kept", kept, f"{path} still holds vacant's hooks" if kept else
-                               f"{path} was installed with vacant's hooks and no longer holds them (deleted or "
-                               f"cleaned): nothing is recorded until `vacant init --platform {platform}` runs again"))
+        kept = entry_intact(entry) if isinstance(entry, dict) else hooks_present(path)
+        lines.append(diagnosis("hooks kept", kept, f"{path} still holds exactly the hooks vacant init wrote" if kept
+                               else f"{path} no longer holds exactly the hooks vacant init wrote (deleted, cleaned or "
+                               "edited: a changed command or matcher counts): nothing is trusted until "
+                               f"`vacant init --platform {platform}` runs again"))
+    return lines + installed_package_lines(record)
+
+
+def installed_package_lines(record: dict) -> list[Diagnosis]:
+    """The package and the `vacant` on PATH, against what the install recorded."""
+    lines = []
+    package = record.get("package")
+    if isinstance(package, dict) and package.get("digest"):
+        same = package_digest() == package["digest"]
+        lines.append(diagnosis("package", same, "vacant's installed files are the ones `vacant init` recorded" if same
+                               else f"vacant's installed files ({package.get('path')}) changed since `vacant init`: "
+                               "reinstall vacant, then run `vacant init` again"))
+    recorded = record.get("vacant_on_path")
+    if isinstance(recorded, dict):
+        now = on_path()
+        same = now == recorded
+        lines.append(diagnosis("vacant on PATH", same, f"{now['path']} is the one `vacant init` recorded" if same else
+                               f"`vacant` on PATH is now {now['path']} (digest {str(now['digest'])[:12]}), not the "
+                               f"{recorded.get('path')} recorded at install: a shim may answer in its place"))
     return lines
 
 

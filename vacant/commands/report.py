@@ -95,6 +95,9 @@ def register(app: typer.Typer) -> None:
         if not path.exists():
             which = "no Stop report yet" if stop_number is None else f"no report for Stop {stop_number}"
             raise WorkspaceError(f"run {run_dir.name} has {which}: {_why_none(root, run_dir)}")
+        edited = [p for p in recordaudit.report_problems(run_dir) if p["path"] == str(path)]
+        if edited:  # never print a report edited behind vacant's back as if it were vacant's
+            raise WorkspaceError(f"{edited[0]['detail']}; `vacant replay {run_dir.name}` makes a fresh one")
         report = _with_current_record_problems(root, run_dir, json.loads(path.read_text()))
         if as_json or form == "json":
             print_json(report)

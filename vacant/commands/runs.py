@@ -13,7 +13,7 @@ from vacant.commands.common import print_json, workspace
 from vacant.core import events
 from vacant.core.cells import shown
 from vacant.core.exitcodes import Exit
-from vacant.core.locations import list_runs, resolve_run
+from vacant.core.locations import list_runs, resolve_run, state_dir
 from vacant.store.steplog import StepLog, verify
 
 
@@ -107,18 +107,29 @@ def register(app: typer.Typer) -> None:
         problems = verify(log)
         if as_json:
             fatal = [p for p in problems if p.fatal]
-            print_json({"run": log.run_id, "intact": not fatal, "records": len(log.records()),
+            edited = recordaudit.report_problems(log.run_dir) + recordaudit.object_problems(state_dir(root)) + [
+                p for p in recordaudit.run_problems(log.run_dir) if p["kind"] in recordaudit.FORGED]
+            print_json({"run": log.run_id, "intact": not fatal and not edited, "records": len(log.records()),
                         "problems": [{"line": p.line, "kind": p.kind, "detail": p.detail, "fatal": p.fatal}
-                                     for p in problems]})
-            if fatal:
+                                     for p in problems]
+                        + [{"line": None, "kind": e["kind"], "detail": e["detail"], "fatal": True} for e in edited]})
+            if fatal or edited:
                 raise typer.Exit(int(Exit.FAILED))
             return
         for problem in problems:
             label = "warning" if not problem.fatal else "TAMPERED"
             typer.echo(f"{label}: line {problem.line}: {problem.kind}: {problem.detail}")
         fatal = [p for p in problems if p.fatal]
-        for problem in recordaudit.ledger_problems(root) + recordaudit.run_problems(log.run_dir):
+        for problem in recordaudit.ledger_problems(root) + [p for p in recordaudit.run_problems(log.run_dir)
+                                                            if p["kind"] not in recordaudit.FORGED]:
             typer.echo(f"warning: {problem['kind']}: {problem['detail']}")  # the person's records, not the chain
+        edited = recordaudit.report_problems(log.run_dir) + recordaudit.object_problems(state_dir(root)) + [
+            p for p in recordaudit.run_problems(log.run_dir) if p["kind"] in recordaudit.FORGED]
+        for problem in edited:  # content the chain vouches for, changed: as fatal as a broken chain
+            typer.echo(f"TAMPERED: {problem['kind']}: {problem['detail']}")
+        if edited and not fatal:
+            typer.echo(f"{log.run_id}: chain intact but the record was edited ({len(edited)} problem(s))")
+            raise typer.Exit(int(Exit.FAILED))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torn lines were printed above, one line each
             count = len(log.records())

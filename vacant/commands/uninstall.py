@@ -14,7 +14,14 @@ import typer
 from vacant.commands import footprint
 from vacant.commands.common import print_json, refuse_inside_agent, workspace
 from vacant.commands.init import check_scope
-from vacant.core.locations import read_install, state_dir, user_config_dir, user_data_dir, write_install
+from vacant.core.locations import (
+    read_install,
+    state_dir,
+    unregister,
+    user_config_dir,
+    user_data_dir,
+    write_install,
+)
 from vacant.daemon import lifecycle
 from vacant.platforms.all_platforms import PLATFORMS, load
 
@@ -66,6 +73,7 @@ def register(app: typer.Typer) -> None:
         stopped = lifecycle.stop(root)
         if everything:
             shutil.rmtree(state_dir(root), ignore_errors=True)
+            unregister(root)  # the person removed it: the hooks no longer treat it as installed
         done = footprint.changes(before, footprint.candidates(root, files))
         remaining = [str(path) for path in (user_data_dir(), user_config_dir()) if path.exists()]
         if as_json:

@@ -51,6 +51,11 @@ TYPES: dict[str, EventType] = {
         ("agent_id", "agent_definition", "model"),
         "The model behind an agent (main or a sub-agent) became known, e.g. from the transcript.",
     ),
+    "report_saved": EventType(
+        ("stop", "sha256"),
+        "The Stop pipeline saved its report (`reports/<stop>.json`, and `report.json` as the latest): its "
+        "sha256, so `vacant verify` and `vacant report` notice a report edited behind vacant's back.",
+    ),
     "stop": EventType(
         ("agent_id", "stop_hook_active"),
         "The agent (or a sub-agent) asked to stop; the Stop pipeline runs here.",

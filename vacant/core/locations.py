@@ -9,7 +9,13 @@ workspace cannot reach it:
   reading `.git` (a directory, or a `gitdir:` file), never by spawning git.
 * any other workspace: the user's data directory, `$VACANT_HOME` or `$XDG_DATA_HOME/vacant`, under
   `workspaces/<hash>-<name>` keyed by the workspace's real path.
-* `$VACANT_STATE_DIR` overrides both.
+* `$VACANT_STATE_DIR` overrides both (for the person's commands; a hook never reads it, see
+  vacant/core/trustenv.py: it follows the install registry instead).
+* the install registry, `<user data dir>/installs/ws-<hash>.json`, written at every install
+  outside the workspace, names the workspace and the state directory chosen then. It is how a hook
+  knows a workspace is installed even when its state directory or `install.json` was deleted
+  (`install_gone`: the gate then fails closed), and where the state directory is when the person
+  installed with `$VACANT_STATE_DIR`.
 * a legacy `<workspace>/.vacant/` (vacant before this layout) is still read and written while the
   new location holds no install record; `vacant init` moves it into the new location.
 
@@ -124,6 +130,10 @@ def state_dir(root: Path) -> Path:
     override = os.environ.get("VACANT_STATE_DIR")
     if override:
         return Path(override).resolve()
+    entry = registered(root)
+    chosen = entry.get("state_dir") if entry else None
+    if isinstance(chosen, str) and os.path.isdir(chosen):
+        return Path(chosen)
     new = _new_state_dir(root)
     legacy = legacy_state_dir(root)
     if os.path.isdir(legacy) and not os.path.islink(legacy) and not (new / INSTALL_RECORD).is_file():
@@ -205,21 +215,98 @@ def mark_installed(root: Path, **fields: object) -> Path:
     migrate_legacy(root)
     record = read_install(root) or {}
     hooks = dict(record.get("hooks") or {})
-    added = fields.pop("hooks", None)
-    if isinstance(added, dict):
-        hooks.update(added)
+    given = fields.pop("hooks", {}) or {}
+    if given:  # `vacant init` wrote these: fix what it wrote, and which vacant, for exact checks later
+        from vacant.core.installcheck import entries_digest, on_path, package_digest
+
+        given = {name: {**entry, "digest": entries_digest(entry["path"])} if isinstance(entry, dict)
+                 and isinstance(entry.get("path"), str) else entry for name, entry in given.items()}
+        fields.setdefault("package", {"path": str(Path(__file__).resolve().parents[1]), "digest": package_digest()})
+        fields.setdefault("vacant_on_path", on_path())
+    hooks.update(given)
     record.update({"workspace": os.path.realpath(root), "at": record.get("at") or time.time(), **fields,
                    "hooks": hooks})
     return write_install(root, record)
 
 
 def write_install(root: Path, record: dict[str, Any]) -> Path:
-    """Replace the install record (temp then rename)."""
+    """Replace the install record (temp then rename), and register the install outside the workspace."""
     path = ensure_state_dir(root) / INSTALL_RECORD
-    temp = path.with_name(f".{INSTALL_RECORD}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
-    os.replace(temp, path)
+    _write_json(path, record)
+    entry = registered(root) or {}
+    entry.update({"workspace": os.path.realpath(root), "state_dir": str(path.parent.resolve()),
+                  "at": entry.get("at") or time.time()})
+    _write_json(registry_path(root), entry)
     return path
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(temp, path)
+    _REGISTRY_CACHE.clear()
+
+
+# -- the install registry (outside the workspace) ----------------------------------------------
+
+_REGISTRY_CACHE: dict[str, tuple[int, dict | None]] = {}
+
+
+def registry_path(root: Path) -> Path:
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return user_data_dir() / "installs" / f"ws-{digest}.json"
+
+
+def registered(root: Path) -> dict | None:
+    """The registry's entry for this workspace (None: never installed, or uninstalled)."""
+    path = str(registry_path(root))
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except (OSError, ValueError):
+        return None
+    cached = _REGISTRY_CACHE.get(path)
+    if cached is not None and cached[0] == mtime:
+        return dict(cached[1]) if cached[1] is not None else None
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read(1 << 16))
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict) or data.get("workspace") != os.path.realpath(root):
+        data = None
+    _REGISTRY_CACHE[path] = (mtime, data)
+    return dict(data) if data is not None else None
+
+
+def unregister(root: Path) -> None:
+    """The person removed vacant from this workspace (`vacant uninstall --all`)."""
+    try:
+        registry_path(root).unlink()
+    except OSError:
+        pass
+    _REGISTRY_CACHE.clear()
+
+
+def install_gone(start: Path) -> tuple[Path, str] | None:
+    """(root, what is missing) when the nearest ancestor the registry names as installed has lost
+    its state directory or its install record; None when nothing registered is broken."""
+    try:
+        start = Path(start).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    for candidate in (start, *start.parents):
+        entry = registered(candidate)
+        if entry is None:
+            continue
+        if installed(candidate, legacy_ok=False):
+            return None
+        chosen = entry.get("state_dir") if isinstance(entry.get("state_dir"), str) else str(state_dir(candidate))
+        if not os.path.isdir(chosen):
+            return candidate, f"its state directory {chosen} is gone"
+        return candidate, f"its install record {os.path.join(chosen, INSTALL_RECORD)} is gone"
+    return None
 
 
 def migrate_legacy(root: Path) -> Path | None:

@@ -114,13 +114,22 @@ def stop(root: Path, timeout: float = 10.0) -> bool:
     return not running(root)
 
 
+def _idle_from_env() -> float:
+    """VACANT_DAEMON_IDLE_S when it is a positive number, else the default (never a crash)."""
+    try:
+        value = float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S))
+    except ValueError:
+        return DEFAULT_IDLE_S
+    return value if value == value and value > 0 else DEFAULT_IDLE_S
+
+
 class Daemon:
     def __init__(self, root: Path, idle_s: float | None = None) -> None:
         self.root = Path(root).resolve()
         self.state = ensure_state_dir(self.root)
         self.dir = daemon_dir(self.root)
         self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.idle_s = idle_s if idle_s is not None else float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_S))
+        self.idle_s = idle_s if idle_s is not None else _idle_from_env()
         os.chdir(self.root)  # platforms that read os.getcwd() (Codex) see the workspace, never a stray directory
         self.done = threading.Event()
         self.why = ""
@@ -153,7 +162,7 @@ class Daemon:
             log_error(self.root, f"vacant daemon: {error}; every full scan will be a recorded rescan")
             watcher.mark_lost(str(error))
         scanner = WatchedScanner(self.root, watcher, self.state)
-        core = Core(self.root, scanner)
+        core = Core(self.root, scanner, secret=secrets.token_hex(32))
         config = ensure_config(self.root)
         unix = UnixServer(socket_path(self.root), core, self.finish)
         try:
@@ -170,7 +179,7 @@ class Daemon:
                                                   "socket": socket_path(self.root), "started": time.time(),
                                                   "root": str(self.root)})
         try:
-            pointer.write(str(self.root), socket_path(self.root))
+            pointer.write(self.dir.parent, str(self.root), socket_path(self.root), core.secret_hex)
         except OSError as error:  # the lean clients then take the slow path: slower, never wrong
             log_error(self.root, f"vacant daemon: no pointer for the lean client: {error}")
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -179,7 +188,7 @@ class Daemon:
         watcher.stop()
         for server in (unix, http):
             server.server_close()
-        self._cleanup()
+        self._cleanup(core)
         return 0
 
     def _wait(self, core: Core) -> None:
@@ -189,8 +198,8 @@ class Daemon:
             elif time.monotonic() - core.last_request >= self.idle_s:
                 self.finish(f"idle for {self.idle_s:g} s")
 
-    def _cleanup(self) -> None:
-        pointer.remove(str(self.root), socket_path(self.root))
+    def _cleanup(self, core: Core) -> None:
+        pointer.remove(self.dir.parent, str(self.root), socket_path(self.root), core.secret_hex)
         mine = (info(self.root) or {}).get("pid") == os.getpid()
         for path in ([self.dir / "daemon.json", Path(socket_path(self.root))] if mine else []):
             try:

@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 
 from vacant.core.locations import state_dir
+from vacant.core.trustenv import for_child
 
 SOCKET_MAX = 100
 SPAWN_GRACE_S = 10.0  # a client that just started a daemon does not start another one meanwhile
@@ -66,8 +67,10 @@ def spawn(root: Path, reason: str = "client") -> bool:
         try:
             actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                        (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)]
-            os.posix_spawn(sys.executable, [sys.executable, "-m", "vacant.daemon", str(root)], dict(os.environ),
-                           file_actions=actions, setsid=True)
+            # isolated (-I) and with a scrubbed environment: no PYTHONPATH, no VACANT_* of the agent's
+            # makes a respawned daemon run anything but vacant's own code (vacant/core/trustenv.py)
+            os.posix_spawn(sys.executable, [sys.executable, "-I", "-m", "vacant.daemon", str(root)],
+                           for_child(os.environ), file_actions=actions, setsid=True)
         finally:
             os.close(log)
         return True

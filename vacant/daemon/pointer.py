@@ -1,52 +1,45 @@
-"""Where the lean client finds a running daemon: a pointer file per workspace root in a private
-per-user directory, written by the daemon (which knows the state directory) and removed when it
-exits. The client's side (the path, the trust rules, the lookup) lives in client.py, which must
-import nothing from vacant; this is the daemon's side.
+"""Where the lean client finds a running daemon: `<state>/daemon/socket`, a pointer inside the
+workspace's state directory, written by the daemon when it starts and removed when it exits. The
+client's side (the lookup, the trust rules) lives in client.py, which must import nothing from
+vacant; this is the daemon's side.
 
-`<TMPDIR or /tmp>/vacant-<uid>/roots/<fnv1a64 of the root's real path>` holds two lines: the
-root and the socket path (see client.py for when the client trusts them).
+It holds three lines: the workspace root (its real path), the socket path, and the secret this
+daemon proves its answers with (made fresh at each start, 0600). Nothing in the temp directory is
+ever trusted: a socket there (a long state path, see paths.socket_path) is found only through
+this pointer, and answered for only with the proof (see client.py).
 """
 
 from __future__ import annotations
 
 import os
-import stat
+from pathlib import Path
 
-from vacant.daemon.client import base_dir, find, fnv, private
+from vacant.daemon.client import POINTER, find, private, read_pointer
 
-__all__ = ["base_dir", "find", "pointer_path", "remove", "write"]
-
-
-def pointer_path(root: str) -> str:
-    return os.path.join(base_dir(), fnv(os.fsencode(root)))
+__all__ = ["find", "pointer_path", "read_pointer", "remove", "write", "private"]
 
 
-def write(root: str, socket_path: str) -> None:
-    """The daemon's side: make the private directory (refusing one it does not own) and the pointer."""
-    base = base_dir()
-    for directory in (os.path.dirname(base), base):  # makedirs would give the parent the umask's mode
-        try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            st = os.lstat(directory)
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and st.st_mode & 0o077:
-                os.chmod(directory, 0o700)  # ours, made by an earlier version too openly
-    if not (private(os.path.dirname(base), True) and private(base, True)):
-        raise PermissionError(f"{base} is not a private directory of this user: no pointer written")
-    temp = f"{pointer_path(root)}.{os.getpid()}.tmp"
+def pointer_path(state: Path) -> Path:
+    return Path(state) / POINTER
+
+
+def write(state: Path, root: str, socket_path: str, secret: str) -> None:
+    """The daemon's side: the pointer, born 0600 (temp then rename)."""
+    path = pointer_path(state)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(fd, f"{root}\n{socket_path}\n".encode())
+        os.write(fd, f"{root}\n{socket_path}\n{secret}\n".encode())
     finally:
         os.close(fd)
-    os.replace(temp, pointer_path(root))
+    os.replace(temp, path)
 
 
-def remove(root: str, socket_path: str) -> None:
-    path = pointer_path(root)
+def remove(state: Path, root: str, socket_path: str, secret: str) -> None:
+    path = pointer_path(state)
     try:
-        with open(path) as handle:
-            if handle.read() == f"{root}\n{socket_path}\n":
-                os.unlink(path)
+        if path.read_text() == f"{root}\n{socket_path}\n{secret}\n":
+            path.unlink()
     except OSError:
         pass

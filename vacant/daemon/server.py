@@ -1,7 +1,11 @@
 """The daemon's two doors, one set of rules, and the call they both lead to.
 
 - Unix socket (the lean client): mode 0600 in the state directory, and the peer's uid must be
-  ours (SO_PEERCRED). A request is one JSON header line `{"op": "hook", "platform", "env",
+  ours (SO_PEERCRED). The lean client speaks the compact protocol (client.py): its nonce comes
+  back in a keyed BLAKE2b over the answer under this daemon's secret (`Core.secret`, written only
+  to the pointer inside the state directory), the daemon's proof of identity. Every forwarded
+  environment is scrubbed (vacant/core/trustenv.py) and the peer's pid comes from SO_PEERCRED,
+  never from the request. Otherwise a request is one JSON header line `{"op": "hook", "platform", "env",
   "length"}` followed by `length` payload bytes; the answer is one JSON line `{"status",
   "stdout", "code"}` or `{"status", "error"}`. Ops: hook, status, stop.
 - HTTP on 127.0.0.1 (Claude's `http` hooks): `POST /hook/<platform>` with the workspace's secret
@@ -31,10 +35,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from vacant.core.errlog import log_error
-from vacant.core.locations import find_root
-from vacant.daemon.client import CWD_ENV
+from vacant.core.locations import INSTALL_RECORD, find_root, state_dir
+from vacant.core.trustenv import PEER_PID_ENV, scrub
+from vacant.daemon.client import CWD_ENV, proof
 from vacant.daemon.scanner import WatchedScanner
-from vacant.hook import answer, parse_call
+from vacant.core.calls import Response
+from vacant.hook import INSTALL_GONE, answer, parse_call
 from vacant.platforms.all_platforms import UnknownPlatform
 from vacant.record.recorder import Recorder
 
@@ -53,7 +59,11 @@ class Refused(Exception):
 class Core:
     """What both doors call: one hook call answered against this workspace's watched scanner."""
 
-    def __init__(self, root: Path, scanner: WatchedScanner) -> None:
+    def __init__(self, root: Path, scanner: WatchedScanner, secret: str | None = None) -> None:
+        import secrets  # once per daemon
+
+        self.secret_hex = secret or secrets.token_hex(32)
+        self.secret = bytes.fromhex(self.secret_hex)
         self.root = Path(root).resolve()
         self.scanner = scanner
         self.last_request = time.monotonic()
@@ -98,6 +108,11 @@ class Core:
             raise Refused(409, f"the hook ran in {client_cwd}, another workspace's directory")
         if Path(call.workspace).resolve() != self.root:
             raise Refused(409, f"call for another workspace ({call.workspace}); this daemon serves {self.root}")
+        if call.kind == "tool_pre" and not (state_dir(self.root) / INSTALL_RECORD).is_file():
+            # installed means installed: the record went away under a running daemon
+            reason = INSTALL_GONE.format(root=self.root, what=f"its install record {state_dir(self.root) / INSTALL_RECORD} is gone")
+            log_error(self.root, f"vacant daemon: {reason}")
+            return platform.render(call, Response("deny", reason))
 
         def make_recorder(root, session_id, platform):
             recorder = Recorder(self.root, session_id, platform, scanner=self.scanner, state=self.scanner.state,
@@ -141,7 +156,7 @@ class _UnixHandler(socketserver.StreamRequestHandler):
         core = self.server.core
         try:
             self._check_peer()
-            if self.rfile.peek(3)[:3] == b"H1 ":
+            if self.rfile.peek(3)[:3] == b"H2 ":
                 self._compact()
                 return
             header = self._header()
@@ -163,11 +178,13 @@ class _UnixHandler(socketserver.StreamRequestHandler):
     def _compact(self) -> None:
         """The lean client's protocol (see client.py): no JSON on its side."""
         core = self.server.core
+        self.nonce = b""
         try:
             line = self.rfile.readline(1024)
             parts = line.split()
-            if len(parts) != 4 or not line.endswith(b"\n"):
-                raise Refused(400, "malformed H1 request line")
+            if len(parts) != 5 or not line.endswith(b"\n"):
+                raise Refused(400, "malformed H2 request line")
+            self.nonce = parts[4][:64]
             platform = parts[1].decode("ascii", "replace")
             env_length, length = int(parts[2]), int(parts[3])
             if not (0 <= env_length <= MAX_HEADER and 0 <= length <= MAX_BODY):
@@ -176,6 +193,8 @@ class _UnixHandler(socketserver.StreamRequestHandler):
             if len(envb) != env_length or len(raw) != length:
                 raise Refused(400, "request cut short")
             env = dict(item.split("=", 1) for item in envb.decode("utf-8", "surrogateescape").split("\0") if "=" in item)
+            scrub(env)
+            env[PEER_PID_ENV] = str(self.peer_pid)
         except Refused as refusal:
             core.refuse(refusal.status, str(refusal), "socket")
             self._answer(refusal.status, 0, b"")
@@ -197,15 +216,17 @@ class _UnixHandler(socketserver.StreamRequestHandler):
         self._answer(status, code, body)
 
     def _answer(self, status: int, code: int, body: bytes) -> None:
+        head = f"{status} {code} {len(body)}".encode()
+        mark = proof(self.server.core.secret, self.nonce, head, body)
         try:
-            self.wfile.write(f"{status} {code} {len(body)}\n".encode() + body)
+            self.wfile.write(head + b" " + mark.encode() + b"\n" + body)
             self.wfile.flush()
         except OSError:
             pass
 
     def _check_peer(self) -> None:
         creds = self.request.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        _pid, uid, _gid = struct.unpack("3i", creds)
+        self.peer_pid, uid, _gid = struct.unpack("3i", creds)
         if uid != os.getuid():
             raise Refused(403, f"peer uid {uid} is not the workspace owner's")
 
@@ -239,6 +260,9 @@ class _UnixHandler(socketserver.StreamRequestHandler):
         raw = self.rfile.read(length)
         if len(raw) != length:
             raise Refused(400, f"payload cut short ({len(raw)} of {length} bytes)")
+        env = dict(env)
+        scrub(env)
+        env[PEER_PID_ENV] = str(self.peer_pid)
         with core.answering(platform, raw, env) as (stdout, code):
             return {"status": 200, "stdout": stdout, "code": code}
 

@@ -20,6 +20,7 @@ from vacant.core.progress import progress
 from vacant.do.watch import CommandDriver
 from vacant.platforms.all_platforms import ALIASES, PROGRAMS, load, names
 from vacant.platforms.driver import DoError, Driver, run_session
+from vacant.core.trustenv import mark_do, unmark_do
 from vacant.record.recorder import DO_ENV
 from vacant.store.steplog import StepLog, file_lock
 
@@ -156,7 +157,9 @@ class Runner:
         budget = self.rounds if self.rounds is not None else (contract.stop.rounds if contract else 3)
         tmp = Path(tempfile.mkdtemp(prefix="vacant-do-"))
         had_do_env = os.environ.get(DO_ENV)
-        os.environ[DO_ENV] = "1"  # the agent's hooks (and the in-process recorder) leave Stop to us
+        # the agent's hooks leave Stop to us: they honour VACANT_DO only as this live process's
+        # marker in the state directory, with this process among their ancestors (core/trustenv.py)
+        os.environ[DO_ENV] = mark_do(state_dir(self.root))
         env = dict(os.environ)
         platform = load(self.platform)
         if platform.driver is None:  # no hooks: a watcher records what the command changes
@@ -216,6 +219,7 @@ class Runner:
         finally:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
+            unmark_do(state_dir(self.root))
             if had_do_env is None:
                 os.environ.pop(DO_ENV, None)
             driver.close()

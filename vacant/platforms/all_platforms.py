@@ -57,13 +57,13 @@ def client_table() -> str:
     """The lean client's platform table (vacant/daemon/client.py imports builtins only, so the
     registry's facts are generated into it; a test fails on drift)."""
     prefixes = sorted({prefix for platform in REGISTERED for prefix in platform.hook_env})
-    forwarded = (*prefixes, "VACANT", "HOME", "PWD")
+    forwarded = tuple(prefixes)  # the platforms' own variables; the few of vacant's are named in the client
     http = [p for p in REGISTERED if p.http_hooks]  # only their session start waits for the daemon
     starts = sorted({f'"{event}"'.encode() for p in http for event in p.events_of("session_start")})
     waiting = tuple(name for p in http for name in (p.name, *p.aliases))
     stops = [f'"{event}"'.encode() for event in event_names("stop", "subagent_stop")]
     return "\n".join([
-        f"FORWARDED_ENV = {forwarded!r}",
+        f"FORWARDED_PREFIXES = {forwarded!r}",
         f"SESSION_START_MARKS = {tuple(starts)!r}",
         f"HTTP_PLATFORMS = {waiting!r}",
         f"STOP_MARKS = {tuple(stops)!r}",

@@ -262,6 +262,10 @@ class Claude(PlatformBase):
         path = subagent_transcript(call.transcript_path, call.agent_id) if call.agent_id else call.transcript_path
         return claude_transcript.unhooked(path, known)
 
+    def unheard(self, call: HookCall, recorded: dict[str, str]) -> list[tuple[str, str]] | None:
+        """The main agent's recorded calls its transcript does not back (see claude_transcript)."""
+        return None if call.agent_id else claude_transcript.unheard(call.transcript_path, recorded)
+
     # -- responses ---------------------------------------------------------------------------
 
     def render(self, call: HookCall, response: Response) -> tuple[str, int]:

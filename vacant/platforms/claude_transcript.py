@@ -1,4 +1,5 @@
-"""Claude's transcript read back at Stop: the tool calls that reached no hook.
+"""Claude's transcript read back at Stop: the tool calls that reached no hook, and (`unheard`)
+the recorded calls the transcript does not hold.
 
 Claude treats an unreachable `http` hook as a non-blocking error and carries on, so with the
 daemon down a tool call can run with neither its Pre nor its Post recorded. At Stop the
@@ -61,4 +62,36 @@ def unhooked(transcript_path: str | None, known: set[str]) -> list[tuple[BatchCa
     for key, call in uses.items():
         outcome, text = results.get(key, ("unknown", ""))
         out.append((call._replace(response_text=text), outcome))
+    return out
+
+
+def unheard(transcript_path: str | None, recorded: dict[str, str]) -> list[tuple[str, str]] | None:
+    """(tool_use_id, kind) for each recorded call (id -> recorded outcome) the transcript does not
+    back: `call-unheard` when it holds no such tool_use, `close-forged` when the step was closed
+    `ok` but its tool_result says it failed. None when the transcript cannot judge (absent, empty,
+    or longer than the tail read): never an accusation from a partial view."""
+    if not transcript_path:
+        return None
+    try:
+        import os
+
+        if os.path.getsize(transcript_path) > TRANSCRIPT_TAIL:
+            return None
+    except OSError:
+        return None
+    uses: set[str] = set()
+    failed: set[str] = set()
+    for block in _lines(transcript_path):
+        if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+            uses.add(block["id"])
+        elif block.get("type") == "tool_result" and block.get("is_error") and isinstance(block.get("tool_use_id"), str):
+            failed.add(block["tool_use_id"])
+    if not uses:
+        return None
+    out = []
+    for key, outcome in recorded.items():
+        if key not in uses:
+            out.append((key, "call-unheard"))
+        elif outcome == "ok" and key in failed:
+            out.append((key, "close-forged"))
     return out

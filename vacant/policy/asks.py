@@ -34,9 +34,12 @@ from vacant.core.keys import sign, verify_signature
 from vacant.core.ledger import Ledger
 from vacant.core.locations import run_dir, runs_dir, state_dir
 from vacant.core.redact import redact
+from vacant.policy.askprint import git_head, moved_since, workspace_fingerprint
+from vacant.policy.decided import DECIDED_MISSING, decided_by_person
 from vacant.policy.rules import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
-from vacant.store.hasher import Index, Scanner
 from vacant.store.steplog import StepLog, file_lock
+
+__all__ = ["git_head", "moved_since", "workspace_fingerprint"]  # their home is askprint.py
 
 PREFIX = "ask#"
 ID_PATTERN = re.compile(r"^ask#([1-9][0-9]*)$")
@@ -229,71 +232,6 @@ def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
-# -- the workspace fingerprint (for --refuse-if-moved) --------------------------------------------
-
-
-def git_head(root: Path) -> str | None:
-    git = Path(root) / ".git"
-    try:
-        if git.is_file():
-            text = git.read_text().strip()
-            if not text.startswith("gitdir:"):
-                return None
-            git = (Path(root) / text[len("gitdir:"):].strip()).resolve()
-        head = (git / "HEAD").read_text().strip()
-        if not head.startswith("ref:"):
-            return head
-        ref = head[4:].strip()
-        try:
-            return (git / ref).read_text().strip()
-        except FileNotFoundError:
-            for line in (git / "packed-refs").read_text().splitlines():
-                if line.endswith(" " + ref):
-                    return line.split(" ", 1)[0]
-            return f"unborn {ref}"
-    except OSError:
-        return None
-
-
-def workspace_fingerprint(root: Path) -> dict:
-    """Where the workspace is and what it holds (content, not timestamps), without touching the
-    recorder's index: a scan with a read-only copy of it."""
-    import xxhash
-
-    class FrozenIndex(Index):  # the scan reads the index, never writes it
-        def replace_all(self, entries, clock_ns, ignore_stamp):  # noqa: ANN001
-            pass
-
-        def update(self, changes, clock_ns):  # noqa: ANN001
-            pass
-
-    state = state_dir(Path(root))
-    state.mkdir(parents=True, exist_ok=True)
-    index = FrozenIndex(state / "index")
-    before = index.entries()
-    result = Scanner(Path(root), index, None, state).scan()
-    manifest = {rel: entry for rel, entry in before.items() if rel not in result.removed}
-    manifest.update(result.added)
-    manifest.update(result.changed)
-    files = {rel: [e[0], None if e[0] == "d" else e[1], e[3], e[4]] for rel, e in manifest.items()}
-    digest = xxhash.xxh3_128_hexdigest(json.dumps(files, sort_keys=True, separators=(",", ":")).encode())
-    return {"root": os.path.realpath(root), "head": git_head(Path(root)), "files": digest, "count": len(files)}
-
-
-def moved_since(root: Path, then: dict | None) -> str | None:
-    """How the workspace moved since `then` (None: it did not)."""
-    if not then:
-        return "no fingerprint was taken at the approval"
-    now = workspace_fingerprint(root)
-    if now["root"] != then.get("root"):
-        return f"it is now at {now['root']}, not {then.get('root')}"
-    if now["head"] != then.get("head"):
-        return f"git HEAD is now {str(now['head'])[:12]}, was {str(then.get('head'))[:12]}"
-    if now["files"] != then.get("files"):
-        return "its files changed"
-    return None
-
-
 # -- the gate's side (hot path) -------------------------------------------------------------------
 
 
@@ -330,6 +268,8 @@ def consult(root: Path, run_id: str, key: str, call: HookCall, action) -> Held |
             state, detail = fate(card, root=root)
             if state == "approved" and card["id"] in spent:
                 state, detail = "stale", SPENT_CLEARED
+            elif state == "approved" and not decided_by_person(root, card):  # a card that merely verifies
+                state, detail = "stale", DECIDED_MISSING
             elif state == "approved" and ledger_problems:  # fail closed: which approvals were spent is unknown
                 state, detail = "stale", f"{LEDGER_BROKEN} ({ledger_problems[0].detail})"
             if state == "approved":

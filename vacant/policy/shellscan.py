@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from vacant.core.locations import state_dir, user_config_dir
+from vacant.policy.keyrefs import key_reference
 from vacant.policy import forms, recordguard, shellwords
 from vacant.policy.modes import mode_of, read_head
 from vacant.policy.rules import (
@@ -338,6 +339,8 @@ class ShellScan:
         self._references(command, argv, program, viewed)
 
     def _references(self, command, argv: list, program: str | None, viewed: dict) -> None:
+        if program is not None and not self.key_touched:
+            self.key_touched = key_reference(program, [w.text for w in argv[1:]], self.cwd, self.home, key_dirs())
         viewer = program is not None and _is_viewer(program, argv)
         targets = [(word, False) for word in argv[1:]] + [(word, op in shellwords.WRITE_REDIRECTS)
                                                           for op, word in command.redirects]
@@ -467,6 +470,15 @@ def protected_reason(path: str, root: str, state: str, home: str | None) -> str 
             if path == os.path.join(home, rel_home):
                 return "the agent's hook settings that run vacant"
     return None
+
+
+def key_dirs() -> list[str]:
+    """The person's key directory as configured and with its symlinks resolved."""
+    try:
+        configured = os.path.normpath(str(user_config_dir()))
+    except (RuntimeError, KeyError):
+        return []
+    return sorted({configured, os.path.realpath(configured)})
 
 
 def is_key(path: str, home: str | None) -> bool:

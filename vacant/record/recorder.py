@@ -379,7 +379,11 @@ class Recorder:
         import subprocess
         import sys
 
-        subprocess.Popen([sys.executable, "-m", "vacant.attribute.baseline_probe", str(self.root), str(self.log.run_dir)],
+        from vacant.core.trustenv import for_child
+
+        # isolated, like every interpreter vacant starts from a hook (vacant/core/trustenv.py)
+        subprocess.Popen([sys.executable, "-I", "-m", "vacant.attribute.baseline_probe", str(self.root),
+                          str(self.log.run_dir)], env=for_child(os.environ),
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
 
@@ -456,6 +460,7 @@ class Recorder:
         self.log.emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
 
     def _on_stop(self, call: HookCall) -> None:
+        self._cross_check(call)
         unhooked = self._reconcile(call)
         self._record_unexplained(self._scan(None), None)
         for tool_use_id, key in self._own_open(call).items():  # a Pre with no Post is closed at Stop (the scan just ran)
@@ -465,6 +470,37 @@ class Recorder:
         for key in recovery.dangling(self.run):  # any agent's step whose hook was killed mid-record
             self._end_step(key, "unknown", None, [], detail=DANGLING)
         self.log.emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
+
+    def _cross_check(self, call: HookCall) -> None:
+        """Only hooks speak as hooks: each call recorded for this agent is checked against the
+        platform's transcript; a call it does not hold (a forged Pre/Post from another process on
+        the socket or the HTTP door) or an `ok` close of a call that failed there is a
+        `record_problem` (a `record` finding at Stop), named once."""
+        check = getattr(self.platform, "unheard", None)
+        if check is None:
+            return
+        prefix = f"{call.agent_id or MAIN}/"
+        recorded: dict[str, str] = {}
+        reconciled: set[str] = set()
+        for record in self.log.records():
+            key = record.get("key")
+            if not isinstance(key, str) or not key.startswith(prefix) or record.get("tool") == "oob":
+                continue
+            if record.get("type") == "step_start":
+                recorded.setdefault(key[len(prefix):], "unknown")
+            elif record.get("type") == "step_end":
+                recorded[key[len(prefix):]] = str(record.get("outcome"))
+                if record.get("reconciled"):
+                    reconciled.add(key[len(prefix):])
+        named = self.run.setdefault("unheard", [])
+        for tool_use_id, kind in check(call, {k: v for k, v in recorded.items() if k not in reconciled}) or []:
+            if f"{kind}:{tool_use_id}" in named:
+                continue
+            named.append(f"{kind}:{tool_use_id}")
+            why = ("the agent's transcript holds no such tool call: it was sent to vacant by something other than the "
+                   "platform's hook" if kind == "call-unheard" else
+                   "it was recorded as ok but the agent's transcript says it failed: the close was forged")
+            self.log.emit("record_problem", kind=kind, detail=f"step {prefix}{tool_use_id}: {why}")
 
     def _reconcile(self, call: HookCall) -> dict[str, str]:
         """Steps that reached no hook (an http hook to a daemon that was down), found in the

@@ -25,6 +25,10 @@ DIR_MODE, PACK_MODE, BLOB_MODE = 0o700, 0o600, 0o400
 CHUNK = 1 << 20
 
 
+class TamperedObject(ValueError):
+    """A stored blob's bytes no longer match its key."""
+
+
 def size_cap() -> int:
     try:
         return int(os.environ.get("VACANT_OBJECT_CAP", DEFAULT_SIZE_CAP))
@@ -130,6 +134,15 @@ class ObjectStore:
                 self._packs.update((key, (writer.final, offset, length)) for key, (offset, length) in written.items())
 
     def get(self, key: str) -> bytes:
+        """The blob stored under `key`; TamperedObject when its bytes no longer hash to it (an
+        object edited behind vacant's back never reaches a report or a restore)."""
+        data = self._raw(key)
+        if hash_bytes(data) != key:
+            raise TamperedObject(f"object {key} in {self.root} no longer matches its content hash: it was edited "
+                                 "behind vacant's back, so nothing is shown or restored from it")
+        return data
+
+    def _raw(self, key: str) -> bytes:
         try:
             with open(self._loose(key), "rb") as handle:
                 return handle.read()
@@ -141,6 +154,12 @@ class ObjectStore:
             with open(pack, "rb") as handle:
                 handle.seek(offset)
                 return handle.read(length)
+
+    def tampered(self) -> list[str]:
+        """Every stored key whose bytes no longer hash to it (`vacant verify`)."""
+        keys = [f"{d.name}{f.name}" for d in Path(self.root).iterdir() if d.is_dir() and len(d.name) == 2
+                for f in d.iterdir() if not f.name.startswith(".")] if os.path.isdir(self.root) else []
+        return [key for key in sorted(set(keys) | set(self._pack_index())) if hash_bytes(self._raw(key)) != key]
 
     def _write(self, key: str, data: bytes) -> None:
         fanout = f"{self.root}/{key[:2]}"

@@ -259,29 +259,40 @@ def test_a_call_the_daemon_answers_loads_no_more_than_the_launcher_and_socket(da
     bare = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"], capture_output=True).stderr
     names = lambda err: {line.split("|")[-1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}  # noqa: E731
     assert lifecycle.request(root, {"op": "status"})["requests"] >= 1  # the daemon answered it
-    assert names(proc.stderr) - names(bare) == {"_socket", "client"}
+    loaded = names(proc.stderr) - names(bare)  # the proof's keyed hash; a non-git root's path hash
+    assert {"_socket", "client", "_blake2"} <= loaded <= {"_socket", "client", "_blake2", "_sha256", "_sha2"}, loaded
 
 
-def test_a_pointer_is_trusted_only_in_a_private_directory_and_to_a_real_socket(tmp_path, monkeypatch):
+def test_a_pointer_is_trusted_only_in_the_state_directory_private_and_to_a_real_socket(tmp_path, monkeypatch):
+    from vacant.core.locations import state_dir
     from vacant.daemon import pointer
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     root = str(tmp_path / "ws")
-    os.makedirs(root)
+    os.makedirs(os.path.join(root, ".git"))  # a git top level: the state directory is .git/vacant
+    state = state_dir(Path(root))
+    secret = "ab" * 32
     sock = tmp_path / "not-a-socket"
     sock.write_text("")
-    pointer.write(root, str(sock))
+    pointer.write(state, root, str(sock), secret)
     assert pointer.find(root, walk_up=False) is None  # a planted regular file is no daemon
     listener = socket.socket(socket.AF_UNIX)
     real = str(tmp_path / "s")
     listener.bind(real)
     os.chmod(real, 0o600)
-    pointer.write(root, real)
-    assert pointer.find(os.path.join(root), walk_up=False) == (root, real)
+    pointer.write(state, root, real, secret)
+    assert pointer.find(os.path.join(root), walk_up=False) == (root, real, bytes.fromhex(secret))
     os.makedirs(os.path.join(root, "sub"))
-    assert pointer.find(os.path.join(root, "sub"), walk_up=True) == (root, real)
+    assert pointer.find(os.path.join(root, "sub"), walk_up=True) == (root, real, bytes.fromhex(secret))
     assert pointer.find(os.path.join(root, "sub"), walk_up=False) is None
-    os.chmod(os.path.dirname(pointer.base_dir()), 0o755)  # someone opened the directory up
+    os.chmod(pointer.pointer_path(state), 0o644)  # someone opened the pointer up
+    assert pointer.find(root, walk_up=False) is None
+    os.chmod(pointer.pointer_path(state), 0o600)
+    # the old place, the temp directory, is never read: a pointer planted there finds nothing
+    os.unlink(pointer.pointer_path(state))
+    planted = tmp_path / f"vacant-{os.getuid()}" / "roots"
+    planted.mkdir(parents=True, mode=0o700)
+    (planted / "anything").write_text(f"{root}\n{real}\n")
     assert pointer.find(root, walk_up=False) is None
     listener.close()
 

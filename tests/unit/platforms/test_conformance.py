@@ -228,7 +228,7 @@ def test_the_lean_clients_table_is_the_registrys():
     from vacant.daemon import client
 
     for platform in REGISTERED:
-        assert all(prefix in client.FORWARDED_ENV for prefix in platform.hook_env)
+        assert all(prefix in client.FORWARDED_PREFIXES for prefix in platform.hook_env)
         for event in platform.events_of("stop", "subagent_stop"):
             assert any(mark in json.dumps({platform.event_key: event}).encode() for mark in client.STOP_MARKS)
         for event in platform.events_of("session_start"):  # only http hooks need the daemon up at once
