@@ -12,7 +12,6 @@ in $TMPDIR; push; delete install.json; `ls` (denied: the workspace is installed,
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

@@ -11,6 +11,8 @@ hook watch runs on every call).
 
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 import json
 import os
@@ -61,7 +63,7 @@ def entries_digest(path: str) -> str | None:
             return None
         return "file:" + hashlib.sha256(raw).hexdigest()
     hooks = settings.get("hooks")
-    ours: dict[str, list] = {}
+    ours: dict[str, list[object]] = {}
     if isinstance(hooks, dict):
         for event, groups in hooks.items():
             for group in groups if isinstance(groups, list) else []:
@@ -73,7 +75,7 @@ def entries_digest(path: str) -> str | None:
     return "entries:" + hashlib.sha256(json.dumps(ours, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def entry_intact(entry: dict) -> bool:
+def entry_intact(entry: dict[str, Any]) -> bool:
     """The settings file still holds exactly the entries `vacant init` wrote (an install record
     from before digests were kept: still holds some)."""
     path = entry.get("path")
@@ -102,7 +104,7 @@ def package_digest(package: Path = PACKAGE) -> str:
     return _files_digest(files, package)
 
 
-def on_path() -> dict:
+def on_path() -> dict[str, Any]:
     """The `vacant` the PATH runs: where it resolves and the digest of that file."""
     import shutil
 

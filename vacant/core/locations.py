@@ -215,7 +215,8 @@ def mark_installed(root: Path, **fields: object) -> Path:
     migrate_legacy(root)
     record = read_install(root) or {}
     hooks = dict(record.get("hooks") or {})
-    given = fields.pop("hooks", {}) or {}
+    popped = fields.pop("hooks", {}) or {}
+    given: dict[str, Any] = popped if isinstance(popped, dict) else {}
     if given:  # `vacant init` wrote these: fix what it wrote, and which vacant, for exact checks later
         from vacant.core.installcheck import entries_digest, on_path, package_digest
 
@@ -240,7 +241,7 @@ def write_install(root: Path, record: dict[str, Any]) -> Path:
     return path
 
 
-def _write_json(path: Path, data: dict) -> None:
+def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
@@ -250,7 +251,7 @@ def _write_json(path: Path, data: dict) -> None:
 
 # -- the install registry (outside the workspace) ----------------------------------------------
 
-_REGISTRY_CACHE: dict[str, tuple[int, dict | None]] = {}
+_REGISTRY_CACHE: dict[str, tuple[int, dict[str, Any] | None]] = {}
 
 
 def registry_path(root: Path) -> Path:
@@ -259,7 +260,7 @@ def registry_path(root: Path) -> Path:
     return user_data_dir() / "installs" / f"ws-{digest}.json"
 
 
-def registered(root: Path) -> dict | None:
+def registered(root: Path) -> dict[str, Any] | None:
     """The registry's entry for this workspace (None: never installed, or uninstalled)."""
     path = str(registry_path(root))
     try:
@@ -302,7 +303,8 @@ def install_gone(start: Path) -> tuple[Path, str] | None:
             continue
         if installed(candidate, legacy_ok=False):
             return None
-        chosen = entry.get("state_dir") if isinstance(entry.get("state_dir"), str) else str(state_dir(candidate))
+        named = entry.get("state_dir")
+        chosen = named if isinstance(named, str) else str(state_dir(candidate))
         if not os.path.isdir(chosen):
             return candidate, f"its state directory {chosen} is gone"
         return candidate, f"its install record {os.path.join(chosen, INSTALL_RECORD)} is gone"

@@ -27,6 +27,10 @@ import os
 from collections.abc import MutableMapping
 from pathlib import Path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vacant.core.docgen import GeneratedDoc
+
 # The variables a hook honours, each with why it is safe to (docs/HOOK.md is generated from this).
 HONOURED_WHY = {
     "VACANT_HOME": "where the person's data lives (the install registry, a non-git workspace's state). A locator: "
@@ -185,7 +189,7 @@ from reading the settings and the daemon's state instead.
 """
 
 
-def _doc():
+def _doc() -> GeneratedDoc:
     from vacant.core.docgen import GeneratedDoc  # docs only: never on the hook's path
 
     return GeneratedDoc("HOOK.md", render_doc, ("vacant/core/trustenv.py",))
