@@ -218,9 +218,10 @@ class Pipeline:
         if finding.source != "check" or flip.index is None or flip.flaky:
             return None
         check = self._check_named(finding.name)
+        own_line = finding.test is None and finding.path in verify.paths(self.timeline, flip.index)
         return verify.verify_flip(self.timeline, flip.index,
                                   lambda index: self.checks.status(check, finding, index),
-                                  lambda manifest: self.checks.status_of(check, finding, manifest))
+                                  lambda manifest: self.checks.status_of(check, finding, manifest), own_line)
 
     def _finding_json(self, finding: Finding, attribution: Attribution) -> dict[str, Any]:
         step = attribution.step

@@ -7,7 +7,10 @@ an earlier failure stopping the runner, a collection error) the finding's absenc
 nothing; change k may only have unmasked it. Then:
 
 1. the baseline with only change k applied: the finding present there means change k alone
-   causes it (a provable flip still);
+   causes it (a provable flip still), when that says anything: the baseline itself is clean for
+   the finding, or the finding is a located line of a file change k wrote (a linter's line, not a
+   test whose file the change never touched; a baseline already broken for a test would make
+   every unmasking change look sufficient);
 2. else state k with one earlier change undone, nearest first: the first whose undoing makes the
    state clean is the change the failure needs (`broken_by`); change k is named as what let it
    show (`unmasked_by`). Either way the grade is `heuristic`, never `provable` against change k.
@@ -69,14 +72,16 @@ def alone(timeline: Timeline, index: int) -> Manifest:
 
 
 def verify_flip(timeline: Timeline, index: int, status_at: Callable[[int], str],
-                status_of: Callable[[Manifest], str]) -> Verdict:
+                status_of: Callable[[Manifest], str], own_line: bool = False) -> Verdict:
     """The counterfactuals for a flip at `index` (module docstring). `status_at(i)` answers for a
-    recorded state (cached by the caller), `status_of(manifest)` for a constructed one."""
+    recorded state (cached by the caller), `status_of(manifest)` for a constructed one; `own_line`:
+    the finding is a located line (not a test) in a file change `index` wrote."""
     runs = 0
     masked, broken_by = False, None
     if status_at(index - 1) != CLEAN:
-        runs += 1
-        if status_of(alone(timeline, index)) != PRESENT:
+        informative = own_line or status_at(0) == CLEAN
+        runs += 1 if informative else 0
+        if not informative or status_of(alone(timeline, index)) != PRESENT:
             masked = True
             broken_by, tried = _needed_earlier(timeline, index, status_of)
             runs += tried
