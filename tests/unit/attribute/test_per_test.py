@@ -10,7 +10,9 @@ import textwrap
 import pytest
 from step_histories import record_steps
 
+from vacant.attribute import report_shape
 from vacant.attribute.stop import stop
+from vacant.show import markdown
 
 pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.slow]
 
@@ -56,6 +58,10 @@ def test_a_broken_test_is_its_own_finding_at_its_assert_line_blamed_on_the_sourc
     assert "-    return a + b" in finding["diff"] and "+    return a - b" in finding["diff"]
     assert "test pytest::tests.test_lib::test_add fails at tests/test_lib.py:7" in outcome.feedback
     assert "which changed lib.py" in outcome.feedback and "not a test file" in outcome.feedback
+    assert report_shape.problems(outcome.report) == []
+    shown = markdown.render(outcome.report)
+    assert markdown.cell("test pytest::tests.test_lib::test_add (the change touched lib.py) fails") in shown
+    assert "+    return a - b" in shown
 
 
 def test_two_tests_broken_by_two_steps_are_two_findings_each_on_its_step(ws):
