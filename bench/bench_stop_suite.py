@@ -14,14 +14,12 @@ how many of them ran the one failing test alone. Prints figures; asserts the ans
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import random
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -33,27 +31,11 @@ from vacant.platforms.claude import PLATFORM
 from vacant.policy.contract import load_contract
 from vacant.record.recorder import Recorder
 
-SDIST = ("more-itertools", "10.5.0", "5482bfef7849c25dc3c6dd53a6173ae4795da2a41a80faea6700d9f5846c5da6")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
+from sdist import MORE_ITERTOOLS, SUITE, fetch_sdist
+
 CACHE = Path(os.environ.get("VACANT_BENCH_CACHE", Path.home() / ".cache" / "vacant-bench"))
-SUITE = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
 BREAK = ("more_itertools/recipes.py", "def quantify(iterable, pred=bool):", "def quantify(iterable, pred=lambda x: 1):")
-
-
-def fetch_sdist(name: str, version: str, sha256: str, cache: Path = CACHE) -> Path:
-    """The sdist's unpacked tree, downloaded once by pip and verified by its sha256."""
-    cache.mkdir(parents=True, exist_ok=True)
-    archive = cache / f"{name}-{version}.tar.gz"
-    if not archive.exists():
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                        f"{name}=={version}", "-d", str(cache)], check=True)
-    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-    if digest != sha256:
-        raise SystemExit(f"{archive}: sha256 {digest}, expected {sha256}: refusing it")
-    tree = cache / f"{name}-{version}"
-    if not tree.exists():
-        with tarfile.open(archive) as tar:
-            tar.extractall(cache, filter="data")
-    return tree
 
 
 def record_run(root: Path, steps: int, planted: int) -> Path:
@@ -111,7 +93,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     os.environ.setdefault("VACANT_HOME", tempfile.mkdtemp(prefix="vacant-bench-home-"))
-    tree = fetch_sdist(*SDIST)
+    tree = fetch_sdist(CACHE, *MORE_ITERTOOLS)
     rows = [measure(tree, args.steps, seed) for seed in range(args.reps)]
     suite = statistics.median(r["suite_s"] for r in rows)
     stops = [r["stop_s"] for r in rows]
