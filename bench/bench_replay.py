@@ -68,8 +68,10 @@ def measure(steps: int, seed: int) -> dict[str, float]:
         linear = Pipeline(root, run_dir, contract, budget_s=3600)
         linear.scratch_dir = Path(tempfile.mkdtemp(prefix="vacant-bench-linear-"))
         from vacant.attribute.replay import Scratch
+        from vacant.attribute.statechecks import StateChecks
 
         linear.scratch = Scratch(linear.timeline, linear.store, linear.scratch_dir, root)
+        linear.checks = StateChecks(linear.scratch)
         check = contract.check[0]
         target = found["id"]
         started = time.perf_counter()

@@ -55,7 +55,7 @@ def test_to_json_and_location():
     finding = Finding("0123456789ab", "check", "lint", "a.py", 3, 7, "E1 bad", "x=1")
     assert finding.to_json() == {
         "id": "0123456789ab", "source": "check", "name": "lint", "path": "a.py", "line": 3, "col": 7,
-        "message": "E1 bad", "text": "x=1", "env": False,
+        "message": "E1 bad", "text": "x=1", "env": False, "test": None,
     }
     assert finding.location == "a.py:3:7"
     assert Finding("x", "check", "t", None, None, None, "m", "").location == ""

@@ -34,7 +34,9 @@ def oracle(f: Facts) -> tuple[str, Who, str | None]:
     single_recorded_writer = f.owner == Owner.STEP and f.writers == 1
     if not f.flip:  # on every state evaluated: nobody did it during this run
         return (levels.HEURISTIC if f.located else levels.INCOMPLETE), Who.NOBODY, None
-    if f.owner == Owner.OUT_OF_BAND and not f.flaky:
+    if f.flaky:  # answers differently on the same state: reported, never anyone's
+        return levels.FLAKY, Who.NOBODY, None
+    if f.owner == Owner.OUT_OF_BAND:
         return levels.GAP, Who.NOBODY, None
     if not (reproducible and single_recorded_writer):
         pointer = Who.OWNER if f.owner == Owner.STEP else Who.NOBODY

@@ -9,7 +9,7 @@ Precedence, first match wins (a later rule only speaks when no earlier one did):
 1. No flip (the finding is on every state evaluated): a located finding or a flag is `heuristic`
    "present at baseline", nobody's doing (no actor, no step); a check without a location is
    `incomplete` (the work was not done), and the evidence lists the states evaluated.
-2. A flaky check: the flip itself is not reproducible: `heuristic`, pointer only.
+2. A flaky check: the flip itself is not reproducible: `flaky`, nobody's (no step, no actor).
 3. No single owner of the change (several steps open): `heuristic`, no actor.
 4. The change came from an out-of-band change set: `gap`, no actor.
 5. Several steps that could write were open: `heuristic`, pointer only.
@@ -83,7 +83,7 @@ def decide(facts: Facts) -> Decision:
             return Decision(levels.HEURISTIC, Who.NOBODY, PRESENT_AT_BASELINE)
         return Decision(levels.INCOMPLETE, Who.NOBODY, NEVER_PASSED)
     if facts.flaky:
-        return Decision(levels.HEURISTIC, Who.OWNER if facts.owner == Owner.STEP else Who.NOBODY, FLAKY)
+        return Decision(levels.FLAKY, Who.NOBODY, FLAKY)
     if facts.owner == Owner.GROUP:
         return Decision(levels.HEURISTIC, Who.NOBODY, GROUP)
     if facts.owner == Owner.OUT_OF_BAND:

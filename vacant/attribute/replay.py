@@ -45,6 +45,11 @@ class Timeline:
         return [i - 1 for i in range(after + 2, self.last + 1)
                 if path in self.change(i)["added"] or path in self.change(i)["changed"] or path in self.change(i)["removed"]]
 
+    def changes_path(self, path: str | None) -> bool:
+        """Whether any recorded change touches `path`."""
+        return path is not None and any(path in c["added"] or path in c["changed"] or path in c["removed"]
+                                        for c in self.changes)
+
     def content(self, store: ObjectStore, index: int, path: str) -> bytes | None:
         entry = self.states[index].get(path)
         if not entry or entry[0] != "f" or not store.has(entry[3]):
@@ -64,15 +69,21 @@ class Scratch:
     store: ObjectStore
     directory: Path
     live: Path
-    index: int | None = None
+    index: int | None = None  # the recorded state the directory holds (None: none, or a constructed one)
     unrestorable: dict[int, list[str]] = field(default_factory=dict)
+    current: Manifest | None = None
 
     def at(self, index: int) -> Path:
-        if self.index != index:
-            current = None if self.index is None else self.timeline.states[self.index]
-            missing = materialize(self.timeline.states[index], self.directory, self.store, current, live=self.live)
+        if self.index != index or self.current is None:
+            missing = materialize(self.timeline.states[index], self.directory, self.store, self.current, live=self.live)
             self.unrestorable[index] = missing
-            self.index = index
+            self.index, self.current = index, self.timeline.states[index]
+        return self.directory
+
+    def holding(self, manifest: Manifest) -> Path:
+        """The directory holding a constructed state (a counterfactual: some change undone)."""
+        materialize(manifest, self.directory, self.store, self.current, live=self.live)
+        self.index, self.current = None, manifest
         return self.directory
 
 

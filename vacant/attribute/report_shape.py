@@ -73,8 +73,14 @@ FINDING_FIELDS = (
                                            "`subagent:<id>`, `command:<cmd>`, `pinned:<path>`)"),
     Field("origin_source", "string|null", "the source outside the run, if the value came from one"),
     Field("evidence", "object", "how the grade was reached (below)"),
-    Field("diff", "string|null", "what the step where the finding appeared changed at its location (a short "
-                                 "unified diff rebuilt from the recorded states), or null"),
+    Field("test", "string|null", "the failing test's id (its suites, class name and name from the runner's JUnit "
+                                 "report, joined by `::`), when the check's runner reported per test; `path` and "
+                                 "`line` are then its assert line"),
+    Field("diff", "string|null", "what the change that broke it changed (a short unified diff rebuilt from the "
+                                 "recorded states): the hunk at the finding's location first when that change "
+                                 "touched its file, then the other files it touched; null only when no flip "
+                                 "was found"),
+    Field("changed", "array", "the files the change shown in `diff` touched (empty when no flip was found)"),
     Field("blocking", "bool", "whether the finding holds the agent back (env, gap and record findings never do)"),
 )
 
@@ -86,13 +92,22 @@ EVIDENCE_FIELDS = (
                             "line (its changed block only when that line has none)", always=False),
     Field("value_lines", "array", "the lines (on the flip step's state) the value was taken from; empty: the "
                                   "whole change (a finding without a line)", always=False),
-    Field("method", "string", "how the flip was found: `bisection` or `linear`", always=False),
+    Field("method", "string", "how the flip was found: `bisection`, `linear` (the last absent-to-present "
+                              "transition, scanning back from the end), `baseline` or `baseline-partial`",
+          always=False),
     Field("flaky", "bool", "the check gave different answers on the same state", always=False),
     Field("states_evaluated", "array", "the states the check actually ran on", always=False),
     Field("rerun", "string", "the command that gives back this finding, level and step on the recorded run "
                              "(`vacant replay RUN --stop N`)", always=False),
     Field("hops", "array", "lineage hops from the flip step to the producing step", always=False),
     Field("group", "array", "the steps open together when the change was seen", always=False),
+    Field("needed", "bool", "the counterfactual on the final state: with only the flip step's change undone, the "
+                            "finding was gone (false: another change causes it too; graded `heuristic`)",
+          always=False),
+    Field("unmasked_by", "int|null", "a masked flip: the step whose change only let the finding show (the state "
+                                     "before it never ran the check or the test cleanly)", always=False),
+    Field("broken_by", "int|null", "a masked flip: the earlier step whose change undone clears the finding (null: "
+                                   "none of those tried)", always=False),
 )
 
 

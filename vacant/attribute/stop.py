@@ -12,14 +12,14 @@ import json
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
-from vacant.attribute import recordaudit
-from vacant.attribute.diffs import step_diff
+from vacant.attribute import at_change, recordaudit, verify
+from vacant.attribute.at_change import Attribution
 from vacant.attribute.grade import Facts, Owner, Value, Who, decide
 from vacant.attribute.lineage import Source, find_source, introduced_value
 from vacant.attribute.replay import (
@@ -30,12 +30,13 @@ from vacant.attribute.replay import (
     Timeline,
     find_flip,
 )
+from vacant.attribute.statechecks import StateChecks
+from vacant.attribute.verify import PRESENT
 from vacant.core import levels
 from vacant.core.atomic import atomic_write
 from vacant.core.cells import UNKNOWN
 from vacant.core.findings import Finding
 from vacant.core.locations import state_dir
-from vacant.policy.checks import run_check
 from vacant.policy.contract import Contract, ContractError, load_contract, rounds_hint
 from vacant.policy.flags import list_flags, standing_flags
 from vacant.store import reputation
@@ -45,19 +46,6 @@ from vacant.store.steplog import StepLog
 
 MAX_HOPS = 5
 HOOK_TIMEOUT_MARGIN_S = 60
-
-
-@dataclass
-class Attribution:
-    level: str
-    step: Step | None = None
-    actor: dict[str, Any] | None = None
-    source: Source | None = None  # where the value came from outside the run, if anywhere
-    first_hop: str | None = None  # lineage_internal: the run's own read the value was copied from
-    final_level: str | None = None  # for lineage_internal: the grade at the producing step
-    flip_step: int | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
-    diff: str | None = None  # what the flip step changed at the finding's location
 
 
 @dataclass
@@ -101,22 +89,16 @@ class Pipeline:
         budget = budget_s if budget_s is not None else (contract.stop.budget_s if contract else 300.0)
         self.budget_s = float(budget)
         self.deadline = time.monotonic() + self.budget_s
-        self.check_runs = 0
-        self.results: dict[tuple[str, int], Any] = {}
-        self.scratch: Scratch | None = None
+        self.checks: StateChecks | None = None
+
+    @property
+    def check_runs(self) -> int:
+        return self.checks.runs if self.checks else 0
 
     # -- checks on states --------------------------------------------------------------------
 
     def check_at(self, check, index: int, cached: bool = True):
-        key = (check.name, index)
-        if cached and key in self.results:
-            return self.results[key]
-        directory = self.scratch.at(index)
-        result = run_check(check, directory)
-        self.check_runs += 1
-        if cached or key not in self.results:
-            self.results[key] = result
-        return result
+        return self.checks.at(check, index, cached)
 
     def presence(self, finding: Finding, flag_text: str | None) -> Presence:
         if finding.source == "flag":
@@ -127,9 +109,21 @@ class Pipeline:
             check = self._check_named(finding.name)
 
             def evaluate(index: int, cached: bool) -> bool:
-                result = self.check_at(check, index, cached)
-                return any(f.id == finding.id for f in result.findings)
+                return self.checks.status(check, finding, index, cached) == PRESENT
         return Presence(evaluate)
+
+    def later_states(self, finding: Finding, after: int) -> list[int]:
+        """The states just before each later change that could have repaired the finding: every
+        later change for a failing test or a finding on a file no step changes (what the check
+        reads is not known); else each later change to its own file or to the flip's files."""
+        if finding.source == "flag":
+            return self.timeline.touching(finding.path, after=after)
+        if finding.test is not None or not self.timeline.changes_path(finding.path):
+            return list(range(after, self.timeline.last))
+        own = set(self.timeline.touching(finding.path, after=after))
+        for path in verify.paths(self.timeline, after) if after >= 1 else ():
+            own.update(self.timeline.touching(path, after=after))
+        return sorted(own)
 
     def _check_named(self, name: str):
         return next(check for check, _guard in self.contract.all_checks() if check.name == name)
@@ -140,6 +134,7 @@ class Pipeline:
         started = time.monotonic()
         scratch_dir = Path(tempfile.mkdtemp(prefix="vacant-replay-"))
         self.scratch = Scratch(self.timeline, self.store, scratch_dir, self.root)
+        self.checks = StateChecks(self.scratch)
         try:
             checks, findings = self._final_findings()
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
@@ -201,8 +196,9 @@ class Pipeline:
             return Attribution(levels.ENV, evidence={"why": "the check's tool is missing; editing code cannot fix it",
                                                      "rerun": self.rerun})
         try:
-            flip = find_flip(self.presence(finding, flag_text), self.timeline.last, self.deadline,
-                             lambda k: self.timeline.touching(finding.path, after=k))
+            presence = self.presence(finding, flag_text)
+            flip = find_flip(presence, self.timeline.last, self.deadline, lambda k: self.later_states(finding, k))
+            verdict = self._verify(finding, flip)
         except BudgetExceeded:
             return Attribution(levels.NOT_REPLAYED, evidence={"why": f"time budget of {self.budget_s:.0f} s ran out",
                                                               "rerun": self.rerun})
@@ -211,10 +207,24 @@ class Pipeline:
             method=flip.method, flaky=flip.flaky, states_evaluated=sorted(flip.evaluated),
             rerun=self.rerun,
         )
-        attribution.diff = step_diff(self.timeline, self.store, flip.index, finding.path, finding.line)
+        shown = flip.index
+        if verdict is not None:
+            attribution, shown = at_change.demote(self.view, self.timeline, attribution, flip.index, verdict)
+        attribution.diff, attribution.changed = at_change.change_diff(self.timeline, self.store, shown,
+                                                                      finding.path, finding.line)
         if flip.index is not None:
             self.log.emit("flip", finding=finding.id, step=attribution.flip_step, state=flip.index, method=flip.method)
         return attribution
+
+    def _verify(self, finding: Finding, flip: Flip) -> verify.Verdict | None:
+        """The counterfactuals (vacant.attribute.verify) for a check finding's flip."""
+        if finding.source != "check" or flip.index is None or flip.flaky:
+            return None
+        check = self._check_named(finding.name)
+        own_line = finding.test is None and finding.path in verify.paths(self.timeline, flip.index)
+        return verify.verify_flip(self.timeline, flip.index,
+                                  lambda index: self.checks.status(check, finding, index),
+                                  lambda manifest: self.checks.status_of(check, finding, manifest), own_line)
 
     def _finding_json(self, finding: Finding, attribution: Attribution) -> dict[str, Any]:
         step = attribution.step
@@ -236,7 +246,9 @@ class Pipeline:
             "lineage_source": attribution.first_hop or (attribution.source.describe() if attribution.source else None),
             "origin_source": attribution.source.describe() if attribution.source else None,
             "evidence": attribution.evidence,
+            "test": finding.test,
             "diff": attribution.diff,
+            "changed": attribution.changed,
             "blocking": attribution.level not in levels.NON_BLOCKING_LEVELS,
         }
 
@@ -376,6 +388,7 @@ def _unobserved_context(view: RunView, start: dict[str, Any]) -> bool:
 STOP_STATE = "stop.json"
 FEEDBACK_LINES = 12
 MESSAGE_WIDTH = 160
+TEST_LINE_WIDTH = 260  # a test's id, its assert line and the change's files come before its words
 
 
 def _load_stop_state(run_dir: Path) -> dict[str, Any]:
@@ -428,10 +441,35 @@ def _trim(text: str, width: int = MESSAGE_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _origin(item: dict[str, Any], guard: bool = False) -> str:
+    """Where the finding came from, for the agent: the step and, when known, the files it changed.
+    `guard`: the finding is a guard's (a check that must stay green)."""
+    evidence = item.get("evidence") or {}
+    files = ", ".join(item.get("changed") or [])
+    changed = f", which changed {files}" if files else ""
+    if item["flip_step"] is None and guard and evidence.get("unmasked_by") is None:
+        return "already failing when the work began; it must pass before you stop"
+    if item["level"] == levels.INCOMPLETE:
+        return "never passed: the work is not done yet"
+    if evidence.get("unmasked_by") is not None:
+        culprit = evidence.get("broken_by")
+        if culprit is not None:
+            return f"broken by step {culprit}{changed}; it showed once step {evidence['unmasked_by']} let the check reach it"
+        return f"showed at step {evidence['unmasked_by']}; an earlier change broke it"
+    if item["flip_step"] is None:
+        return "origin not reproducible"
+    broke = "broke this guard" if guard else "introduced"
+    if item["step"] == item["flip_step"]:
+        return f"{broke} at step {item['flip_step']} ({item['tool']}){changed}"
+    return f"{broke} at step {item['flip_step']}, value from step {item['step']} ({item['tool']})"
+
+
 def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int,
                   guards: frozenset[str] = frozenset(), contract_error: dict[str, Any] | None = None) -> str:
     """At most 12 lines; stable ids and locations; never who the actor is. `guards`: the names of
-    the checks that must stay green (a guard that fails was broken by the work, or already was)."""
+    the checks that must stay green (a guard that fails was broken by the work, or already was).
+    A failing test names the test, its assert line and the change that broke it: the fix belongs
+    at that change."""
     count = len(blocking) + (1 if contract_error else 0)
     lines = [f"vacant: {count} finding(s) must be fixed before you stop (round {round_number} of {rounds})."]
     if contract_error:
@@ -443,20 +481,18 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
         guard = item["source"] == "check" and item["name"] in guards
         kind = "guard" if guard else "check"
         what = f"flag: {item['message']}" if item["source"] == "flag" else f"{kind} {item['name']} says: {item['message']}"
-        if item["flip_step"] is None and guard:
-            origin = "already failing when the work began; it must pass before you stop"
-        elif item["level"] == levels.INCOMPLETE:
-            origin = "never passed: the work is not done yet"
-        elif item["flip_step"] is not None:
-            broke = "broke this guard" if guard else "introduced"
-            origin = f"{broke} at step {item['flip_step']} ({item['tool']})" if item["step"] == item["flip_step"] \
-                else f"{broke} at step {item['flip_step']}, value from step {item['step']} ({item['tool']})"
+        if item.get("test"):
+            lines.append(_trim(f"- [{item['id']}] test {item['test']} fails at {where} ({_origin(item, guard)}) {what}",
+                               TEST_LINE_WIDTH))
         else:
-            origin = "origin not reproducible"
-        lines.append(_trim(f"- [{item['id']}] {where} ({origin}) {what}"))
+            lines.append(_trim(f"- [{item['id']}] {where} ({_origin(item, guard)}) {what}"))
     if len(shown) < len(blocking):
         lines.append(f"- … and {len(blocking) - len(shown)} more (same checks)")
-    lines.append("Fix each at its location, re-run the failing check yourself, then finish; vacant re-checks at stop.")
+    if any(item.get("test") for item in shown):
+        lines.append("Fix the change that broke each test (not a test file it did not touch), re-run the failing "
+                     "check yourself, then finish; vacant re-checks at stop.")
+    else:
+        lines.append("Fix each at its location, re-run the failing check yourself, then finish; vacant re-checks at stop.")
     return "\n".join(lines)
 
 

@@ -24,6 +24,13 @@ def finding_id(name: str, path: str | None, text: str) -> str:
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:ID_LENGTH]
 
 
+def test_finding_id(name: str, test_id: str) -> str:
+    """A failing test's finding id: check and test id only, so it is the same on every state
+    whatever line the failure points at."""
+    payload = json.dumps(["test", name, test_id], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:ID_LENGTH]
+
+
 @dataclass
 class Finding:
     id: str
@@ -35,6 +42,7 @@ class Finding:
     message: str
     text: str  # the offending line's exact text at that location ('' if none)
     env: bool = False  # env/NAME: a tool is missing; never attributed to anyone
+    test: str | None = None  # the failing test's id, when the check's runner reported per test
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

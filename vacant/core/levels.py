@@ -12,6 +12,7 @@ LINEAGE_EXACT = "lineage_exact"
 LINEAGE_INTERNAL = "lineage_internal"
 HEURISTIC = "heuristic"
 GAP = "gap"
+FLAKY = "flaky"
 INCOMPLETE = "incomplete"
 ENV = "env"
 NOT_REPLAYED = "not_replayed"
@@ -34,9 +35,20 @@ LEVELS: dict[str, tuple[str, str]] = {
         "Whatever the grade at step j says (this level names the hop).",
     ),
     HEURISTIC: (
-        "No reproducible flip: present at baseline (nobody's doing: no step, no actor), a flaky check, an "
-        "unreconstructible file, or a change made while several writers were open (a pointer at most).",
+        "No flip that singles out one step: present at baseline (nobody's doing: no step, no actor), an "
+        "unreconstructible file, a change made while several writers were open (a pointer at most), a masked "
+        "flip (the flip step's change only let an earlier change show: the state before it never ran the check "
+        "or the test cleanly, and the change alone does not cause it; the evidence names `broken_by`, the change "
+        "whose undoing clears it, and `unmasked_by`), or a flip the final state does not need (still present "
+        "there with the flip step's change undone). Presence that is not monotone (broken, repaired, broken "
+        "again) is graded at the last flip, the one the final state carries, after every later change that could "
+        "have repaired it was re-checked.",
         "Report only.",
+    ),
+    FLAKY: (
+        "The check (or the test) gave different answers on the same state when re-run: the flip is not "
+        "reproducible.",
+        "Reported, never attributed (no step, no actor) and never blocking.",
     ),
     GAP: (
         "The change came from no recorded step (an out-of-band change set, a platform that did not report).",
@@ -64,7 +76,7 @@ LEVELS: dict[str, tuple[str, str]] = {
 
 # Editing code cannot fix these (a missing tool, a change nobody recorded, vacant's own record
 # altered): reported, never blocking the agent; a `record` finding still keeps the run from green.
-NON_BLOCKING_LEVELS = (ENV, GAP, RECORD)
+NON_BLOCKING_LEVELS = (ENV, GAP, RECORD, FLAKY)
 
 COVERAGE: dict[str, str] = {
     "complete": "Every step's inputs were seen by the hooks (file reads, searches, fetches, replies).",

@@ -24,7 +24,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from vacant.core.findings import Finding, finding_id, line_text, read_text_lines
+from vacant.core.findings import Finding, finding_id, line_text, read_text_lines, test_finding_id
+from vacant.policy.runners import Reported, plan_run, read_reports, refused_options
+from vacant.policy.testreport import assert_frame, frames, module_candidates
 
 OUTPUT_HEAD = 256 * 1024  # bytes of output kept from the start
 OUTPUT_TAIL = 256 * 1024  # and from the end
@@ -114,13 +116,14 @@ def run_command(
     root: Path,
     head: int = OUTPUT_HEAD,
     tail: int = OUTPUT_TAIL,
+    extra_env: dict[str, str] | None = None,
 ) -> CommandResult:
     """Run one shell line under `timeout` seconds; see the module docstring for the rules."""
     started = time.monotonic()
     proc = subprocess.Popen(
         ["bash", "-c", command],
         cwd=str(cwd),
-        env=check_env(root),
+        env={**check_env(root), **(extra_env or {})},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -264,14 +267,18 @@ class _Resolver:
     def _resolve(self, raw: str) -> str | None:
         if not raw or "\0" in raw:
             return None
-        full = Path(raw) if os.path.isabs(raw) else self.root / raw
+        full = Path(os.path.normpath(raw if os.path.isabs(raw) else self.root.absolute() / raw))
         try:
             real = full.resolve(strict=True)
             if not real.is_file():
                 return None
-            rel = real.relative_to(self.real_root)
+            real.relative_to(self.real_root)  # the file itself is inside the workspace
         except (OSError, ValueError, RuntimeError):
             return None
+        try:  # the path as the check printed it (a symlink stays the symlink's name)
+            rel = full.relative_to(self.root.absolute())
+        except ValueError:  # printed by another name of the workspace (its resolved path)
+            rel = real.relative_to(self.real_root)
         if rel.parts and rel.parts[0] in (".git", ".vacant"):
             return None
         return rel.as_posix()
@@ -436,9 +443,12 @@ class CheckResult:
     truncated: bool = False
     command: str = ""
     precondition: bool = False
+    tests: dict[str, str] = field(default_factory=dict)  # test id -> outcome, from the runner's report
+    report_problem: str | None = None  # the runner's report could not be read (why)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data["tests"] = len(self.tests)
         data["findings"] = [finding.to_json() for finding in self.findings]
         data["seconds"] = round(self.seconds, 4)
         return data
@@ -456,8 +466,31 @@ def own_words(output: str, width: int = 200) -> str:
     return _trim(words or (lines[-1] if lines else ""), width)
 
 
-def findings_from(name: str, result: CommandResult, root: Path, timeout: float) -> tuple[list[Finding], bool]:
-    """The findings of one failed run of check `name`, and whether its tool was missing."""
+def test_findings(name: str, reported: Reported, root: Path) -> list[Finding]:
+    """One finding per failing test the runner reported, keyed by its test id, located at the
+    line its failure points at (testreport: the assert line in the test's own file)."""
+    resolve = _Resolver(root)
+    files: dict[str, list[str] | None] = {}
+    found: dict[str, Finding] = {}
+    for result in reported.results:
+        if not result.broken:
+            continue
+        located = [(path, line) for path, line in ((resolve(p), n) for p, n in frames(result.details)) if path]
+        test_file = next((path for path in map(resolve, module_candidates(result)) if path), None)
+        path, line = assert_frame(located, test_file) or (test_file, None)
+        if path is not None and path not in files:
+            files[path] = read_text_lines(Path(root) / path)
+        text = line_text(files.get(path), line)
+        message = _trim(("error: " if result.outcome == "error" else "") + (result.message or result.outcome))
+        ident = test_finding_id(name, result.id)
+        found[ident] = Finding(ident, "check", name, path, line, None, message, text, test=result.id)
+    return list(found.values())
+
+
+def findings_from(name: str, result: CommandResult, root: Path, timeout: float,
+                  reported: Reported | None = None) -> tuple[list[Finding], bool]:
+    """The findings of one failed run of check `name`, and whether its tool was missing: one per
+    failing test when its runner reported them, else read from its output."""
     if result.timed_out:
         message = f"timed out after {timeout:g} s (its process group was killed)"
         return [Finding(finding_id(name, None, ""), "check", name, None, None, None, message, "")], False
@@ -466,6 +499,9 @@ def findings_from(name: str, result: CommandResult, root: Path, timeout: float) 
         env_name = f"env/{tool}"
         message = env_message(tool, name, result.exit_code, root)
         return [Finding(finding_id(env_name, None, ""), "check", env_name, None, None, None, message, "", env=True)], True
+    tests = test_findings(name, reported, root) if reported is not None else []
+    if tests:
+        return tests, False
     findings: dict[str, Finding] = {}
     files: dict[str, list[str] | None] = {}
     for location in parse_locations(result.output, root):
@@ -487,17 +523,28 @@ def findings_from(name: str, result: CommandResult, root: Path, timeout: float) 
     return list(findings.values()), False
 
 
-def run_check(check: CheckLike, root: Path, timeout: float | None = None, precondition: bool = False) -> CheckResult:
-    """Run one check on the workspace state at `root` (the live one, or a scratch copy)."""
+def run_check(check: CheckLike, root: Path, timeout: float | None = None, precondition: bool = False,
+              select: tuple[str, ...] = ()) -> CheckResult:
+    """Run one check on the workspace state at `root` (the live one, or a scratch copy); with
+    `select`, only those tests where the runner can select them (vacant.policy.runners)."""
     cap = check.timeout if timeout is None else min(timeout, check.timeout)
-    result = run_command(check.command, Path(root), cap, Path(root))
+    plan = plan_run(check.command, Path(root), getattr(check, "junit", None), select)
+    try:
+        result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.env)
+        if refused_options(result.exit_code, result.output):
+            plan = plan.plain()
+            result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.env)
+        reported = read_reports(plan)
+    finally:
+        plan.cleanup()
     passed = result.exit_code == 0 and not result.timed_out
     findings: list[Finding] = []
     env_missing = False
     if not passed:
-        findings, env_missing = findings_from(check.name, result, Path(root), cap)
+        findings, env_missing = findings_from(check.name, result, Path(root), cap, reported)
     return CheckResult(
         name=check.name, passed=passed, exit_code=result.exit_code, output=result.output, seconds=result.seconds,
         timed_out=result.timed_out, env_missing=env_missing, findings=findings, truncated=result.truncated,
-        command=check.command, precondition=precondition,
+        command=check.command, precondition=precondition, tests=reported.outcomes() if reported else {},
+        report_problem=reported.problem if reported else None,
     )

@@ -92,6 +92,8 @@ ALLOWED: dict[str, str] = {
     "command": "exactly one line of shell (run as `bash -c`)",
     "timeout": f"a number of seconds greater than 0 and at most {MAX_TIMEOUT_S:g} (default {DEFAULT_TIMEOUT_S:g})",
     "probe": "a table {exit_code, seconds, at} written by `vacant contract add`",
+    "junit": 'the JUnit XML file the command writes, relative to the workspace, e.g. "reports/junit.xml" '
+             "(one finding per failing test; pytest needs none: vacant asks it for one)",
     "exit_code": "an integer, or absent when the probe timed out",
     "seconds": "a number of seconds",
     "at": "an ISO 8601 time string",
@@ -154,6 +156,16 @@ class Check(_Strict):
     command: str
     timeout: float = DEFAULT_TIMEOUT_S
     probe: Probe | None = None
+    junit: str | None = None
+
+    @field_validator("junit")
+    @classmethod
+    def _junit(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.strip() or os.path.isabs(value) or ".." in Path(value).parts:
+            raise ValueError(f"{value!r} is not allowed: use {ALLOWED['junit']}")
+        return value
 
     @field_validator("name")
     @classmethod

@@ -23,7 +23,7 @@ section > h2 .count { color:var(--muted); font-weight:400; }
 code, pre, .mono { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; font-size:12.5px; }
 .badge { display:inline-block; border-radius:999px; padding:1px 9px; font-size:12px; font-weight:600; color:#fff; background:#667085; white-space:nowrap; }
 .lv-provable { background:#c62828; } .lv-lineage_exact { background:#d9730d; } .lv-lineage_internal { background:#b7791f; }
-.lv-heuristic { background:#4a6fa5; } .lv-gap { background:#7b4bb7; } .lv-incomplete,.lv-env,.lv-not_replayed { background:#7d8594; }
+.lv-heuristic { background:#4a6fa5; } .lv-gap { background:#7b4bb7; } .lv-incomplete,.lv-env,.lv-not_replayed,.lv-flaky { background:#7d8594; }
 .finding { border:1px solid var(--line); border-left:4px solid #c62828; border-radius:8px; padding:10px 14px; margin:10px 0; }
 .finding.nb { border-left-color:#7d8594; }
 .finding .top { display:flex; flex-wrap:wrap; align-items:center; gap:8px 12px; }
@@ -137,7 +137,9 @@ JS = r"""
     var stepLink = f.step !== null && f.step !== undefined
       ? el("button", {"class": "link", "data-step": f.step, onclick: function () { reveal(f.step); }}, "step " + f.step + " (" + f.tool + ")")
       : "none";
+    if (f.test) row("test", el("span", {"class": "mono"}, f.test));
     row("graded on", stepLink);
+    if (f.changed && f.changed.length) row("the change touched", el("span", {"class": "mono"}, f.changed.join(", ")));
     if (f.flip_step !== null && f.flip_step !== undefined && f.flip_step !== f.step) row("appeared at", el("button", {"class": "link", onclick: function () { reveal(f.flip_step); }}, "step " + f.flip_step));
     var actor = f.actor ? [f.actor.platform, f.actor.agent_definition, f.actor.model || "?"].join(" / ") : "nobody";
     row("actor", actor);
@@ -150,6 +152,7 @@ JS = r"""
     var diff = null;
     var h = f.hunk;  // the report's own `diff` is a string; the view's hunk carries its step and line
     if (h && h.diff) diff = [el("div", {"class": "muted"}, "diff of step " + h.step + " at " + h.path + (h.line ? ":" + h.line : "")), diffBlock(h.diff, h.text)];
+    else if (f.diff) diff = [el("div", {"class": "muted"}, "what the change touched"), diffBlock(f.diff.split("\n"))];
     else if (h) diff = el("div", {"class": "muted"}, "no diff: " + h.why);
     return el("div", {"class": "finding" + (blocking ? "" : " nb"), id: "finding-" + f.id},
       el("div", {"class": "top"}, el("span", {"class": "badge lv-" + f.level, title: D.levels[f.level] || ""}, f.level),

@@ -44,10 +44,13 @@ def _row(item: dict[str, Any]) -> str:
     where = f"{item['path']}:{item['line']}" if item.get("path") and item.get("line") else (item.get("path") or "(no location)")
     step = f"{item['step']} ({item['tool']})" if item.get("step") is not None else "—"
     rerun = (item.get("evidence") or {}).get("rerun") or ""
+    what = f"{item['source']} {item['name']}: {item['message']}"
+    if item.get("test"):  # a failing test: its id, and the files of the change that broke it
+        touched = f" (the change touched {', '.join(item['changed'])})" if item.get("changed") else ""
+        what = f"test {item['test']}{touched} fails: {item['message']}"
     return "| " + " | ".join([
         cell(item["id"]), f"**{cell(item['level'])}**", cell(where), cell(step), cell(_who(item)),
-        cell(item.get("lineage_source") or "—"), cell(f"{item['source']} {item['name']}: {item['message']}"),
-        cell(rerun),
+        cell(item.get("lineage_source") or "—"), cell(what), cell(rerun),
     ]) + " |"
 
 
@@ -97,7 +100,8 @@ def _diffs(findings: list[dict[str, Any]]) -> list[str]:
         if isinstance(diff, str) and diff.strip():
             step = f"step {item['step']} ({cell(item.get('tool'))})" if item.get("step") is not None else "no step"
             mark = fence(diff)
-            blocks.append(f"{code(item['id'])} {step}, {cell(item.get('path'))}\n\n{mark}diff\n{diff.rstrip()}\n{mark}\n")
+            files = ", ".join(item.get("changed") or []) or item.get("path")
+            blocks.append(f"{code(item['id'])} {step}, {cell(files)}\n\n{mark}diff\n{diff.rstrip()}\n{mark}\n")
     return blocks
 
 

@@ -1,0 +1,108 @@
+"""Stop cost on a real project's own test suite: one broken test over a 40-step run, as a ratio to
+one full run of the suite measured in the same run.
+
+    python bench/bench_stop_suite.py [--steps 40] [--reps 3]
+
+The suite is more-itertools 10.5.0's (663 tests, pytest), from its PyPI sdist fetched by pip and
+verified by sha256 (cached under ~/.cache/vacant-bench; none of its code is in this repository).
+Each rep records a run through the real recorder: noise edits to its docs, and one step that breaks
+`quantify`'s default predicate (one test fails); then the Stop pipeline replays it. Reported: the
+full suite's wall time (median of the reps), the Stop's (median, p95), the ratio, check runs and
+how many of them ran the one failing test alone. Prints figures; asserts the answer is right.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from vacant.attribute.stop import Pipeline
+from vacant.core.calls import HookCall
+from vacant.core.locations import mark_installed
+from vacant.platforms.claude import PLATFORM
+from vacant.policy.contract import load_contract
+from vacant.record.recorder import Recorder
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
+from sdist import MORE_ITERTOOLS, SUITE, fetch_sdist
+
+CACHE = Path(os.environ.get("VACANT_BENCH_CACHE", Path.home() / ".cache" / "vacant-bench"))
+BREAK = ("more_itertools/recipes.py", "def quantify(iterable, pred=bool):", "def quantify(iterable, pred=lambda x: 1):")
+
+
+def record_run(root: Path, steps: int, planted: int) -> Path:
+    recorder = Recorder(root, "bench", PLATFORM)
+    recorder.handle(HookCall("session_start", "bench", root, source="startup"))
+    for number in range(1, steps + 1):
+        if number == planted:
+            rel = BREAK[0]
+            content = (root / rel).read_text().replace(BREAK[1], BREAK[2])
+        else:
+            rel = f"docs/notes{number % 5}.rst"
+            content = f"note {number}\n"
+        key = f"toolu_{number}"
+        tool_input = {"file_path": str(root / rel), "content": content}
+        recorder.handle(HookCall("tool_pre", "bench", root, tool="Write", key=key, scope=[str(root / rel)],
+                                 tool_input=tool_input))
+        (root / rel).write_text(content)
+        recorder.handle(HookCall("tool_post", "bench", root, tool="Write", key=key, scope=[str(root / rel)],
+                                 tool_input=tool_input, outcome="ok"))
+    return recorder.log.run_dir
+
+
+def measure(tree: Path, steps: int, seed: int) -> dict[str, float]:
+    root = Path(tempfile.mkdtemp(prefix="vacant-bench-suite-")) / "ws"
+    shutil.copytree(tree, root)
+    try:
+        mark_installed(root)
+        (root / "vacant.toml").write_text(f'[[check]]\nname = "suite"\ncommand = "{SUITE}"\n')
+        started = time.perf_counter()
+        subprocess.run(SUITE, shell=True, cwd=root, capture_output=True, check=True)
+        suite_s = time.perf_counter() - started
+        planted = random.Random(seed).randint(steps // 4, 3 * steps // 4)
+        run_dir = record_run(root, steps, planted)
+        pipeline = Pipeline(root, run_dir, load_contract(root), budget_s=3600)
+        started = time.perf_counter()
+        report = pipeline.run()
+        stop_s = time.perf_counter() - started
+        [finding] = report["findings"]
+        assert (finding["test"], finding["step"], finding["level"]) == (
+            "pytest::tests.test_recipes.QuantifyTests::test_happy_path", planted, "provable"), finding
+        return {"suite_s": suite_s, "stop_s": stop_s, "runs": report["check_runs"],
+                "alone": pipeline.checks.selected_runs, "planted": planted}
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--reps", type=int, default=3)
+    args = parser.parse_args()
+    os.environ.setdefault("VACANT_HOME", tempfile.mkdtemp(prefix="vacant-bench-home-"))
+    tree = fetch_sdist(CACHE, *MORE_ITERTOOLS)
+    rows = [measure(tree, args.steps, seed) for seed in range(args.reps)]
+    suite = statistics.median(r["suite_s"] for r in rows)
+    stops = [r["stop_s"] for r in rows]
+    print(f"{'steps':>6}{'suite s (med)':>15}{'stop s (med)':>14}{'stop s (p95)':>14}{'ratio':>8}"
+          f"{'check runs':>12}{'alone':>7}")
+    print(f"{args.steps:>6}{suite:>15.2f}{statistics.median(stops):>14.2f}{p95(stops):>14.2f}"
+          f"{statistics.median(stops) / suite:>7.1f}x{max(r['runs'] for r in rows):>12}"
+          f"{max(r['alone'] for r in rows):>7}")
+
+
+if __name__ == "__main__":
+    main()
