@@ -239,16 +239,11 @@ def team_blame(root: Path, store: GitStore, path: str, local_runs: list[Path], c
     return blame
 
 
-def render(blame: TeamBlame) -> str:
-    labels = [author.label() for author in blame.authors]
-    width = max((len(label) for label in labels), default=0)
-    digits = len(str(len(blame.texts)))
-    out = []
-    for n, (text, label) in enumerate(zip(blame.texts, labels), start=1):
-        marks = f" [{','.join(blame.findings[n])}]" if blame.findings.get(n) else ""
-        out.append(f"{label:<{width}} {n:>{digits}}) {text}{marks}")
+def file_level_text(blame: TeamBlame) -> str:
+    """What the text output says after the lines: the runs blamed file-level, the records rejected."""
+    out = [""]
     for step in blame.file_level():
         out.append(f"file-level: {step['run']} step {step['step']} ({step['tool']}) changed {blame.path}; {step['why']}")
     if blame.rejected:
         out.append(f"{blame.rejected} team record(s) rejected and left out (vacant sync --status says why)")
-    return "\n".join(out)
+    return "\n".join(out) if len(out) > 1 else ""

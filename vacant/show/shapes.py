@@ -8,14 +8,43 @@ from __future__ import annotations
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.linecarry import ORIGINS
 
+# the per-line fields git blame's porcelain gives, as `vacant blame --json` names them
+GIT_LINE_FIELDS: list[tuple[str, str]] = [
+    ("lines[].commit", "git's commit for the line (`git blame -w -M`), null when not committed (the work tree)"),
+    ("lines[].author", "that commit's author name, as git blame gives it (null when not committed)"),
+    ("lines[].author_mail", "the author's mail, `<…>` as git gives it"),
+    ("lines[].author_time", "the author date, unix seconds"),
+    ("lines[].author_tz", "the author's time zone, `+hhmm`"),
+    ("lines[].summary", "the commit's subject line"),
+    ("lines[].boundary", "whether git marks the commit a boundary (the root, or the range's edge)"),
+    ("lines[].orig_line", "the line's number in that commit"),
+    ("lines[].orig_path", "the file's path in that commit (git follows renames)"),
+]
+
+# `vacant blame --porcelain`: vacant's headers after git's, per line (key, JSON field, meaning)
+PORCELAIN_KEYS: list[tuple[str, str, str]] = [
+    ("vacant-origin", "origin", "who wrote it (the `origin` values above); absent never"),
+    ("vacant-run", "run", "the run of the writing step"),
+    ("vacant-step", "step", "the step number in that run"),
+    ("vacant-tool", "tool", "the step's tool"),
+    ("vacant-cell", "actor", "the step's cell, `platform/agent_definition/model/task_family` (`?` for a part not known)"),
+    ("vacant-agent-id", "agent_id", "the sub-agent id of the step"),
+    ("vacant-open-step", "open_steps", "origin group: one header per step that was open"),
+    ("vacant-source", "source", "`--team`: `local` or `team`"),
+    ("vacant-key-name", "key_name", "`--team`: the name of the key that signed the run's record"),
+    ("vacant-finding", "findings", "one header per finding standing on the line"),
+]
+
 # command -> (what the object is, [(field, meaning)]); nested rows are written "outer[].inner"
 SHAPES: dict[str, tuple[str, list[tuple[str, str]]]] = {
-    "blame": ("One object for the file.", [
+    "blame": ("One object for the file (`vacant blame [REV --] FILE --json`; `-L` keeps the lines asked for).", [
         ("path", "the file, workspace-relative (posix)"),
+        ("rev", "the commit blamed (`REV`), or null for the work tree"),
         ("runs", "the run ids considered, oldest first"),
-        ("lines", "one object per line of the file as it is now, in order"),
+        ("lines", "one object per line of the file (at REV, or as it is now), in order"),
         ("lines[].line", "the line number (from 1)"),
         ("lines[].text", "the line's text (undecodable bytes replaced)"),
+        *GIT_LINE_FIELDS,
         ("lines[].origin", "who wrote it: " + ", ".join(f"`{name}`" for name in ORIGINS) + " (see VIEW.md)"),
         ("lines[].run", "the run of the writing step (null for baseline, outside, unknown)"),
         ("lines[].step", "the step number in that run (the out-of-band change set's step for out_of_band)"),
@@ -29,6 +58,7 @@ SHAPES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "blame --team": ("One object for the file: this workspace's runs and the team's synced run records that "
                      "changed it, line by line (docs/VIEW.md).", [
         ("path", "the file, repository-relative (posix)"),
+        ("rev", "the commit blamed (`REV`), or null for the work tree"),
         ("line_key", "the root commit keying the line hashes (docs/SHARE.md), or null when the repository has none"),
         ("runs", "the runs considered (those that changed the file), in the order they are walked: by start time"),
         ("runs[].run", "the run id"),
@@ -42,6 +72,7 @@ SHAPES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ("lines", "one object per line of the file as it is now, in order"),
         ("lines[].line", "the line number (from 1)"),
         ("lines[].text", "the line's text (undecodable bytes replaced)"),
+        *GIT_LINE_FIELDS,
         ("lines[].origin", "who wrote it: " + ", ".join(f"`{name}`" for name in ORIGINS)
                            + "; `unknown` also after a run blamed file-level"),
         ("lines[].run", "the run of the writing step (null for baseline, outside, unknown)"),
@@ -85,6 +116,15 @@ def render_doc() -> str:
         lines += [f"## `vacant {command} --json`", "", what, "", "| field | meaning |", "|---|---|"]
         lines += [f"| `{name}` | {meaning} |" for name, meaning in rows]
         lines.append("")
+    lines += ["## `vacant blame --porcelain`", "",
+              "git blame's porcelain (`git blame --porcelain -w -M`) line by line: the header "
+              "`<commit> <orig_line> <line> 1`, the commit's headers (author, author-mail, author-time, …, "
+              "summary, filename) the first time the commit appears, then vacant's headers below (each only "
+              "when it has a value), then the line after a TAB. Uncommitted lines have the commit "
+              "`0000000000000000000000000000000000000000` and the author `Not Committed Yet`, as git's.", "",
+              "| header | meaning |", "|---|---|"]
+    lines += [f"| `{key}` | {meaning} (JSON `{field_name}`) |" for key, field_name, meaning in PORCELAIN_KEYS]
+    lines.append("")
     return "\n".join(lines)
 
 

@@ -336,7 +336,8 @@ def test_a_fresh_clone_names_each_line_of_steps_run_on_other_machines(team):
     assert shown["lines"][0]["actor"]["platform"] == "claude-code" and shown["file_level"] == []
     assert documented(shown) == shapes.fields("blame --team")  # docs/VIEW_JSON.md says exactly this
     text = team.cli(c, "blame", "out.txt", "--team").stdout
-    assert "run-a step 2 Write main/unknown [a]" in text and "outside any run" in text
+    own = next(line for line in text.splitlines() if line.endswith("c's own"))
+    assert "run-a step 2 Write main/unknown [a]" in text and "Not Committed Yet" in own and "run-" not in own
 
     # a's run record edited on the remote (b's line claimed by a): rejected, so it explains nothing
     store = GitStore(team.base / "attacker")
