@@ -1,4 +1,5 @@
-"""The JSON printed by `vacant blame --json`, `vacant restore --json` and `vacant view --json`:
+"""The JSON printed by `vacant blame --json`, `vacant summary --json`, `vacant restore --json` and
+`vacant view --json`:
 the single source for their fields (a test compares real output with it) and for
 docs/VIEW_JSON.md (generated through vacant/gendocs.py).
 """
@@ -88,6 +89,41 @@ SHAPES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                        "to `key_name`, and `why`"),
         ("rejected", "team records left out (bad signature, unknown key, edited; `vacant sync --status` lists them)"),
     ]),
+    "summary": ("One object for the change range `BASE..HEAD` (`vacant summary`; see vacant/show/summary.py).", [
+        ("base", "the range's base commit (full id)"),
+        ("head", "the range's head commit"),
+        ("added", "lines the range adds (`git diff -w -M`: re-indented and moved lines are not added)"),
+        ("agent_lines", "of those, lines a recorded agent step wrote (one of several open steps counts)"),
+        ("people_lines", "the others: lines git's authors wrote (out-of-band changes inside a run too)"),
+        ("cells", "agent lines per cell, most first"),
+        ("cells[].cell", "{platform, agent_definition, model, task_family}, or null for lines one of several open steps wrote"),
+        ("cells[].lines", "how many added lines"),
+        ("people", "people's lines per git author, most first"),
+        ("people[].author", "the author's name as git gives it (`Not Committed Yet` never in a range)"),
+        ("people[].author_mail", "the author's mail, `<…>`"),
+        ("people[].lines", "how many added lines"),
+        ("runs", "the runs whose steps wrote added lines, by id"),
+        ("runs[].run", "the run id"),
+        ("runs[].source", "`local` or `team` (a verified synced record)"),
+        ("runs[].key_name", "team: the name of the key that signed the record"),
+        ("runs[].lines", "added lines the run's steps wrote"),
+        ("runs[].steps", "those steps' numbers"),
+        ("runs[].read_coverage", "the run's read coverage (`complete`, `partial`, `none`), as its Stop report graded it"),
+        ("findings", "findings standing on the added lines (found there by text, or blaming a step that wrote one)"),
+        ("findings[].id", "the finding's id"),
+        ("findings[].run", "the run that reported it"),
+        ("findings[].name", "the check's name, or the flag's id"),
+        ("findings[].level", "its level (docs/LEVELS.md)"),
+        ("findings[].step", "the step it blames"),
+        ("findings[].path", "the file it is in"),
+        ("levels", "level -> how many of those findings"),
+        ("files", "per file with added lines"),
+        ("files[].path", "the path at HEAD"),
+        ("files[].added", "lines it adds"),
+        ("files[].agent_lines", "of those, an agent's"),
+        ("files[].people_lines", "of those, people's"),
+        ("rejected", "team records left out (bad signature, unknown key; `vacant sync --status` lists them)"),
+    ]),
     "restore": ("One object for the restored state.", [
         ("run", "the run id"),
         ("step", "the step number"),
@@ -109,7 +145,7 @@ def fields(command: str) -> list[str]:
 
 
 def render_doc() -> str:
-    lines = ["# JSON of `vacant blame`, `restore` and `view`", "",
+    lines = ["# JSON of `vacant blame`, `summary`, `restore` and `view`", "",
              DOC.header(),
              "The commands themselves are described in [VIEW.md](VIEW.md); `vacant report --json` in [REPORT.md](REPORT.md).", ""]
     for command, (what, rows) in SHAPES.items():
