@@ -26,6 +26,7 @@ not known (None) makes the next known version's items all `unknown`.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar
@@ -52,9 +53,10 @@ def author_label(origin: str, run: str | None, step: int | None, tool: str | Non
 
 
 # what `-w` ignores (git's isspace: space, tab, line feed, vertical tab, form feed, carriage return)
-_WHITESPACE = {ord(c): None for c in " \t\n\v\f\r"}
+_WHITESPACE = str.maketrans("", "", " \t\n\v\f\r")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a file's versions repeat most of its lines
 def line_item(text: str) -> str:
     """What a line is compared as: its text without whitespace (git blame -w), so a change of
     indentation or spacing alone keeps the line's author."""
@@ -228,12 +230,13 @@ class Carried(Generic[T, A]):
     def _reverted(self, new: Sequence[T], authors: list[A], fresh: list[int]) -> None:
         """Fresh items the run's baseline held more often than the version still does (the run
         removed them, and a change wrote the same text back) get their baseline authors again."""
-        if not self.base or not fresh:
+        wanted = {new[j] for j in fresh if new[j] in self.base}
+        if not wanted:
             return
         mine = set(fresh)
         present: dict[T, int] = {}
         for j, item in enumerate(new):
-            if j not in mine:
+            if item in wanted and j not in mine:
                 present[item] = present.get(item, 0) + 1
         for j in fresh:
             had = self.base.get(new[j])

@@ -26,7 +26,7 @@ text back: the later step is the author (it wrote the line that stands).
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +53,8 @@ class Author:
     open_steps: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["open_steps"] = list(self.open_steps)
-        return data
+        return {"origin": self.origin, "run": self.run, "step": self.step, "tool": self.tool, "actor": self.actor,
+                "agent_id": self.agent_id, "open_steps": list(self.open_steps)}
 
     def label(self) -> str:
         return author_label(self.origin, self.run, self.step, self.tool, self.actor, self.open_steps, "over size cap")

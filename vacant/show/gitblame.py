@@ -128,29 +128,25 @@ def file_at(repo: Path, rev: str, path: str) -> bytes:
 
 def parse_porcelain(data: bytes) -> list[GitLine]:
     """`git blame --porcelain`'s output, one GitLine per line, in order."""
-    found: list[GitLine] = []
-    commits: dict[str, dict[str, Any]] = {}
+    heads: list[tuple[str, int, int]] = []
+    infos: dict[str, dict[str, Any]] = {}
     current: tuple[str, int, int] | None = None
-    path = ""
     for raw in data.split(b"\n"):
         if raw.startswith(b"\t"):
             if current is not None:
-                sha, orig, final = current
-                found.append(GitLine(final, _commit(sha, commits[sha]), orig, commits[sha].get("filename", path)))
+                heads.append(current)
             current = None
             continue
         text = raw.decode("utf-8", errors="replace")
         header = _HEADER.match(text) if current is None else None
         if header:
             current = (header.group(1), int(header.group(2)), int(header.group(3)))
-            commits.setdefault(header.group(1), {})
-            continue
-        if current is not None:
+            infos.setdefault(header.group(1), {})
+        elif current is not None:
             key, _, value = text.partition(" ")
-            commits[current[0]][key] = value if key != "boundary" else True
-            if key == "filename":
-                path = value
-    return found
+            infos[current[0]][key] = value if key != "boundary" else True
+    commits = {sha: _commit(sha, info) for sha, info in infos.items()}
+    return [GitLine(final, commits[sha], orig, infos[sha].get("filename", "")) for sha, orig, final in heads]
 
 
 def _commit(sha: str, info: dict[str, Any]) -> GitCommit:
@@ -175,28 +171,53 @@ def blame_lines(repo: Path | None, path: str, rev: str | None, count: int) -> li
 
 
 class Ancestry:
-    """Whether a commit is an ancestor of (or is) another, memoised (`merge-base --is-ancestor`)."""
+    """Whether a commit is an ancestor of (or is) another, memoised; one `git rev-list` per
+    starting commit answers for every candidate at once (`rev-list C1 C2 … --not S` lists the
+    candidates that are not ancestors of S)."""
 
     def __init__(self, repo: Path | None) -> None:
-        self.repo, self.memo = repo, {}  # type: ignore[var-annotated]
+        self.repo = repo
+        self.memo: dict[tuple[str, str], bool] = {}
+
+    def learn(self, candidates: set[str], start: str) -> None:
+        """Answer for every candidate against `start` in one git call."""
+        asked = sorted(c for c in candidates if c != NOT_COMMITTED and (c, start) not in self.memo)
+        if self.repo is None or not asked:
+            return
+        proc = _git_input(self.repo, "\n".join([*asked, f"^{start}"]) + "\n", "rev-list", "--stdin")
+        # git fails when this clone lacks the run's starting commit: then nothing is checked
+        later = set(proc.split()) if proc is not None else set(asked)
+        self.memo.update(((c, start), c not in later) for c in asked)
 
     def before(self, commit: str, start: str) -> bool:
         """Whether `commit` is `start` or one of its ancestors (False when either is unknown)."""
         if self.repo is None or commit == NOT_COMMITTED:
             return False
         if (commit, start) not in self.memo:
-            proc = git(self.repo, "merge-base", "--is-ancestor", commit, start, ok=(0, 1, 128))
-            self.memo[(commit, start)] = proc is not None and proc.returncode == 0
+            self.learn({commit}, start)
         return self.memo[(commit, start)]
+
+
+def _git_input(repo: Path, text: str, *args: str) -> str | None:
+    try:
+        proc = subprocess.run(["git", "-C", str(repo), *args], input=text.encode(), capture_output=True,
+                              timeout=GIT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.decode() if proc.returncode == 0 else None
 
 
 def predates(author: Credited, line: GitLine, starts: dict[str, str | None], ancestry: Ancestry) -> bool:
     """Whether git puts the line in a commit the author's run started from or before: then the
     run did not write it."""
-    if author.origin not in ("step", "group", "out_of_band") or author.run is None:
-        return False
-    start = starts.get(author.run)
+    start = _start(author, starts)
     return bool(start) and ancestry.before(line.commit.sha, str(start))
+
+
+def _start(author: Credited, starts: dict[str, str | None]) -> str | None:
+    if author.origin not in ("step", "group", "out_of_band") or author.run is None:
+        return None
+    return starts.get(author.run)
 
 
 def parse_ranges(specs: list[str], count: int) -> list[tuple[int, int]]:
@@ -231,6 +252,13 @@ def rows(texts: list[str], authors: list[Any], git_lines: list[GitLine], finding
          starts: dict[str, str | None], ancestry: Ancestry, plain: Any) -> list[Row]:
     """The file's lines with git's word and the recorded authors; an author whose run started
     after git's commit for the line is replaced by `plain` (no step wrote it)."""
+    asked: dict[str, set[str]] = {}
+    for author, line in zip(authors, git_lines):
+        start = _start(author, starts)
+        if start:
+            asked.setdefault(start, set()).add(line.commit.sha)
+    for start, candidates in asked.items():
+        ancestry.learn(candidates, start)
     found = []
     for n, (text, author, line) in enumerate(zip(texts, authors, git_lines), start=1):
         if predates(author, line, starts, ancestry):
@@ -303,7 +331,7 @@ def render(rows: list[Row]) -> str:
 def vacant_keys(row: Row) -> list[str]:
     """vacant's porcelain headers for one line: each PORCELAIN_KEYS entry whose JSON field has a
     value (lists give one header per item; the cell is platform/agent_definition/model/task_family)."""
-    data = row.to_json()
+    data = {**row.author.to_json(), "findings": row.findings}
     out = []
     for key, field_name, _ in PORCELAIN_KEYS:
         value = data.get(field_name)
