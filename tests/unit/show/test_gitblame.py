@@ -180,15 +180,23 @@ def origins(shown: dict) -> list[tuple[str, str | None, int | None]]:
     return [(row["text"], row["run"], row["step"]) for row in shown["lines"]]
 
 
+def based(tmp_path: Path, text: str, **others: str) -> Path:
+    """A repository whose base commit (a person's) holds TARGET with `text`, and `others`."""
+    repo = make_repo(tmp_path / "ws")
+    (repo / "src").mkdir()
+    (repo / TARGET).write_text(text)
+    for name, content in others.items():
+        (repo / name).write_text(content)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    return repo
+
+
 @pytest.fixture
 def feature(tmp_path) -> Path:
     """main: a person's file; feature: an agent run writes two lines, a person changes one of
     them, commits."""
-    repo = make_repo(tmp_path / "ws")
-    (repo / "src").mkdir()
-    (repo / TARGET).write_text("def main():\n    return 1\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
+    repo = based(tmp_path, "def main():\n    return 1\n")
     git(repo, "checkout", "-q", "-b", "feature")
     agent_run(repo, "run-1", "def main():\n    return 1\n\ndef helper():\n    return compute_the_answer(42)\n",
               "def main():\n    return helper()\n\ndef helper():\n    return compute_the_answer(42)\n")
@@ -247,11 +255,7 @@ def test_a_merge_keeps_both_sides(feature, monkeypatch):
 def test_a_commit_before_the_run_is_nobodys_but_gits(tmp_path, monkeypatch):
     """A line a person removed before the run, which the run then wrote again: at the older
     commit it has the same text as the run's line, but it was committed before the run began."""
-    repo = make_repo(tmp_path / "ws")
-    (repo / "src").mkdir()
-    (repo / TARGET).write_text("alpha\nan old line the agent writes again\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
+    repo = based(tmp_path, "alpha\nan old line the agent writes again\n")
     (repo / TARGET).write_text("alpha\n")
     git(repo, "commit", "-q", "-am", "the person drops it")
     agent_run(repo, "run-1", "alpha\nan old line the agent writes again\n")
@@ -263,11 +267,7 @@ def test_a_commit_before_the_run_is_nobodys_but_gits(tmp_path, monkeypatch):
 
 
 def test_a_line_reverted_to_the_baseline_is_not_the_agents(tmp_path, monkeypatch):
-    repo = make_repo(tmp_path / "ws")
-    (repo / "src").mkdir()
-    (repo / TARGET).write_text("alpha\nbeta\ngamma\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
+    repo = based(tmp_path, "alpha\nbeta\ngamma\n")
     agent_run(repo, "run-1", "alpha\nBETA\ngamma\n", "alpha\nBETA\ngamma\ndelta\n", "alpha\nbeta\ngamma\ndelta\n")
     shown = blame_json(repo, TARGET, monkeypatch=monkeypatch)
     assert origins(shown) == [("alpha", None, None), ("beta", None, None), ("gamma", None, None),
@@ -276,12 +276,7 @@ def test_a_line_reverted_to_the_baseline_is_not_the_agents(tmp_path, monkeypatch
 
 
 def test_an_unrelated_later_run_does_not_hide_the_agents_lines(tmp_path, monkeypatch):
-    repo = make_repo(tmp_path / "ws")
-    (repo / "src").mkdir()
-    (repo / TARGET).write_text("alpha\n")
-    (repo / "other.txt").write_text("x\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
+    repo = based(tmp_path, "alpha\n", **{"other.txt": "x\n"})
     agent_run(repo, "run-1", "alpha\nwritten by the agent\n")
     later = Recording(repo, "run-2")
     later.write("other.txt", "y\n")
