@@ -234,12 +234,13 @@ class TeamRuns:
 
 def team_runs(root: Path, store: GitStore, local_runs: list[Path], only: str | None = None) -> TeamRuns:
     """This machine's runs `local_runs` (of the workspace `root`) and the team's verified run
-    records; `only`: the local runs' line data for that path alone (cheaper)."""
+    records; `only`: that path alone (the team's records whose path index says they changed it,
+    the local runs' line data for it)."""
     key = line_key(store)
     runs: dict[str, tuple[RunRecord, Source]] = {}
     view = read_team(root, store, kinds=("run",))
     signers = {counted.body["run"]: counted.author for counted in view.runs.values()}
-    for record in run_records(store, view):
+    for record in run_records(store, view, only):  # the path index: only the records that changed it
         signer = signers[record.run]
         trusted = view.keys.keys.get(signer)
         runs[record.run] = (record, Source("team", signer, trusted.name if trusted else None))
