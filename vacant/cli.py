@@ -25,6 +25,7 @@ from vacant.commands import replay as replay_cmd
 from vacant.commands import report as report_cmd
 from vacant.commands import reputation as reputation_cmd
 from vacant.commands import restore as restore_cmd
+from vacant.commands import summary as summary_cmd
 from vacant.commands import sync as sync_cmd
 from vacant.commands import view as view_cmd
 from vacant.core.exitcodes import Exit
@@ -66,7 +67,7 @@ def root(
 
 
 for module in (init, uninstall, doctor, runs, scan, demo, asks_cmd, answer_cmd, gate_cmd, contract_cmd, check_cmd, flag_cmd, hints_cmd, replay_cmd, report_cmd, reputation_cmd, do_cmd,
-               export_cmd, blame_cmd, restore_cmd, view_cmd, sync_cmd, experiment_cmd, daemon_cmd):
+               export_cmd, blame_cmd, summary_cmd, restore_cmd, view_cmd, sync_cmd, experiment_cmd, daemon_cmd):
     module.register(app)
 
 

@@ -1,55 +1,110 @@
-"""`vacant blame FILE [--run RUN | --all-runs | --team] [--json]`: who wrote each line (vacant/show/blame.py;
---team: vacant/share/teamblame.py)."""
+"""`vacant blame [REV --] FILE [--run RUN] [--team] [-L N,M] [--json | --porcelain]`: per line, git
+blame's commit, author and date and, where a recorded step wrote the line, its run, step, tool and
+agent cell (vacant/show/blame.py; git's side: vacant/show/gitblame.py; --team:
+vacant/share/teamblame.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
 from vacant.commands.common import print_json, workspace
 from vacant.core.locations import WorkspaceError, list_runs, resolve_run
-from vacant.show.blame import blame_file, finding_marks, render, workspace_path
+from vacant.show import gitblame
+from vacant.show.blame import BASELINE, blame_file, finding_marks, named_path, workspace_path
 from vacant.store.loaded import latest_report
 
 
 def register(app: typer.Typer) -> None:
     @app.command("blame")
     def blame_command(
-        file: str = typer.Argument(..., metavar="FILE", help="A file of the workspace."),
-        run: Optional[str] = typer.Option(None, "--run", metavar="RUN", help="Run id or prefix (default: the latest)."),
-        all_runs: bool = typer.Option(False, "--all-runs", help="Carry authorship through every recorded run."),
+        names: list[str] = typer.Argument(..., metavar="[REV --] FILE",
+                                          help="A file of the workspace; with REV, the file at that commit."),
+        run: Optional[str] = typer.Option(None, "--run", metavar="RUN", help="Only this run (id or prefix); default: every run."),
+        all_runs: bool = typer.Option(False, "--all-runs", hidden=True, help="Every run (the default)."),
+        ranges: list[str] = typer.Option([], "-L", metavar="N,M", help="Only these lines (git blame's -L N,M / N,+K)."),
         as_json: bool = typer.Option(False, "--json"),
-        team: bool = typer.Option(False, "--team", help="Line by line across machines: this workspace's runs and the team's synced run records."),
+        as_porcelain: bool = typer.Option(False, "--porcelain", help="git blame --porcelain, with vacant's headers."),
+        team: bool = typer.Option(False, "--team", help="Also the team's synced run records (vacant sync)."),
     ) -> None:
-        """For every line of FILE as it is now: the step that last wrote it, or baseline / outside any run."""
+        """For every line of FILE: git's commit, author and date, and the recorded step that wrote it."""
+        names = [name for name in names if name != "--"]  # click keeps a `--` that options follow
+        if len(names) > 2:
+            raise WorkspaceError("give FILE, or REV -- FILE")
+        rev, file = (names[0], names[1]) if len(names) == 2 else (None, names[0])
+        if as_json and as_porcelain:
+            raise WorkspaceError("give --json or --porcelain, not both")
+        if run is not None and (all_runs or team):
+            raise WorkspaceError("--run RUN narrows blame to one run: give it without --all-runs or --team")
         root = workspace()
-        if team:
-            if run is not None or all_runs:
-                raise WorkspaceError("--team considers every run that changed FILE: give it without --run or --all-runs")
-            _team_blame(root, file, as_json)
-            return
-        if run is not None and all_runs:
-            raise WorkspaceError("give --run RUN or --all-runs, not both")
-        runs = list_runs(root) if all_runs else [resolve_run(root, run)]
-        if not runs:
-            resolve_run(root, None)  # raises the "no runs recorded" error
-        blame = blame_file(root, workspace_path(root, file, Path.cwd()), runs)
-        print_json(blame.to_json()) if as_json else typer.echo(render(blame))
+        repo = gitblame.repository(root)
+        path = named_path(root, file, Path.cwd()) if rev else workspace_path(root, file, Path.cwd())
+        repo_path = _in_repo(root, repo, path)
+        content = gitblame.file_at(repo, rev, repo_path) if rev and repo else None
+        if rev and repo is None:
+            raise WorkspaceError(f"blame at {rev} needs a git repository: {root} is not in one")
+        runs = list_runs(root) if run is None else [resolve_run(root, run)]
+        found = _team(root, repo_path, rev, runs, content) if team else _local(root, path, rev, runs, content)
+        git_lines = gitblame.blame_lines(repo, repo_path, rev, len(found.texts))
+        rows = gitblame.rows(found.texts, found.authors, git_lines, found.findings, found.starts,
+                             gitblame.Ancestry(repo), found.plain)
+        chosen = gitblame.parse_ranges(ranges, len(rows))
+        rows = [row for row in rows if gitblame.in_ranges(row.line, chosen)]
+        if as_json:
+            print_json({**found.head, "lines": [row.to_json() for row in rows], **found.tail})
+        elif as_porcelain:
+            typer.echo(gitblame.porcelain(rows), nl=False)
+        else:
+            typer.echo(gitblame.render(rows) + found.text_tail)
 
 
-def _team_blame(root: Path, file: str, as_json: bool) -> None:
+@dataclass
+class Found:
+    """A file's lines and their recorded authors, before git's word is put beside them."""
+    head: dict[str, Any]  # the JSON's fields before `lines`
+    texts: list[str]
+    authors: list[Any]
+    findings: dict[int, list[str]]
+    starts: dict[str, str | None]  # run -> HEAD when it started
+    plain: Any  # the author of a line no step wrote
+    tail: dict[str, Any] = field(default_factory=dict)  # the JSON's fields after `lines`
+    text_tail: str = ""
+
+
+def _local(root: Path, path: str, rev: str | None, runs: list[Path], content: bytes | None) -> Found:
+    blame = blame_file(root, path, runs, content)
+    return Found({"path": path, "rev": rev, "runs": blame.runs}, [line.text for line in blame.lines],
+                 [line.author for line in blame.lines], {line.line: line.findings for line in blame.lines},
+                 blame.starts, BASELINE)
+
+
+def _in_repo(root: Path, repo: Path | None, path: str) -> str:
+    """The workspace path as git names it (relative to the repository's top)."""
+    if repo is None:
+        return path
+    try:
+        return (Path(root).resolve() / path).relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        return path
+
+
+def _team(root: Path, path: str, rev: str | None, runs: list[Path], content: bytes | None) -> Found:
     """Line-level across machines: this workspace's runs and the team's synced run records."""
     # imported here: the share package loads cryptography (~50 ms) that plain blame never needs
     from vacant.share.sync import open_store, repository_root
-    from vacant.share.teamblame import render as render_team
-    from vacant.share.teamblame import team_blame
+    from vacant.share.teamblame import BASELINE as TEAM_BASELINE
+    from vacant.share.teamblame import file_level_text, team_blame
 
     repo = repository_root(Path.cwd())
-    path = workspace_path(repo, file, Path.cwd())
-    runs = list_runs(root)
-    blame = team_blame(root, open_store(repo), path, runs, (repo / path).read_bytes())
+    current = (repo / path).read_bytes() if content is None else content
+    blame = team_blame(root, open_store(repo), path, runs, current)
     reports = [report for report in map(latest_report, runs) if report]
-    blame.findings = finding_marks(root, path, blame.texts, reports)
-    print_json(blame.to_json()) if as_json else typer.echo(render_team(blame))
+    findings = finding_marks(root, path, blame.texts, reports)
+    data = blame.to_json()
+    head = {"path": data["path"], "rev": rev, "line_key": data["line_key"], "runs": data["runs"]}
+    starts = {item.record.run: item.record.commit for item in blame.considered}
+    return Found(head, blame.texts, blame.authors, findings, starts, TEAM_BASELINE,
+                 {"file_level": data["file_level"], "rejected": data["rejected"]}, file_level_text(blame))

@@ -6,11 +6,16 @@ Items are any hashable values compared by equality only (text lines, or line has
 depends only on which items are equal, so a sequence of hashes gives the same authors as the
 text it was made from (up to a hash collision).
 
+Items are compared as `line_item` makes them: a line without its whitespace (git blame's `-w`),
+so a re-indented or re-wrapped-in-spaces line keeps its author.
+
 Rules: between two versions a line diff (difflib, no junk heuristic) keeps the author of every
 unchanged item; an item the diff sees deleted in one place and inserted in another (moved) keeps
 its author too: it is matched to a removed equal item, the nearest one by position, the rule flags
-follow when their lines move (vacant.policy.flags.nearest_block). Every other new item is the
-changing author's.
+follow when their lines move (vacant.policy.flags.nearest_block). Within a run, an item a
+recorded change writes that the run's baseline held and the run had removed (a revert to the
+baseline's text) gets the author it had at the baseline back: it is not the change's. Every other
+new item is the changing author's.
 
 `Carried` walks a file through its versions: a run's baseline (no author: `baseline` for the
 first run considered, else the change since the previous version is `outside`), then each
@@ -21,6 +26,7 @@ not known (None) makes the next known version's items all `unknown`.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -44,6 +50,17 @@ def author_label(origin: str, run: str | None, step: int | None, tool: str | Non
     if origin == "out_of_band":
         return f"{(run or '')[:8]} out-of-band (step {step})"
     return {"baseline": "baseline", "outside": "outside any run", "unknown": f"unknown ({unknown})"}[origin]
+
+
+# what `-w` ignores (git's isspace: space, tab, line feed, vertical tab, form feed, carriage return)
+_WHITESPACE = str.maketrans("", "", " \t\n\v\f\r")
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a file's versions repeat most of its lines
+def line_item(text: str) -> str:
+    """What a line is compared as: its text without whitespace (git blame -w), so a change of
+    indentation or spacing alone keeps the line's author."""
+    return text.translate(_WHITESPACE)
 
 
 A = TypeVar("A")
@@ -183,12 +200,14 @@ class Carried(Generic[T, A]):
     gap: bool = False  # the last version's content was not known
     dropped: dict[T, list[A]] = field(default_factory=dict)
     removed: dict[T, list[A]] = field(default_factory=dict)
+    base: dict[T, list[A]] = field(default_factory=dict)  # the current run's baseline: item -> authors
+
 
     def advance(self, new: Sequence[T] | None, author: A | None, handover: bool = False) -> None:
         """The next version: `new` None when its content is not known; `author` None for a run's
         baseline (the file as the run found it); `handover`: that baseline is another machine's."""
         if new is None:
-            self.items, self.authors, self.gap = [], [], True
+            self.items, self.authors, self.gap, self.base = [], [], True, {}
             return
         if self.gap:
             authors = [self.origins.unknown] * len(new)
@@ -197,11 +216,34 @@ class Carried(Generic[T, A]):
                        else self._outside(self.items, self.authors, new, handover))
         else:
             old = self.items or []
-            authors, kept, _ = carry_detail(old, self.authors, new, author)
+            authors, kept, fresh = carry_detail(old, self.authors, new, author)
             for i, item in enumerate(old):
                 if i not in kept:
                     self.removed.setdefault(item, []).append(self.authors[i])
+            self._reverted(new, authors, fresh)
+        if author is None:
+            self.base = {}
+            for item, who in zip(new, authors):
+                self.base.setdefault(item, []).append(who)
         self.items, self.authors, self.gap = list(new), authors, False
+
+    def _reverted(self, new: Sequence[T], authors: list[A], fresh: list[int]) -> None:
+        """Fresh items the run's baseline held more often than the version still does (the run
+        removed them, and a change wrote the same text back) get their baseline authors again."""
+        wanted = {new[j] for j in fresh if new[j] in self.base}
+        if not wanted:
+            return
+        mine = set(fresh)
+        present: dict[T, int] = {}
+        for j, item in enumerate(new):
+            if item in wanted and j not in mine:
+                present[item] = present.get(item, 0) + 1
+        for j in fresh:
+            had = self.base.get(new[j])
+            count = present.get(new[j], 0)
+            if had and count < len(had):
+                authors[j] = had[count]
+                present[new[j]] = count + 1
 
     def finish(self, current: Sequence[T]) -> list[A]:
         """The authors of the file as it is now (whatever changed since the last version: outside)."""

@@ -1,10 +1,11 @@
 """Who wrote each line of the files a run changed, at the run's final recorded state.
 
-Each file's versions are followed through the run's change records in order, by the rule
-`vacant blame` uses (vacant.core.linecarry, the one algorithm for both, with blame's line
-numbering): lines a change keeps or moves keep their author, lines it inserts or replaces belong
-to the change's step (or to nobody known, for a change seen while several steps were open).
-Lines that were there at the baseline have no author here.
+Each file's versions are followed through the run's change records in order by the walk
+`vacant blame` runs (vacant.core.linecarry.Carried, the one algorithm for both, with blame's line
+numbering and its whitespace-blind comparison): lines a change keeps, re-indents or moves keep
+their author, lines it inserts or replaces belong to the change's step (or to nobody known, for a
+change seen while several steps were open), and a line written back to the text the baseline had
+is the baseline's. Lines that were there at the baseline have no author here.
 
 Limits: text files only (a NUL byte in the first 8 KiB, or content above the object-store cap,
 skips the file, with the reason).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vacant.core.linecarry import carry, text_lines
+from vacant.core.linecarry import Carried, Origins, line_item, text_lines
 from vacant.export.model import Change, RunModel
 from vacant.store.objects import ObjectStore
 from vacant.store.states import load_manifest
@@ -48,13 +49,13 @@ def authors(model: RunModel, store: ObjectStore) -> tuple[list[FileAuthors], lis
     """Line authors of every file the run left changed and present at its end."""
     manifest = load_manifest(store, model.baseline)
     lines: dict[str, list[tuple[str, int | None]]] = {}
+    walks: dict[str, Carried[str, int | None]] = {}
     skipped: dict[str, str] = {}
-    gone: set[str] = set()  # removed during the run: a later version starts from nothing
     for step, change in _changes_in_order(model):
-        for rel in change.removed:
+        for rel in change.removed:  # gone: a later version starts from nothing
             lines.pop(rel, None)
             skipped.pop(rel, None)
-            gone.add(rel)
+            walks.setdefault(rel, _walk(b"")).advance([], step)
         for rel in (*change.added, *change.changed):
             if rel in skipped:
                 continue
@@ -64,11 +65,11 @@ def authors(model: RunModel, store: ObjectStore) -> tuple[list[FileAuthors], lis
                 if why:
                     skipped[rel] = why
                 continue
-            before = lines.get(rel)
-            if before is None:
-                base_text, _ = _text(store, None if rel in gone else manifest.get(rel))
-                before = [(line, None) for line in text_lines(base_text)]
-            lines[rel] = _carry(before, text_lines(text), step)
+            if rel not in walks:
+                walks[rel] = _walk(_text(store, manifest.get(rel))[0])
+            after = text_lines(text)
+            walks[rel].advance([line_item(line) for line in after], step)
+            lines[rel] = list(zip(after, walks[rel].authors))
     found = [FileAuthors(rel, _spans(owned)) for rel, owned in sorted(lines.items())]
     return [f for f in found if f.spans], [Skipped(rel, why) for rel, why in sorted(skipped.items())]
 
@@ -91,10 +92,12 @@ def _text(store: ObjectStore, entry: tuple | list | None) -> tuple[bytes | None,
     return data, None
 
 
-def _carry(before: list[tuple[str, int | None]], after: list[str], step: int) -> list[tuple[str, int | None]]:
-    """`vacant blame`'s own rule (vacant.core.linecarry): kept and moved lines keep their author."""
-    owners = carry([line for line, _ in before], [owner for _, owner in before], after, step)
-    return list(zip(after, owners))
+def _walk(baseline: bytes | None) -> Carried[str, int | None]:
+    """`vacant blame`'s walk over one run (vacant.core.linecarry), from the file at the baseline:
+    whatever was there has no author (None)."""
+    walk: Carried[str, int | None] = Carried(Origins(None, None, None))
+    walk.advance([line_item(line) for line in text_lines(baseline)], None)
+    return walk
 
 
 def _spans(owned: list[tuple[str, int | None]]) -> list[Span]:

@@ -3,8 +3,8 @@ at the run's baseline and an edit script per recorded change, never the lines th
 
 Contract:
 - The key is the repository's root commit id (`line_key`); a line's hash is BLAKE2b (8 bytes,
-  16 hex digits) keyed with its raw bytes, over the line as `vacant blame` reads it
-  (vacant.core.linecarry.text_lines). docs/SHARE.md says what that does and does not hide.
+  16 hex digits) keyed with its raw bytes, over the line as `vacant blame` compares it
+  (vacant.core.linecarry.text_lines, without whitespace: line_item). docs/SHARE.md says what that does and does not hide.
 - Versions come from the run's object store exactly as local blame reads them
   (vacant.store.loaded): a version the store did not keep has `hunks` null, and the next edit
   script starts from the empty file, as blame's walk does after such a gap.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from vacant.core.linecarry import hunks, text_lines
+from vacant.core.linecarry import hunks, line_item, text_lines
 from vacant.share.gitstore import GitStore
 from vacant.share.records import (
     LINE_HASH_HEX,
@@ -48,7 +48,7 @@ def digest_for(key: str) -> Digest:
     def digest(line: str) -> str:
         found = memo.get(line)
         if found is None:
-            found = hashlib.blake2b(line.encode("utf-8", "surrogatepass"), key=raw,
+            found = hashlib.blake2b(line_item(line).encode("utf-8", "surrogatepass"), key=raw,
                                     digest_size=LINE_HASH_HEX // 2).hexdigest()
             memo[line] = found
         return found

@@ -368,7 +368,8 @@ A run record of format 2 says, for every path the run changed, which lines each 
 wrote, without the lines: `line_key` is the repository's root commit (the smallest id of
 `git rev-list --max-parents=0 HEAD`), and a line's hash is the first {hex} hex digits of BLAKE2b
 (digest 8 bytes) keyed with that commit id's raw bytes, over the line's text as `vacant blame`
-reads it (UTF-8, undecodable bytes replaced, without its line ending). From `base` (or the
+compares it (UTF-8, undecodable bytes replaced, without its line ending or any whitespace, as
+`git blame -w` compares lines). From `base` (or the
 committed blob `base_blob`) and each edit's `hunks`, any clone rebuilds the hash sequence of every version of the path and carries
 authorship through it exactly as `vacant blame` does on the text (vacant/core/linecarry.py), so
 `vacant blame FILE --team` names, line by line, the steps of runs recorded on other machines.

@@ -189,8 +189,8 @@ def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]],
     signed = signed_bytes(envelope.kind, envelope.author, envelope.body, envelope.v)
     if vouched_by != envelope.author and not keys.verify(envelope.author, signed, envelope.sig):
         return f"bad signature: edited after signing, or not signed by {envelope.author}"
-    summary = ({"run": body.run, "through_seq": body.through_seq, "lines": bool(body.lines)} if envelope.kind == "run"
-               else envelope.body)
+    summary = ({"run": body.run, "through_seq": body.through_seq, "lines": bool(body.lines), "paths": _paths(body)}
+               if envelope.kind == "run" else envelope.body)
     verdict = [hashlib.sha256(data).hexdigest(), envelope.author, envelope.kind, body_id(envelope.kind, envelope.body),
                summary]
     cache[oid] = verdict
@@ -232,9 +232,27 @@ def _rank(counted: Counted) -> tuple[int, bool, str]:
     return counted.body["through_seq"], bool(counted.body.get("lines")), counted.oid
 
 
-def run_records(store: GitStore, view: TeamView) -> list[RunRecord]:
+MAX_INDEXED_PATHS = 2000  # a run that changed more is not indexed (read whatever path is asked)
+
+
+def _paths(body: RunRecord) -> list[str] | None:
+    """The path index of a run record: every path it says it changed (steps and line data)."""
+    found = {path for step in body.steps for path in step.changed} | {item.path for item in body.lines or ()}
+    return sorted(found) if len(found) <= MAX_INDEXED_PATHS else None
+
+
+def touches(counted: Counted, path: str) -> bool:
+    """Whether a verified run record may have changed `path`, by the index its verdict holds (a
+    verdict cached before the index, or a run over the cap, is read: never a guess)."""
+    paths = counted.body.get("paths")
+    return paths is None or path in paths
+
+
+def run_records(store: GitStore, view: TeamView, path: str | None = None) -> list[RunRecord]:
     """The typed record shown for each run (verified when `view` was read), oldest first: what a
-    reader of another machine's runs (who changed which path, from which commit) starts from."""
-    blobs = store.read_blobs([counted.oid for counted in view.runs.values()])
-    found = [parse_blob(blobs[counted.oid])[1] for counted in view.runs.values() if counted.oid in blobs]
+    reader of another machine's runs (who changed which path, from which commit) starts from.
+    `path`: only the records whose path index says they changed it are read."""
+    chosen = [counted for counted in view.runs.values() if path is None or touches(counted, path)]
+    blobs = store.read_blobs([counted.oid for counted in chosen])
+    found = [parse_blob(blobs[counted.oid])[1] for counted in chosen if counted.oid in blobs]
     return sorted(found, key=lambda record: (record.started, record.run))

@@ -215,40 +215,55 @@ def blame_records(path: str, runs: list[tuple[RunRecord, Source]], current: byte
     return TeamBlame(path, key, considered, texts, carried.finish(hashed), 0)
 
 
-def team_blame(root: Path, store: GitStore, path: str, local_runs: list[Path], current: bytes) -> TeamBlame:
+@dataclass
+class TeamRuns:
+    """The runs blame can read, read once: this machine's and the team's verified records."""
+    store: GitStore
+    key: str | None
+    runs: dict[str, tuple[RunRecord, Source]]
+    rejected: int
+
+    def blame(self, path: str, current: bytes) -> TeamBlame:
+        """The file `path` whose bytes are `current`, blamed through these runs."""
+        named = sorted({lines.base_blob for record, _ in self.runs.values() for lines in record.lines or ()
+                        if lines.path == path and lines.base_blob})
+        blame = blame_records(path, list(self.runs.values()), current, self.key, self.store.read_blobs(named))
+        blame.rejected = self.rejected
+        return blame
+
+
+def team_runs(root: Path, store: GitStore, local_runs: list[Path], only: str | None = None) -> TeamRuns:
     """This machine's runs `local_runs` (of the workspace `root`) and the team's verified run
-    records, blamed on the file `path` whose bytes are `current`."""
+    records; `only`: that path alone (the team's records whose path index says they changed it,
+    the local runs' line data for it)."""
     key = line_key(store)
     runs: dict[str, tuple[RunRecord, Source]] = {}
     view = read_team(root, store, kinds=("run",))
     signers = {counted.body["run"]: counted.author for counted in view.runs.values()}
-    for record in run_records(store, view):
+    for record in run_records(store, view, only):  # the path index: only the records that changed it
         signer = signers[record.run]
         trusted = view.keys.keys.get(signer)
         runs[record.run] = (record, Source("team", signer, trusted.name if trusted else None))
     for run_dir in local_runs:
         try:
-            record, _ = local_record(root, run_dir, key, only=path)
+            record, _ = local_record(root, run_dir, key, only=only)
         except (ValueError, KeyError, TypeError, OSError, WorkspaceError, events.VocabularyError):
             continue  # a run that cannot be read is left out here, as `vacant sync` skips it
         runs[record.run] = (record, Source("local"))
-    named = sorted({lines.base_blob for record, _ in runs.values() for lines in record.lines or ()
-                    if lines.path == path and lines.base_blob})
-    blame = blame_records(path, list(runs.values()), current, key, store.read_blobs(named))
-    blame.rejected = len(view.rejected)
-    return blame
+    return TeamRuns(store, key, runs, len(view.rejected))
 
 
-def render(blame: TeamBlame) -> str:
-    labels = [author.label() for author in blame.authors]
-    width = max((len(label) for label in labels), default=0)
-    digits = len(str(len(blame.texts)))
-    out = []
-    for n, (text, label) in enumerate(zip(blame.texts, labels), start=1):
-        marks = f" [{','.join(blame.findings[n])}]" if blame.findings.get(n) else ""
-        out.append(f"{label:<{width}} {n:>{digits}}) {text}{marks}")
+def team_blame(root: Path, store: GitStore, path: str, local_runs: list[Path], current: bytes) -> TeamBlame:
+    """This machine's runs `local_runs` (of the workspace `root`) and the team's verified run
+    records, blamed on the file `path` whose bytes are `current`."""
+    return team_runs(root, store, local_runs, only=path).blame(path, current)
+
+
+def file_level_text(blame: TeamBlame) -> str:
+    """What the text output says after the lines: the runs blamed file-level, the records rejected."""
+    out = [""]
     for step in blame.file_level():
         out.append(f"file-level: {step['run']} step {step['step']} ({step['tool']}) changed {blame.path}; {step['why']}")
     if blame.rejected:
         out.append(f"{blame.rejected} team record(s) rejected and left out (vacant sync --status says why)")
-    return "\n".join(out)
+    return "\n".join(out) if len(out) > 1 else ""

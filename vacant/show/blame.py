@@ -14,6 +14,10 @@ inside a run), `baseline` (there at the first considered run's start), `outside`
 considered run was recording: between runs, or after the last), `unknown` (a version of the file
 was over the object-store cap, so the lines it brought cannot be told apart).
 
+Lines are compared without their whitespace (vacant.core.linecarry.line_item, git blame's `-w`):
+a re-indented line keeps its author. Within a run, a line written back to the text the run's
+baseline had (a revert) is not the writing step's: it keeps the author it had at the baseline.
+
 Limits: a line is text split on '\\n' (undecodable bytes replaced). Identical lines are told apart
 by the diff's alignment only. A step that deletes a line and another step that writes the same
 text back: the later step is the author (it wrote the line that stands).
@@ -21,11 +25,12 @@ text back: the later step is the author (it wrote the line that stands).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant.core.linecarry import Carried, Origins, author_label, text_lines
+from vacant.core.linecarry import Carried, Origins, author_label, line_item, text_lines
 from vacant.core.locations import STATE_DIR_NAME, WorkspaceError, state_dir
 from vacant.policy.flags import nearest_block, standing_flags
 from vacant.store.loaded import (
@@ -48,9 +53,8 @@ class Author:
     open_steps: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["open_steps"] = list(self.open_steps)
-        return data
+        return {"origin": self.origin, "run": self.run, "step": self.step, "tool": self.tool, "actor": self.actor,
+                "agent_id": self.agent_id, "open_steps": list(self.open_steps)}
 
     def label(self) -> str:
         return author_label(self.origin, self.run, self.step, self.tool, self.actor, self.open_steps, "over size cap")
@@ -72,6 +76,7 @@ class Blame:
     path: str
     runs: list[str]
     lines: list[BlameLine]
+    starts: dict[str, str | None] = field(default_factory=dict)  # run -> HEAD when it started
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "runs": self.runs, "lines": [line.to_json() for line in self.lines]}
@@ -97,7 +102,7 @@ def path_versions(run: LoadedRun, path: str) -> list[tuple[list[str] | None, Aut
     found: list[tuple[list[str] | None, Author | None]] = []
     for change, entry in path_entries(run, path):
         try:
-            lines: list[str] | None = text_lines(file_bytes(run.store, entry))
+            lines: list[str] | None = [line_item(text) for text in text_lines(file_bytes(run.store, entry))]
         except Unrestorable:
             lines = None
         found.append((lines, None if change is None else step_author(run, change)))
@@ -108,22 +113,25 @@ def walk() -> Carried[str, Author]:
     return Carried(Origins(BASELINE, OUTSIDE, UNKNOWN))
 
 
-def blame_file(root: Path, path: str, run_dirs: list[Path]) -> Blame:
-    """Blame the workspace file `path` (workspace-relative) over the runs `run_dirs`, in order."""
-    current = text_lines((Path(root) / path).read_bytes())
+def blame_file(root: Path, path: str, run_dirs: list[Path], content: bytes | None = None) -> Blame:
+    """Blame the workspace file `path` (workspace-relative) over the runs `run_dirs`, in order;
+    `content`: the file's bytes to blame (default: as it is now in the workspace)."""
+    current = text_lines((Path(root) / path).read_bytes() if content is None else content)
     carried = walk()
     reports = []
+    starts: dict[str, str | None] = {}
     for run_dir in run_dirs:
         run = load_run(root, run_dir)
+        starts[run.id] = run.start().get("commit")
         for lines, author in path_versions(run, path):
             carried.advance(lines, author)
         report = run.latest_report()
         if report:
             reports.append(report)
-    authors = carried.finish(current)
+    authors = carried.finish([line_item(text) for text in current])
     marks = finding_marks(root, path, current, reports)
     rows = [BlameLine(n, text, author, marks.get(n, [])) for n, (text, author) in enumerate(zip(current, authors), 1)]
-    return Blame(path, [run_dir.name for run_dir in run_dirs], rows)
+    return Blame(path, [run_dir.name for run_dir in run_dirs], rows, starts)
 
 
 def finding_marks(root: Path, path: str, current: list[str], reports: list[dict[str, Any]]) -> dict[int, list[str]]:
@@ -166,11 +174,13 @@ def workspace_path(root: Path, raw: str, cwd: Path) -> str:
     return rel.as_posix()
 
 
-def render(blame: Blame) -> str:
-    width = max((len(line.author.label()) for line in blame.lines), default=0)
-    digits = len(str(len(blame.lines)))
-    out = []
-    for line in blame.lines:
-        marks = f" [{','.join(line.findings)}]" if line.findings else ""
-        out.append(f"{line.author.label():<{width}} {line.line:>{digits}}) {line.text}{marks}")
-    return "\n".join(out)
+def named_path(root: Path, raw: str, cwd: Path) -> str:
+    """The workspace-relative posix path of a file named for a commit (it need not exist now)."""
+    root = Path(root).resolve()
+    candidate = Path(os.path.normpath(Path(raw) if Path(raw).is_absolute() else Path(cwd).resolve() / raw))
+    if root not in candidate.parents:
+        raise WorkspaceError(f"{raw} is outside the workspace {root}: blame names a file inside it")
+    rel = candidate.relative_to(root)
+    if rel.parts[0] in (STATE_DIR_NAME, ".git"):
+        raise WorkspaceError(f"{raw} is vacant's or git's own state: blame a file of the work")
+    return rel.as_posix()

@@ -340,7 +340,8 @@ def test_a_fresh_clone_names_each_line_of_steps_run_on_other_machines(team):
     assert shown["lines"][0]["actor"]["platform"] == "claude-code" and shown["file_level"] == []
     assert documented(shown) == shapes.fields("blame --team")  # docs/VIEW_JSON.md says exactly this
     text = team.cli(c, "blame", "out.txt", "--team").stdout
-    assert "run-a step 2 Write main/unknown [a]" in text and "outside any run" in text
+    own = next(line for line in text.splitlines() if line.endswith("c's own"))
+    assert "run-a step 2 Write main/unknown [a]" in text and "Not Committed Yet" in own and "run-" not in own
 
     # a's run record edited on the remote (b's line claimed by a): rejected, so it explains nothing
     store = GitStore(team.base / "attacker")
@@ -452,3 +453,34 @@ def test_a_run_whose_work_was_never_committed_takes_no_line_from_the_baseline(te
     assert [(row["text"], row["origin"], row["run"]) for row in shown["lines"]] == [
         ("line 1", "baseline", None), ("line 2", "baseline", None), ("line 3", "baseline", None),
         ("by b", "step", "run-b")]
+
+
+def test_the_path_index_reads_only_the_records_that_changed_the_file(team):
+    from vacant.share.team import read_team
+    from vacant.share.team import run_records as team_records
+    from vacant.share.teamblame import team_runs
+
+    a, c = team.person("a"), team.person("c")
+    team.seed([a, c])
+    for person in (a, c):
+        team.clone(person)
+    writes = {"run-1": "out.txt", "run-2": "other.txt", "run-3": "out.txt", "run-4": "third.txt"}
+    for number, (session, rel) in enumerate(writes.items()):
+        team.run_writes(a, session, [(rel, f"line {number}\n")])
+    commit_push(a.ws, "a's work")
+    team.sync(a)
+    git(c.ws, "pull", "-q", "origin", "main")
+    team.sync(c)
+    team.use(c)
+    store = GitStore(c.ws)
+    view = read_team(c.ws, store, kinds=("run",))
+    asked: list[str] = []
+    real = store.read_blobs
+    store.read_blobs = lambda oids: (asked.extend(oids), real(oids))[1]  # type: ignore[method-assign]
+    read = team_records(store, view, "out.txt")
+    assert sorted(record.run for record in read) == ["run-1", "run-3"] and len(asked) == 2
+    current = (c.ws / "out.txt").read_bytes()
+    indexed = team_runs(c.ws, store, [], only="out.txt").blame("out.txt", current)
+    everything = team_runs(c.ws, store, []).blame("out.txt", current)
+    assert [(x.origin, x.run, x.step) for x in indexed.authors] == [(x.origin, x.run, x.step) for x in everything.authors]
+    assert [x.run for x in indexed.authors] == ["run-3"]
