@@ -290,17 +290,25 @@ class Claude:
                                    {"matcher": FREE_MATCHER, "hooks": [_http_handler(http, "PreToolUse")]}]
         return block
 
-    def install(self, root: Path, scope: str, hook_command: str, http: dict[str, str] | None = None) -> Path:
+    def install(self, root: Path, scope: str, hook_command: str, http: dict[str, str] | None = None,
+                wall=None) -> Path:
+        """The hooks into the scope's settings; with `wall` (vacant/core/wall.py), Claude's own
+        sandbox around every Bash command (`sandbox_settings`), always in the workspace's local
+        settings: its paths are this machine's and this workspace's."""
         from vacant.platforms import (
             settings_file,  # install-time only: off the hot path
         )
 
         path = self.settings_path(root, scope)
+        local = self.settings_path(root, "local")
+        overlay = self.sandbox_settings(wall) if wall is not None else None
         # the daemon's secret is written only into the local (uncommitted, per-workspace) settings
         settings_file.install(path, self.hooks_block(hook_command, http if scope == "local" else None),
-                              validate_settings)
-        if http and scope == "local":
-            path.chmod(0o600)  # it holds the daemon's secret
+                              validate_settings, overlay if path == local else None)
+        if path != local:
+            settings_file.install(local, {}, validate_settings, overlay)
+        if (http and scope == "local") or (overlay and local.exists()):
+            local.chmod(0o600)  # it holds the daemon's secret, and the wall's paths
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
@@ -308,6 +316,29 @@ class Claude:
 
         path = self.settings_path(root, scope)
         return path if settings_file.uninstall(path) else None
+
+    @staticmethod
+    def sandbox_settings(wall) -> dict[str, object]:
+        """Claude Code's sandbox (bubblewrap on Linux) as a settings overlay: on, failing when it
+        is unavailable, no unsandboxed retries, the wall's hidden paths unreadable and every
+        protected path unwritable, for each program Bash runs (Read/Edit deny rules are merged into
+        the same sandbox, and also stop Claude's own file tools). Measured on the pinned 2.1.197
+        (fixtures/payloads/sandbox-notes.md): a denied directory becomes a tmpfs, a denied file a
+        /dev/null bind; a path missing at wrap time is not hidden."""
+        from os.path import isdir
+
+        def rule(verb: str, path: str) -> str:
+            return f"{verb}(/{path}/**)" if isdir(path) else f"{verb}(/{path})"
+
+        return {
+            "sandbox.enabled": True,
+            "sandbox.failIfUnavailable": True,
+            "sandbox.allowUnsandboxedCommands": False,
+            "sandbox.filesystem.denyRead": list(wall.hidden),
+            "sandbox.filesystem.denyWrite": [*wall.hidden, *wall.readonly],
+            "permissions.deny": [*(rule("Read", p) for p in wall.hidden),
+                                 *(rule("Edit", p) for p in (*wall.hidden, *wall.readonly))],
+        }
 
     def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
         return settings_doctor(self, root, hook_command)

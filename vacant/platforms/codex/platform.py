@@ -10,6 +10,7 @@ from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
 from vacant.platforms import settings_file
 from vacant.platforms.base import read_file_bytes, render_hook_json
+from vacant.platforms.codex import wall as codex_wall
 from vacant.platforms.codex.doctor import doctor
 from vacant.platforms.codex.driver import CodexDriver
 from vacant.platforms.codex.payloads import (
@@ -167,7 +168,7 @@ class Codex:
 
     def files(self, root: Path) -> list[Path]:
         """Every file an install may write: the hooks files and the trust entries in config.toml."""
-        return [*(hooks_path(root, scope) for scope in self.scopes), config_path()]
+        return [*(hooks_path(root, scope) for scope in self.scopes), config_path(), codex_wall.config_file(root)]
 
     def hooks_path(self, root: Path, scope: str) -> Path:
         return hooks_path(root, scope)
@@ -175,12 +176,16 @@ class Codex:
     def hooks_block(self, hook_command: str) -> dict[str, list]:
         return hooks_block(hook_command)
 
-    def install(self, root: Path, scope: str, hook_command: str) -> Path:
+    def install(self, root: Path, scope: str, hook_command: str, wall=None) -> Path:
+        """The hooks into the scope's hooks.json (trusted); with `wall`, the permission profile
+        of codex/wall.py in the project's `.codex/config.toml` (its paths are this workspace's)."""
         path = self.hooks_path(root, scope)
         root = Path(root).resolve()
         project = root if scope in ("project", "local") else None
         check_installable(project)
         created_dir = project is not None and not path.parent.exists()
+        if wall is not None:
+            codex_wall.install(root, wall)
         settings_file.install(path, self.hooks_block(hook_command), validate_hooks)
         trust(path, project, root, created_dir=created_dir)
         return path
@@ -190,12 +195,18 @@ class Codex:
         record = _load_record(path) or {}
         removed = settings_file.uninstall(path)
         untrusted = untrust(path)
+        walled = codex_wall.uninstall(root) if scope in ("project", "local") else None
         if record.get("created_dir") and not path.exists():
             try:
                 path.parent.rmdir()  # the `.codex/` vacant created, if nothing else is in it
             except OSError:
                 pass
-        return path if (removed or untrusted) else None
+        return path if (removed or untrusted or walled) else None
+
+    @staticmethod
+    def sandbox_settings(root: Path, wall) -> tuple[str, str]:
+        """The wall as Codex's permission profile (the two blocks of codex/wall.py)."""
+        return codex_wall.sandbox_settings(root, wall)
 
     def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
         return doctor(self, Path(root).resolve(), hook_command)
