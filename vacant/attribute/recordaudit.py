@@ -9,11 +9,14 @@ Problems, each {kind, detail, path}:
   ledger-*         a signed ledger (flags, spent approvals) was edited, cut or deleted
   hooks-missing    the installed hooks vanished from their settings file during the run
   dangling-step    a step whose hook was killed mid-record, closed at Stop
+  unwalled         the agent's commands ran without vacant's wall (`--no-wall`, or a platform with
+                   no sandbox vacant configures): the record holds only against an agent that did
+                   not try to alter it (docs/TRUST.md)
 
 At Stop each problem is a `record` finding (vacant.core.levels.RECORD): reported to the person,
 never blocking the agent (it cannot sign anything), and never a silent pass; the run is not green.
 Torn lines and dangling steps (what a killed hook leaves; nothing was lost or altered) are
-notes: listed in the report, not findings.
+notes: listed in the report, not findings; so is an unwalled record (the person chose it).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from vacant.record.recorder import DANGLING
 from vacant.store.steplog import LOG_NAME, StepLog, verify
 
 Problem = dict[str, Any]
-NOTES = ("chain-torn", "dangling-step")
+NOTES = ("chain-torn", "dangling-step", "unwalled")
 
 
 def chain_problems(run_dir: Path) -> list[Problem]:
@@ -59,6 +62,12 @@ def run_problems(run_dir: Path) -> list[Problem]:
         warnings.simplefilter("ignore")  # torn lines are chain problems, reported once above
         records = events.load(path)
     out = []
+    platform = records[0].get("platform") if records else None
+    rounds = [r.get("walled") for r in records if r.get("type") == "round" and "walled" in r]
+    if False in rounds or (not rounds and _installed_unwalled(run_dir, platform)):
+        out.append({"kind": "unwalled", "path": None,
+                    "detail": "the agent's commands ran without vacant's wall (--no-wall, or no sandbox for "
+                              f"{platform}): an agent that tried could have altered this record unseen"})
     for record in records:
         if record.get("type") == "hooks_missing":
             out.append({"kind": "hooks-missing", "path": record.get("path"),
@@ -68,6 +77,16 @@ def run_problems(run_dir: Path) -> list[Problem]:
             out.append({"kind": "dangling-step", "path": None,
                         "detail": f"step {record.get('step')} ({record.get('key')}) {DANGLING}"})
     return out
+
+
+def _installed_unwalled(run_dir: Path, platform: object) -> bool:
+    """`vacant init` recorded this platform's hooks as installed without the wall."""
+    from vacant.core.locations import read_install
+
+    state = Path(run_dir).parent.parent  # <state>/runs/<run>
+    walls = (read_install(state, state) or {}).get("walls") or {}
+    name = {"claude-code": "claude"}.get(str(platform), str(platform))
+    return walls.get(name) is False
 
 
 def problems(root: Path, run_dir: Path) -> list[Problem]:

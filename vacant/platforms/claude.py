@@ -470,6 +470,13 @@ class ClaudeDriver(Driver):
         problems = validate_settings(settings)
         if problems:
             raise DoError("the merged --settings would break Claude's hook schema: " + "; ".join(problems))
+        if self.wall is not None:  # Claude's own sandbox, for this run's Bash commands
+            from vacant.platforms.settings_file import overlay_apply
+
+            try:
+                settings, _ = overlay_apply(settings, Claude.sandbox_settings(self.wall))
+            except ValueError as error:
+                raise DoError(f"cannot add the wall to the --settings you gave ({error})") from None
         self.settings = json.dumps(settings, separators=(",", ":"))
         self.session = parsed.value("--session-id") or parsed.value("-r", "--resume")
         self.pin = self.session is None and not parsed.has("-c", "--continue")

@@ -7,7 +7,9 @@ reads the whole disk (the key included) and makes `.git` read-only (so `git comm
 `.git` is granted back here with its hooks and config kept read-only; a project config layer is
 read only for a trusted project; `--sandbox …` on the command line or a `sandbox_mode` in any
 config layer switches back to the older sandbox settings and the profile is ignored (doctor says
-so). AF_UNIX sockets stay allowed inside, so the daemon's socket directories are hidden by path.
+so); a path in the profile that does not exist makes its bubblewrap fail to start any command
+(`Can't bind mount … No such file or directory`), so only existing paths are written. AF_UNIX
+sockets stay allowed inside, so the daemon's socket directories are hidden by path.
 
 The profile is two marked blocks (the selecting key at the top, the tables at the end), taken out
 exactly by uninstall; the file's original bytes are kept with vacant's install records so that an
@@ -18,13 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import user_data_dir
 from vacant.platforms.settings_file import InstallError
 
-PROFILE = "vacant-wall"
+PROFILE = "vacant_wall"  # one bare TOML key: `-c permissions.vacant_wall.…` splits keys on dots
 BEGIN = "# >>> vacant wall: written by `vacant init`, removed by `vacant uninstall` >>>\n"
 END = "# <<< vacant wall <<<\n"
 OVERRIDES = ("default_permissions", "sandbox_mode")
@@ -55,7 +58,8 @@ def profile_entries(root: Path, wall) -> dict[str, str]:
         entries[path] = "read"
     for path in wall.hidden:
         entries[path] = "none"
-    return entries
+    # a path that does not exist makes Codex's bubblewrap fail to start every command (measured)
+    return {path: access for path, access in entries.items() if os.path.lexists(path)}
 
 
 def sandbox_settings(root: Path, wall) -> tuple[str, str]:
