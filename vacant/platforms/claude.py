@@ -317,6 +317,23 @@ class Claude:
         path = self.settings_path(root, scope)
         return path if settings_file.uninstall(path) else None
 
+    def wall_problem(self, root: Path, wall) -> str | None:
+        """What is missing of the wall in the workspace's local settings (doctor), or None."""
+        path = self.settings_path(root, "local")
+        try:
+            settings = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return f"{path} is missing or unreadable: the wall is down; run `vacant init --platform claude` again"
+        sandbox = settings.get("sandbox") if isinstance(settings.get("sandbox"), dict) else {}
+        for key, want in (("enabled", True), ("failIfUnavailable", True), ("allowUnsandboxedCommands", False)):
+            if sandbox.get(key) is not want:
+                return f"{path}: sandbox.{key} is not {str(want).lower()}: the wall is down"
+        denied = set((sandbox.get("filesystem") or {}).get("denyRead") or [])
+        missing = [p for p in wall.hidden if p not in denied]
+        if missing:
+            return f"{path}: sandbox.filesystem.denyRead lacks {missing[0]}: run `vacant init --platform claude` again"
+        return None
+
     @staticmethod
     def sandbox_settings(wall) -> dict[str, object]:
         """Claude Code's sandbox (bubblewrap on Linux) as a settings overlay: on, failing when it

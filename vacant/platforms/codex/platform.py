@@ -184,10 +184,10 @@ class Codex:
         project = root if scope in ("project", "local") else None
         check_installable(project)
         created_dir = project is not None and not path.parent.exists()
-        if wall is not None:
-            codex_wall.install(root, wall)
         settings_file.install(path, self.hooks_block(hook_command), validate_hooks)
         trust(path, project, root, created_dir=created_dir)
+        if wall is not None:  # after the hooks: the profile names only paths that exist
+            codex_wall.install(root, wall)
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
@@ -202,6 +202,15 @@ class Codex:
             except OSError:
                 pass
         return path if (removed or untrusted or walled) else None
+
+    def wall_problem(self, root: Path, wall) -> str | None:
+        """What keeps the permission profile from holding (doctor), or None."""
+        if not codex_wall.present(root):
+            return f"{codex_wall.config_file(root)} holds no vacant wall: run `vacant init --platform codex` again"
+        overriding = codex_wall.overridden(root, config_path())
+        if overriding:
+            return f"{overriding[0]} makes Codex ignore the wall's profile (so does `codex --sandbox …`)"
+        return None
 
     @staticmethod
     def sandbox_settings(root: Path, wall) -> tuple[str, str]:

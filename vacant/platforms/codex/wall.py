@@ -58,8 +58,10 @@ def profile_entries(root: Path, wall) -> dict[str, str]:
         entries[path] = "read"
     for path in wall.hidden:
         entries[path] = "none"
+    entries[os.path.realpath(config_file(root))] = "read"  # this very file: it exists once written
     # a path that does not exist makes Codex's bubblewrap fail to start every command (measured)
-    return {path: access for path, access in entries.items() if os.path.lexists(path)}
+    return {path: access for path, access in entries.items()
+            if os.path.lexists(path) or path == os.path.realpath(config_file(root))}
 
 
 def sandbox_settings(root: Path, wall) -> tuple[str, str]:
@@ -108,7 +110,7 @@ def install(root: Path, wall) -> Path:
     _check(base, path)
     top, tail = sandbox_settings(root, wall)
     joined = base if not base or base.endswith("\n") else base + "\n"
-    text = top + joined + ("\n" if joined else "") + tail
+    text = top + joined + tail
     _check(text.replace(top, ""), path)  # our tables parse
     record = _record(path)
     if not record.exists():
