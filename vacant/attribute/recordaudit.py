@@ -80,11 +80,15 @@ def run_problems(run_dir: Path) -> list[Problem]:
 
 
 def _installed_unwalled(run_dir: Path, platform: object) -> bool:
-    """`vacant init` recorded this platform's hooks as installed without the wall."""
+    """`vacant init` recorded this platform's hooks as installed without the wall, or the install
+    record is gone (nothing then says the wall was up)."""
     from vacant.core.locations import read_install
 
     state = Path(run_dir).parent.parent  # <state>/runs/<run>
-    walls = (read_install(state, state) or {}).get("walls") or {}
+    record = read_install(state, state)
+    if record is None:
+        return True
+    walls = record.get("walls") or {}
     name = {"claude-code": "claude"}.get(str(platform), str(platform))
     return walls.get(name) is False
 
