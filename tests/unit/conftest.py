@@ -88,3 +88,13 @@ def pytest_terminal_summary(terminalreporter):
     for cls in sorted(TRUST_TALLY):
         row = TRUST_TALLY[cls]
         terminalreporter.write_line(f"{cls}: {row['cases']} cases, {row['held']} held, {row['limit']} documented limit")
+
+
+@pytest.fixture(autouse=True)
+def no_interrupt_carried_over():
+    """A test that calls a signal handler by hand stops 'this process' (vacant.core.children):
+    the next test starts unstopped."""
+    from vacant.core import children
+
+    yield
+    children.reset()

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from vacant.commands.common import print_json
+from vacant.core.children import Interrupted
 from vacant.core.exitcodes import Exit
 from vacant.experiment import Request, run_experiment
 from vacant.experiment.arms import parse_arms
@@ -53,7 +54,7 @@ def register(app: typer.Typer) -> None:
             summary = run_experiment(request, lambda line: typer.echo(line, err=True))
         except (TaskError, PlanChanged, ExperimentError) as error:
             _fail(str(error), Exit.USER_ERROR)
-        except Stopped:
+        except (Stopped, Interrupted):
             _fail("experiment stopped; run the same command again to continue where it stopped", Exit.INTERRUPTED)
         if as_json:
             print_json(summary)

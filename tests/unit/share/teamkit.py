@@ -20,7 +20,9 @@ from vacant.core.locations import run_dir
 from vacant.share import signing, sync
 
 BIN = Path(sys.executable).parent
-CONTRACT = 'task_family = "share"\n\n[[check]]\nname = "no-bad"\ncommand = "! grep -q bad out.txt"\ntimeout = 30\n'
+# `written` is red at the baseline (no out.txt yet), so a green Stop proves something and reviews its cell
+CONTRACT = ('task_family = "share"\n\n[[check]]\nname = "no-bad"\ncommand = "! grep -q bad out.txt"\ntimeout = 30\n'
+            '\n[[check]]\nname = "written"\ncommand = "test -f out.txt"\ntimeout = 30\n')
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
            "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
 
