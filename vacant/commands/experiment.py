@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import List, Optional
 
@@ -54,8 +55,9 @@ def register(app: typer.Typer) -> None:
             summary = run_experiment(request, lambda line: typer.echo(line, err=True))
         except (TaskError, PlanChanged, ExperimentError) as error:
             _fail(str(error), Exit.USER_ERROR)
-        except (Stopped, Interrupted):
-            _fail("experiment stopped; run the same command again to continue where it stopped", Exit.INTERRUPTED)
+        except (Stopped, Interrupted) as stop:
+            _fail(f"stopped by {signal.Signals(stop.signum).name}; the running cell's processes were stopped: run "
+                  "the same command again to continue (the unfinished cell starts over)", Exit.INTERRUPTED)
         if as_json:
             print_json(summary)
         else:

@@ -59,6 +59,10 @@ class ExperimentError(RuntimeError):
 class Stopped(Exception):
     """A signal stopped the experiment during a cell."""
 
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
 
 @dataclass
 class Settings:
@@ -202,12 +206,13 @@ class CellRunner:
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stopped = signum
         if self.child is not None and self.child.poll() is None:
-            self.child.send_signal(signal.SIGTERM)  # vacant do forwards it to the agent
+            # to its whole group, as a terminal would: `vacant do`, the agent and whatever the agent started
+            children.kill_group(self.child.pid, signal.SIGTERM)
             return
         try:
             children.on_signal(signum, frame)  # judging: the checks' groups go with it
         except children.Interrupted:
-            raise Stopped() from None
+            raise Stopped(signum) from None
 
     def attempt(self, argv: list[str], ws: Path, logs: Path) -> tuple[int | None, bool]:
         """Run one `vacant do`; (its exit code or None, whether the cell timeout ended it)."""
@@ -229,7 +234,7 @@ class CellRunner:
                 children.release(self.child)
                 self.child = None
                 if self.stopped is not None:
-                    raise Stopped()
+                    raise Stopped(self.stopped)
 
     def run(self, task: Task, arm_name: str, repeat: int, rounds: int, base: Path) -> dict[str, Any]:
         arm = ARMS[arm_name]
