@@ -87,6 +87,15 @@ class GitStore:
         pairs = (line.split(" ", 1) for line in out.splitlines() if line)
         return {name: oid for oid, name in pairs}
 
+    def delete_namespace(self) -> list[str]:
+        """Every local ref under refs/vacant/ deleted in one transaction (each only if it still names
+        what was read: a sync meanwhile wins); the names deleted. The remote's copies stay."""
+        found = self.refs(NAMESPACE)
+        if found:
+            script = "".join(f"delete {name} {oid}\n" for name, oid in sorted(found.items()))
+            self.git("update-ref", "--stdin", data=script.encode())
+        return sorted(found)
+
     def list_tree(self, commit: str) -> list[TreeEntry]:
         """Every blob (and other leaf) under the commit's tree, with its full path."""
         out = self.git("ls-tree", "-r", "-z", "--full-tree", commit).stdout
