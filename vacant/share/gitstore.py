@@ -131,6 +131,14 @@ class GitStore:
         proc = self.git("cat-file", "blob", f"HEAD:{path}", ok=(0, 128))
         return proc.stdout if proc.returncode == 0 else None
 
+    def files_at_head(self, directory: str) -> list[str]:
+        """The paths of the files directly in `directory` at HEAD (none when it is not a directory there)."""
+        proc = self.git("ls-tree", "-z", "HEAD", "--", directory.rstrip("/") + "/", ok=(0, 128))
+        if proc.returncode != 0:
+            return []
+        entries = (line.split("\t", 1) for line in proc.stdout.decode(errors="replace").split("\0") if line)
+        return sorted(path for meta, path in entries if meta.split()[1] == "blob")
+
     def is_ancestor(self, older: str, newer: str) -> bool:
         return self.git("merge-base", "--is-ancestor", older, newer, ok=(0, 1)).returncode == 0
 

@@ -220,7 +220,7 @@ def team_blame(root: Path, store: GitStore, path: str, local_runs: list[Path], c
     records, blamed on the file `path` whose bytes are `current`."""
     key = line_key(store)
     runs: dict[str, tuple[RunRecord, Source]] = {}
-    view = read_team(root, store, kinds=("run",))
+    view = read_team(root, store)  # every kind: the rejected count is the one `vacant sync --status` gives
     signers = {counted.body["run"]: counted.author for counted in view.runs.values()}
     for record in run_records(store, view):
         signer = signers[record.run]
