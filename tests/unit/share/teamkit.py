@@ -70,11 +70,18 @@ class Team:
         self.use(person)
         return signing.own_signer().team_line(person.name)
 
-    def seed(self, trusted: list[Person], contract: str = CONTRACT) -> None:
+    def seed(self, trusted: list[Person], contract: str = CONTRACT, per_person: bool = False) -> None:
+        """The remote's first commit; the keys in the older single file, or (`per_person`) one
+        `.vacant-team-keys/<name>.pub` each."""
         seed = self.base / "seed"
         git(self.base, "clone", "-q", str(self.bare), str(seed))
         (seed / "vacant.toml").write_text(contract)
-        (seed / signing.TEAM_KEYS_FILE).write_text("".join(self.key_line(p) + "\n" for p in trusted))
+        if per_person:
+            (seed / signing.TEAM_KEYS_FILE).mkdir()
+            for p in trusted:
+                (seed / signing.TEAM_KEYS_FILE / f"{p.name}.pub").write_text(self.key_line(p) + "\n")
+        else:
+            (seed / signing.TEAM_KEYS_FILE).write_text("".join(self.key_line(p) + "\n" for p in trusted))
         (seed / "README").write_text("project\n")
         git(seed, "add", "-A")
         git(seed, "commit", "-q", "-m", "seed")
