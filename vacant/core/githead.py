@@ -18,7 +18,9 @@ def _git_dir(root: Path) -> Path | None:
     for candidate in (root, *root.parents):
         dot_git = candidate / ".git"
         if dot_git.is_dir():
-            return dot_git
+            if (dot_git / "HEAD").is_file():
+                return dot_git
+            continue  # an empty `.git` (a sandbox's mount point) is not a repository
         if dot_git.is_file():
             text = dot_git.read_text(errors="replace").strip()
             if text.startswith("gitdir:"):

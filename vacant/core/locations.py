@@ -42,15 +42,18 @@ class WorkspaceError(RuntimeError):
 def git_dir(root: Path) -> Path | None:
     """Git's own directory for the workspace whose top level is `root` (None: not a git top level).
 
-    `.git` is a directory, or a regular file `gitdir: PATH` (worktrees, submodules); anything else
-    (a FIFO, a device, a dangling link) is not followed."""
+    `.git` is a git directory, or a regular file `gitdir: PATH` (worktrees, submodules); anything
+    else (a FIFO, a device, a dangling link, an empty `.git` directory) is not followed. An empty
+    one is no rarity: Codex's sandbox creates `.git` under every writable root (`/tmp` included)
+    as the mount point that keeps it read-only, and taking that for a repository would make every
+    directory below it one workspace."""
     dot = Path(root) / ".git"
     try:
         info = os.stat(dot)
     except (OSError, ValueError):
         return None
     if stat.S_ISDIR(info.st_mode):
-        return dot
+        return dot if is_git_directory(dot) else None
     if not stat.S_ISREG(info.st_mode):
         return None
     try:
@@ -66,10 +69,17 @@ def git_dir(root: Path) -> Path | None:
     return target if target.is_dir() else None
 
 
+def is_git_directory(path: Path) -> bool:
+    """git's own test (setup.c `is_git_directory`): a HEAD, and objects or a `commondir` pointer."""
+    return os.path.isfile(path / "HEAD") and (os.path.isdir(path / "objects") or os.path.isfile(path / "commondir"))
+
+
 def git_top(start: Path) -> Path | None:
-    """The nearest ancestor of `start` (itself included) holding `.git`."""
+    """The nearest ancestor of `start` (itself included) whose `.git` is a repository's (see
+    `git_dir`): a `.git` that is not one is passed over, as git passes over it."""
     for candidate in (start, *start.parents):
-        if os.path.lexists(candidate / ".git"):
+        dot = candidate / ".git"
+        if os.path.lexists(dot) and (not os.path.isdir(dot) or is_git_directory(dot)):
             return candidate
     return None
 
