@@ -65,3 +65,9 @@ def test_version_imports_nothing_heavy():
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     version, heavy = proc.stdout.splitlines()
     assert version.startswith("vacant ") and heavy == "[]"
+
+
+def test_the_readmes_wheel_build_leaves_nothing_untracked():
+    repo = Path(__file__).resolve().parents[3]
+    ignored = subprocess.run(["git", "-C", str(repo), "check-ignore", "-q", "dist/vacant_trace-0.1.0-py3-none-any.whl"])
+    assert ignored.returncode == 0, "`pip wheel -w dist .` (README) would leave an untracked dist/"
