@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import warnings
 
@@ -28,6 +29,7 @@ from vacant.commands import restore as restore_cmd
 from vacant.commands import summary as summary_cmd
 from vacant.commands import sync as sync_cmd
 from vacant.commands import view as view_cmd
+from vacant.core import children
 from vacant.core.exitcodes import Exit
 from vacant.core.keys import KeyFileError
 from vacant.core.locations import WorkspaceError
@@ -77,17 +79,37 @@ def one_line_warning(message, category, filename, lineno, line=None) -> str:  # 
     return f"vacant: warning: {text}\n"
 
 
+def interrupted_sentence(stop: children.Interrupted) -> str:
+    killed = f"killed the {stop.killed} process group(s) it had started, " if stop.killed else ""
+    return f"vacant: stopped by {stop.name}; {killed}nothing half-written was kept"
+
+
+def _exit_interrupted(stop: BaseException) -> None:
+    if not isinstance(stop, children.Interrupted):
+        stop = children.Interrupted(signal.SIGINT)
+    print(interrupted_sentence(stop), file=sys.stderr)
+    sys.exit(int(Exit.INTERRUPTED))
+
+
 def main() -> None:
     warnings.formatwarning = one_line_warning
     try:
-        code = app(standalone_mode=False)  # click returns a raised Exit's code here
+        with children.interruptible():
+            code = app(standalone_mode=False)  # click returns a raised Exit's code here
         sys.exit(code if isinstance(code, int) else 0)
+    except (children.Interrupted, KeyboardInterrupt) as stop:
+        _exit_interrupted(stop)
+    except typer.Abort as error:
+        if isinstance(error.__cause__, KeyboardInterrupt):  # click's rewrite of a stray Ctrl-C
+            _exit_interrupted(error.__cause__)
+        print(f"vacant: {error}", file=sys.stderr)
+        sys.exit(int(Exit.USAGE))
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except USER_ERRORS as error:
         print(f"vacant: {error}", file=sys.stderr)
         sys.exit(int(Exit.USER_ERROR))
-    except (typer.BadParameter, typer.Abort) as error:
+    except typer.BadParameter as error:
         print(f"vacant: {error}", file=sys.stderr)
         sys.exit(int(Exit.USAGE))
     except Exception as error:

@@ -89,3 +89,21 @@ def test_a_thousand_step_run_loads_collapsed_and_opens_any_step(browser, ws, tmp
     assert browser.find_element(By.CSS_SELECTOR, "#step-500 .detail").is_displayed()
     browser.save_screenshot(str(artifacts_dir() / "run-view-1000-steps.png"))
     assert severe_logs(browser) == []
+
+
+def test_a_run_green_after_feedback_opens_on_its_rounds(browser, ws, tmp_path):
+    run = planted_run(ws)  # Stop 1 blocks on config.py:3
+    fixed = (ws / "config.py").read_text().replace("RATE = 0.5", "RATE = 0.08")
+    run.write("config.py", fixed)
+    run.stop()  # Stop 2: green
+    page = tmp_path / "view.html"
+    assert cli(["report", "--html", str(page)], ws).returncode == 0
+    open_view(browser, page)
+    first = browser.find_element(By.CSS_SELECTOR, "main > section")
+    assert first.get_attribute("id") == "rounds" and first.is_displayed()
+    assert "Stop 1" in first.text and "1 finding(s), block" in first.text
+    assert first.find_element(By.CSS_SELECTOR, ".badge").text == "provable"
+    assert first.find_element(By.CSS_SELECTOR, ".loc").text == "config.py:3"
+    assert "after 1 blocked Stop(s)" in browser.find_element(By.CSS_SELECTOR, "#findings").text
+    assert severe_logs(browser) == []
+    browser.save_screenshot(str(artifacts_dir() / "run-view-rounds.png"))

@@ -42,3 +42,28 @@ def scratch(request):
 def plain_scratch(request, tmp_path):
     """The same layout under pytest's tmp_path, for tests that run no Codex."""
     yield from _scratch(request, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def wheel_venv(tmp_path_factory) -> Path:
+    """vacant as a user installs it, built once per session: a wheel of this checkout (built in a
+    temporary directory: nothing lands in the checkout), installed with its dependencies into a
+    fresh venv outside the checkout. Returns the venv."""
+    import subprocess
+    import zipfile
+
+    base = tmp_path_factory.mktemp("wheel")
+    dist = base / "dist"
+    repo = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(repo)],
+                   check=True, cwd=base, capture_output=True)
+    (wheel,) = dist.glob("vacant_trace-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for shipped in ("vacant/platforms/assets/opencode-plugin.js", "vacant/demo/session.json", "vacant/vacant-hook.py"):
+        assert shipped in names
+    assert not any(name.startswith(("tests/", "fixtures/")) for name in names)
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                    str(wheel)], check=True, capture_output=True)
+    return venv

@@ -43,3 +43,52 @@ def assert_rerun_reproduces(workspace: Path) -> None:
                           check=False)
     again = json.loads(proc.stdout)["findings"]
     assert [(f["id"], f["level"], f["step"]) for f in again] == [(finding["id"], finding["level"], finding["step"])]
+
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_VENV_MB = 60  # vacant and its runtime dependencies: 35 MB measured (72 MB with a pip of its own)
+DEMO_CPU_S = 60  # CPU seconds of a first `./scripts/demo` (mostly pip): 25 s measured, 90 s wall on a loaded 2-core machine (was 2 min 50 s, 1.1 GB)
+
+
+def _checkout_copy(target: Path) -> Path:
+    """The checkout's files as a fresh clone has them (tracked and new, nothing ignored: no .venv)."""
+    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-co", "--exclude-standard", "-z"],
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        if (REPO / rel).is_file():
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, target / rel)
+    return target
+
+
+def _megabytes(path: Path) -> float:
+    return sum(p.lstat().st_size for p in path.rglob("*")) / 1e6
+
+
+@pytest.mark.slow
+def test_scripts_demo_on_a_fresh_clone_installs_only_vacant(tmp_path):
+    import resource
+    import time
+
+    clone = _checkout_copy(tmp_path / "clone")
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("VIRTUAL_ENV")}
+    env.update(HOME=str(tmp_path / "home"), VACANT_HOME=str(tmp_path / "data"), PYTHON=sys.executable)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    proc = subprocess.run(["./scripts/demo"], cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    size = _megabytes(clone / ".venv")
+    print(f"first ./scripts/demo: {wall:.1f} s wall, {cpu:.1f} s CPU, .venv {size:.0f} MB")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "provable" in proc.stdout and "hash chain: intact" in proc.stdout
+    assert not (clone / ".venv-phoenix").exists()
+    site = next((clone / ".venv" / "lib").glob("python*/site-packages"))
+    test_only = [name for name in ("pytest", "hypothesis", "selenium", "opentelemetry", "libtmux", "mypy")
+                 if (site / name).exists()]
+    assert test_only == [], f"the demo installed the test extras: {test_only}"
+    assert size < DEMO_VENV_MB and cpu < DEMO_CPU_S
+    again = subprocess.run(["./scripts/setup", "--demo"], cwd=clone, env=env, capture_output=True, text=True,
+                           timeout=60)
+    assert again.returncode == 0 and "pip" not in again.stderr  # nothing to install the second time

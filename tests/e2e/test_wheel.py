@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,22 +15,9 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("wheel")]  # one wheel built and installed
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("wheel")
-    dist = base / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO)],
-                   check=True, cwd=base, capture_output=True)
-    (wheel,) = dist.glob("vacant_trace-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    for shipped in ("vacant/platforms/assets/opencode-plugin.js", "vacant/demo/session.json", "vacant/vacant-hook.py"):
-        assert shipped in names
-    assert not any(name.startswith(("tests/", "fixtures/")) for name in names)
-    venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    str(wheel)], check=True, capture_output=True)
-    return venv
+@pytest.fixture
+def installed(wheel_venv) -> Path:
+    return wheel_venv  # built and installed once per session (tests/e2e/conftest.py)
 
 
 def run(venv: Path, args: list[str], cwd: Path, home: Path, check: bool = True) -> subprocess.CompletedProcess:

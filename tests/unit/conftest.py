@@ -68,3 +68,13 @@ def ws(tmp_path, ws_files, request) -> Path:
 
 # the hostile corpora's tally (issue 11), the `trust_tally` fixture: in tests/conftest.py, where
 # the xdist controller (which loads no conftest below tests/) gathers the workers' counts
+
+
+@pytest.fixture(autouse=True)
+def no_interrupt_carried_over():
+    """A test that calls a signal handler by hand stops 'this process' (vacant.core.children):
+    the next test starts unstopped."""
+    from vacant.core import children
+
+    yield
+    children.reset()

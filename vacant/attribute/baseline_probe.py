@@ -36,10 +36,15 @@ def probe(root: Path, run_dir: Path) -> list[str]:
 
 
 def read(run_dir: Path) -> list[str]:
+    return result(run_dir) or []
+
+
+def result(run_dir: Path) -> list[str] | None:
+    """The probe's verdict, or None while it has not written one (still running, or never ran)."""
     try:
-        return json.loads((run_dir / RESULT).read_text())["vacuous"]
-    except (OSError, ValueError, KeyError):
-        return []
+        return list(json.loads((run_dir / RESULT).read_text())["vacuous"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 if __name__ == "__main__":

@@ -46,6 +46,8 @@ REPORT_FIELDS = (
                                        "verify nothing about the work): never a pass"),
     Field("vacuous", "array", "acceptance checks that already passed on the run's baseline (they cannot measure "
                               "the work)"),
+    Field("no_review", "string|null", "why this Stop reviewed no agent cell although it ended green (every "
+                                      "acceptance check was vacuous: it proved nothing), else null"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),
     Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
     Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),

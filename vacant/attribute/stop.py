@@ -32,7 +32,7 @@ from vacant.attribute.replay import (
 )
 from vacant.attribute.statechecks import StateChecks
 from vacant.attribute.verify import PRESENT
-from vacant.core import levels
+from vacant.core import children, levels
 from vacant.core.atomic import atomic_write
 from vacant.core.cells import UNKNOWN
 from vacant.core.findings import Finding
@@ -71,11 +71,18 @@ class AsOf:
         return cls(int(report["stop"]), int(report["upto"]), float(report["at"]))
 
 
+class ReadOnlyLog(StepLog):
+    """A run's log that a replay reads and never appends to (its records are dropped)."""
+
+    def emit(self, event_type: str, **fields: object) -> dict[str, object]:
+        return {"type": event_type, **fields}
+
+
 class Pipeline:
     def __init__(self, root: Path, run_dir: Path, contract: Contract | None, budget_s: float | None = None,
-                 as_of: AsOf | None = None, stop_number: int | None = None) -> None:
+                 as_of: AsOf | None = None, stop_number: int | None = None, readonly: bool = False) -> None:
         self.root = Path(root)
-        self.log = StepLog(run_dir)
+        self.log = StepLog(run_dir) if not readonly else ReadOnlyLog(run_dir)  # `vacant replay` writes nothing
         self.contract = contract
         self.store = ObjectStore(state_dir(self.root) / "objects")
         self.view = RunView.load(run_dir)
@@ -138,6 +145,7 @@ class Pipeline:
         try:
             checks, findings = self._final_findings()
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
+            vacuous = self._vacuous(bool(checks) and not findings)
         finally:
             shutil.rmtree(scratch_dir, ignore_errors=True)
         record_problems = recordaudit.problems(self.root, self.log.run_dir)
@@ -161,9 +169,18 @@ class Pipeline:
             # guards alone verify nothing about the work: only acceptance checks and flags do
             "nothing_to_verify": not [c for c in checks if c["kind"] == "check"] and not findings
             and not list_flags(self.root),
-            "vacuous": probe.read(self.log.run_dir),  # checks already green at the baseline
+            "vacuous": vacuous,  # checks already green at the baseline
+            "no_review": no_review_reason(checks, vacuous, findings),
         }
         return report
+
+    def _vacuous(self, needed_now: bool) -> list[str]:
+        """The baseline probe's verdict; when it has not landed yet and a green end hangs on it,
+        the checks run on the baseline here (the replay's state 0)."""
+        known = probe.result(self.log.run_dir)
+        if known is not None or not needed_now or self.contract is None:
+            return known or []
+        return [check.name for check in self.contract.check if self.check_at(check, 0).passed]
 
     def _final_findings(self) -> tuple[list[dict[str, Any]], list[tuple[Finding, str | None]]]:
         checks, findings = [], []
@@ -391,6 +408,14 @@ MESSAGE_WIDTH = 160
 TEST_LINE_WIDTH = 260  # a test's id, its assert line and the change's files come before its words
 
 
+def no_review_reason(checks: list[dict[str, Any]], vacuous: list[str], findings: list[Any]) -> str | None:
+    """Why a green Stop scores nobody: every check it ran already passed before any work."""
+    if findings or not checks or not all(check["name"] in vacuous for check in checks):
+        return None
+    return ("every check already passed at the run's baseline (vacuous), so a green end proves nothing about "
+            "the work: no agent cell was reviewed")
+
+
 def _load_stop_state(run_dir: Path) -> dict[str, Any]:
     try:
         return json.loads((run_dir / STOP_STATE).read_text())
@@ -422,7 +447,7 @@ def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], stat
         else:
             continue
         state["consequences"].append(item["id"])
-    if main_stop and not report["findings"] and not report["nothing_to_verify"]:
+    if main_stop and not report["findings"] and not report["nothing_to_verify"] and not report.get("no_review"):
         for cell in _cells(view):
             reputation.record_review(cell, 1, 1.0, run, None)
             log.emit("review", cell=cell, score=1, weight=1.0, finding=None)
@@ -553,6 +578,13 @@ def stop(root: Path, run_dir: Path, agent_id: str | None = None, budget_s: float
         report["nothing_to_verify"] = False
         log.emit("contract_error", path=problem["path"], line=problem["line"], key=problem["key"],
                  message=problem["message"])
+    with children.deferred():  # reviews, round count and report land together, or an interrupt comes first
+        return _conclude(root, run_dir, log, pipeline, report, contract, problem, agent_id, rounds)
+
+
+def _conclude(root: Path, run_dir: Path, log: StepLog, pipeline: Pipeline, report: dict[str, Any],
+              contract: Contract | None, problem: dict[str, Any] | None, agent_id: str | None,
+              rounds: int | None) -> Outcome:
     state = _load_stop_state(run_dir)
     apply_consequences(log, pipeline.view, report, state, main_stop=agent_id is None and problem is None)
     if rounds is None:

@@ -59,7 +59,7 @@ def _daemon_line() -> Diagnosis:
     """The workspace's watch daemon: absent is fine (the next hook call starts one); running but
     deaf, or watching only part of the tree, is advice."""
     report = daemon_cmd.status(workspace())
-    detail = "; ".join(daemon_cmd.describe(report))
+    detail = "; ".join(line.removeprefix("daemon: ") for line in daemon_cmd.describe(report))  # the check's name says it
     if not report["running"]:
         return diagnosis("daemon", True, detail)
     if "error" in report or not report.get("watching"):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from vacant.commands.common import print_json
+from vacant.core.children import Interrupted
 from vacant.core.exitcodes import Exit
 from vacant.experiment import Request, run_experiment
 from vacant.experiment.arms import parse_arms
@@ -53,8 +55,9 @@ def register(app: typer.Typer) -> None:
             summary = run_experiment(request, lambda line: typer.echo(line, err=True))
         except (TaskError, PlanChanged, ExperimentError) as error:
             _fail(str(error), Exit.USER_ERROR)
-        except Stopped:
-            _fail("experiment stopped; run the same command again to continue where it stopped", Exit.INTERRUPTED)
+        except (Stopped, Interrupted) as stop:
+            _fail(f"stopped by {signal.Signals(stop.signum).name}; the running cell's processes were stopped: run "
+                  "the same command again to continue (the unfinished cell starts over)", Exit.INTERRUPTED)
         if as_json:
             print_json(summary)
         else:

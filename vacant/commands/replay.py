@@ -1,5 +1,8 @@
 """`vacant replay [RUN] [--stop N] [--json]`: the Stop pipeline again on a recorded run (checks,
-replay, grades), telling the agent nothing; `--stop N` reproduces the N-th Stop as it stood."""
+replay, grades), telling the agent nothing; `--stop N` reproduces the N-th Stop as it stood.
+
+A replay reads the run and writes nothing into it: its report goes to stdout only, the step log
+and the saved reports stay as the run left them (so the latest run stays the latest)."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ def register(app: typer.Typer) -> None:
         budget: Optional[float] = typer.Option(None, "--budget", metavar="SECONDS", help="Seconds (default: the contract's)."),
         stop_number: Optional[int] = typer.Option(None, "--stop", metavar="N", help="Reproduce the N-th Stop: the run as it stood then."),
     ) -> None:
-        """Re-run the Stop pipeline on a recorded run: checks, replay, grades (no feedback sent)."""
+        """Re-run the Stop pipeline on a recorded run: checks, replay, grades (no feedback sent; the run is left unchanged)."""
         root = workspace()
         run_dir = resolve_run(root, run)
         as_of = None
@@ -38,7 +41,7 @@ def register(app: typer.Typer) -> None:
             except ValueError as error:
                 raise WorkspaceError(f"{path}: {error}") from None
         with progress("replaying the run on its recorded states…", enabled=not as_json):
-            report = Pipeline(root, run_dir, load_contract(root), budget, as_of=as_of).run()
+            report = Pipeline(root, run_dir, load_contract(root), budget, as_of=as_of, readonly=True).run()
         print_json(report) if as_json else typer.echo(render_report(report))
         if report["findings"]:
             raise typer.Exit(int(Exit.FAILED))

@@ -50,6 +50,8 @@ def render_report(report: dict[str, Any]) -> str:
         if item.get("diff"):
             lines.append(f"      step {item.get('flip_step')} changed:")
             lines += [f"        {row}" for row in item["diff"].splitlines()]
+    if report.get("no_review"):
+        lines.append(f"reputation: {report['no_review']}")
     if report.get("decision"):
         lines.append(f"decision: {report['decision']} ({_rounds(report)})")
     lines += [f"record problem: {p['kind']}: {p['detail']}" for p in report.get("record_problems") or []]

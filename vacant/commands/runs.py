@@ -14,6 +14,7 @@ from vacant.core import events
 from vacant.core.cells import shown
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import list_runs, resolve_run, state_dir
+from vacant.store.run import RunView
 from vacant.store.steplog import StepLog, verify
 
 
@@ -34,15 +35,16 @@ def _summary(run_dir) -> dict[str, Any]:
     }
 
 
-def describe(record: dict[str, Any]) -> str:
-    """One human line per event."""
+def describe(record: dict[str, Any], actors: dict[int, Any] | None = None) -> str:
+    """One human line per event; `actors`: each step's cell as resolved over the whole run (a model
+    that became known after the step started: vacant.store.run)."""
     kind = record.get("type")
     if kind in ("step_start", "step_end", "change", "read") and record.get("step") is not None:
         head = f"step {record['step']:>3}"
     else:
         head = "        "
     if kind == "step_start":
-        actor = record.get("actor") or {}
+        actor = (actors or {}).get(record.get("step")) or record.get("actor") or {}
         who = f"{shown(actor, 'agent_definition')}/{shown(actor, 'model')}" if actor else "out-of-band"
         body = f"{record.get('tool')} {_short(record.get('input'))} [{who}]"
     elif kind == "step_end":
@@ -59,6 +61,13 @@ def describe(record: dict[str, Any]) -> str:
         fields = {k: v for k, v in record.items() if k not in events.ENVELOPE}
         body = _short(fields, 100)
     return f"{record.get('seq', '?'):>5} {head} {kind:<10} {body}"
+
+
+def _resolved_actors(records: list[dict[str, Any]]) -> dict[int, Any]:
+    try:
+        return {number: step.actor for number, step in RunView.build(records).steps.items()}
+    except (KeyError, TypeError, ValueError):  # a log too damaged to read as steps: each line as written
+        return {}
 
 
 def _short(value: Any, width: int = 70) -> str:
@@ -84,15 +93,19 @@ def register(app: typer.Typer) -> None:
     @app.command("log")
     def log_command(
         run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
-        as_json: bool = typer.Option(False, "--json", help="One JSON object per event, in order."),
+        as_json: bool = typer.Option(False, "--json", help="JSON lines: one JSON object per line, one line per record, in order."),
+        as_array: bool = typer.Option(False, "--json-array", help="One JSON array of every record, in order."),
     ) -> None:
-        """Print a run's step log."""
+        """Print a run's step log (`--json`: JSON lines, as the log itself is stored; `--json-array`: one array)."""
         log = StepLog(resolve_run(workspace(), run))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             records = log.records()
-        for record in records:
-            typer.echo(json.dumps(record) if as_json else describe(record))
+        if as_array:
+            print_json(records)
+        actors = _resolved_actors(records) if not as_json else {}
+        for record in records if not as_array else []:
+            typer.echo(json.dumps(record) if as_json else describe(record, actors))
         for warning in caught:
             typer.echo(f"vacant: warning: {warning.message}", err=True)
 

@@ -20,7 +20,7 @@ def render_result(result: dict[str, Any]) -> str:
     lines += [f"  skipped run {line}" for line in result["skipped"]]
     if not result["trusted"]:
         lines.append("warning: your key is not in .vacant-team-keys at HEAD, so the team's figures leave your "
-                     "records out: `vacant sync --key` prints the line to commit")
+                     "records out: `vacant sync --key --name NAME > .vacant-team-keys/NAME.pub`, commit and push it")
     return "\n".join(lines)
 
 
@@ -40,9 +40,10 @@ def render_status(status: dict[str, Any]) -> str:
                      f"{author['behind']} behind {status['remote']} (as of the last fetch)")
     for ref in status["ignored_refs"]:
         lines.append(f"  ignored ref {ref}: not refs/vacant/authors/<fingerprint>")
-    lines.append(f"rejected: {len(status['rejected'])} record(s)")
-    for item in status["rejected"]:
-        lines.append(f"  {item['ref']} {item['path']}: {item['reason']}")
+    lines.append(f"rejected: {len(status['rejected'])} record(s)"
+                 + (" (`--json` lists each)" if status["rejected"] else ""))
+    for cause in status["rejected_by_cause"]:
+        lines.append(f"  {cause['records']} × {cause['reason']}")
     return "\n".join(lines)
 
 
@@ -51,7 +52,7 @@ def register(app: typer.Typer) -> None:
     def sync_command(
         remote: str = typer.Argument("origin", help="The git remote (name or URL) to share through."),
         show_status: bool = typer.Option(False, "--status", help="Ahead/behind, last sync, rejected records; no network."),
-        key: bool = typer.Option(False, "--key", help="Print the line that makes your key trusted in .vacant-team-keys."),
+        key: bool = typer.Option(False, "--key", help="Print the line that makes your key trusted: commit it as .vacant-team-keys/NAME.pub."),
         name: str = typer.Option("", "--name", help="With --key: the name on that line (default: your login)."),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:

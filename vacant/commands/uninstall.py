@@ -1,7 +1,7 @@
 """`vacant uninstall [--platform P] [--scope S] [--all] [--json]`: vacant's hooks out again, from
 every scope unless one is named, restoring each settings file byte for byte when nothing else in
 it changed; directories the install created are removed when empty. `--all` also removes the
-workspace's state directory (the recorded runs) and says what remains in the user's directories.
+workspace's state directory (the recorded runs) and its `refs/vacant/*` refs, and says what remains in the user's directories.
 Every file it touched is listed."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from vacant.core.locations import (
 )
 from vacant.daemon import lifecycle
 from vacant.platforms.all_platforms import PLATFORMS, load
+from vacant.share.gitstore import GitStore
 
 
 def _remove_hooks(root, platform, scopes: list[str]) -> list[str]:
@@ -33,6 +34,12 @@ def _remove_hooks(root, platform, scopes: list[str]) -> list[str]:
         if target:
             removed.append(str(target))
     return removed
+
+
+def _delete_refs(root) -> list[str]:
+    """This repository's refs/vacant/* (shared records, `vacant sync`); none outside a git repository."""
+    store = GitStore(root)
+    return store.delete_namespace() if store.is_repository() else []
 
 
 def forget_hooks(root, names: list[str]) -> None:
@@ -53,7 +60,7 @@ def register(app: typer.Typer) -> None:
         scope: Optional[str] = typer.Option(None, "--scope", metavar="SCOPE",
                                             help="Only this scope (default: every scope)."),
         everything: bool = typer.Option(False, "--all", help="Also remove this workspace's recorded runs "
-                                                             "(its state directory)."),
+                                                             "(its state directory) and its refs/vacant/* refs."),
         as_json: bool = typer.Option(False, "--json", help="Print what was touched as one JSON object."),
     ) -> None:
         """Remove exactly vacant's hooks (every platform and scope unless named); --all removes every trace here."""
@@ -72,15 +79,22 @@ def register(app: typer.Typer) -> None:
         forget_hooks(root, [one.name for one in chosen])
         footprint.remove_created_dirs(root)
         stopped = lifecycle.stop(root)
+        records: list[str] = []
+        refs: list[str] = []
         if everything:
-            shutil.rmtree(state_dir(root), ignore_errors=True)
+            state = state_dir(root)
+            if state.exists():
+                records.append(str(state))
+            shutil.rmtree(state, ignore_errors=True)
             unregister(root)  # the person removed it: the hooks no longer treat it as installed
+            refs = _delete_refs(root)
         done = footprint.changes(before, footprint.candidates(root, files))
         remaining = [str(path) for path in (user_data_dir(), user_config_dir()) if path.exists()]
         if as_json:
             print_json({"workspace": str(root), "removed_from": removed, "daemon_stopped": stopped,
                         "touched": [c._asdict() for c in done],
-                        "remaining_outside": remaining if everything else None})
+                        "remaining_outside": remaining if everything else None,
+                        "removed_state": records, "removed_refs": refs})
             return
         typer.echo("\n".join(f"removed vacant's hooks from {target}" for target in removed)
                    or "no vacant hooks were installed there")
@@ -88,6 +102,13 @@ def register(app: typer.Typer) -> None:
             typer.echo("stopped the workspace's watch daemon")
         for line in footprint.render(done):
             typer.echo(line)
+        for path in records:
+            typer.echo(f"removed the recorded runs: {path}")
+        if refs:
+            typer.echo(f"removed {len(refs)} shared-record ref(s) here (the remote keeps its copies: "
+                       "`git push REMOTE --delete REF` for each):")
+            for ref in refs:
+                typer.echo(f"  {ref}")
         if everything:
             typer.echo("left outside this workspace (shared by all your workspaces; remove by hand if you want):")
             typer.echo(f"  {user_data_dir()}  (reputation table, install records)")

@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         no_open: bool = typer.Option(False, "--no-open", help="Write the page, do not start a browser."),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
-        """Write the run view to .git/vacant/runs/RUN/view.html and open it (file://, no network)."""
+        """Write the run view to view.html in the run's directory (`.git/vacant/runs/RUN/`) and open it (file://, no network)."""
         run_dir = resolve_run(workspace(), run)
         target = write_view(workspace(), run_dir, run_dir / "view.html", stop_number)
         opened = False if no_open else webbrowser.open(target.as_uri())

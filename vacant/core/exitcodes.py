@@ -27,7 +27,8 @@ MEANINGS = {
     Exit.USER_ERROR: "The command could not run as asked; the message says what to do.",
     Exit.NOTHING_TO_VERIFY: "There was nothing to verify (no checks, no flags): never a pass.",
     Exit.INTERNAL: "vacant itself failed; the message and `errors.log` in the state directory (`vacant doctor` names it) say where.",
-    Exit.INTERRUPTED: "`vacant do` was stopped (Ctrl-C or SIGTERM): hooks removed, nothing verified.",
+    Exit.INTERRUPTED: "Stopped by Ctrl-C or SIGTERM: every process group it started was killed, nothing half-written "
+                      "kept (`vacant do`: hooks removed, nothing verified).",
 }
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from vacant.core import children
+from vacant.core.children import Interrupted
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import list_runs, mark_installed, run_dir, state_dir
 from vacant.core.progress import progress
@@ -30,12 +32,6 @@ PLATFORMS = names()
 DEFAULT_BURST_GAP_S = 0.5
 KILL_GRACE_S = 10.0
 HOOK_SETTLE_TIMEOUT_S = 60.0
-
-
-class Interrupted(Exception):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 def do_root(cwd: Path) -> Path:
@@ -120,9 +116,10 @@ class Runner:
     # signals: forwarded to the agent; the loop ends after it exits, and cleanup always runs
     def _on_signal(self, signum: int, frame) -> None:
         child = self.child if self.child is not None and self.child.poll() is None else None
-        if child is None:
+        if child is None:  # replaying or grading: its checks' groups go, and the Stop is left unmade
             self.interrupted = signum
-            raise Interrupted(signum)
+            children.on_signal(signum, frame)
+            return
         if signum == signal.SIGINT and self.terminal:
             # Ctrl-C at a terminal reached the agent too (same foreground group): it decides (a
             # TUI stops its turn and goes on); only its dying of it stops `vacant do`
@@ -226,6 +223,7 @@ class Runner:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
             unmark_do(state_dir(self.root))
+            children.reset()
             if had_do_env is None:
                 os.environ.pop(DO_ENV, None)
             driver.close()

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from vacant.core import children
 from vacant.core.locations import ensure_state_dir
 from vacant.experiment.arms import ARMS, PROMPT_SUFFIX
 from vacant.experiment.files import fresh_copy
@@ -58,6 +59,10 @@ class ExperimentError(RuntimeError):
 
 class Stopped(Exception):
     """A signal stopped the experiment during a cell."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 @dataclass
@@ -141,7 +146,8 @@ def prepare_workspace(task: Task, ws: Path) -> None:
            "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"]
     try:
         for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "--no-verify", "-m", "seed"]):
-            subprocess.run([*git, *args], cwd=ws, check=True, capture_output=True, timeout=60)
+            if children.run([*git, *args], cwd=ws, timeout=60).returncode:
+                raise subprocess.CalledProcessError(1, args[0])
     except (OSError, subprocess.SubprocessError) as error:
         raise ExperimentError(f"cannot make the git repository of {ws} ({error}); is git installed?") from None
     ensure_state_dir(ws)
@@ -190,15 +196,20 @@ class CellRunner:
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stopped = signum
         if self.child is not None and self.child.poll() is None:
-            self.child.send_signal(signal.SIGTERM)  # vacant do forwards it to the agent
-        else:
-            raise Stopped()
+            # to its whole group, as a terminal would: `vacant do`, the agent and whatever the agent started
+            children.kill_group(self.child.pid, signal.SIGTERM)
+            return
+        try:
+            children.on_signal(signum, frame)  # judging: the checks' groups go with it
+        except children.Interrupted:
+            raise Stopped(signum) from None
 
     def attempt(self, argv: list[str], ws: Path, logs: Path) -> tuple[int | None, bool]:
         """Run one `vacant do`; (its exit code or None, whether the cell timeout ended it)."""
         with open(logs / "do.out", "wb") as out, open(logs / "do.err", "wb") as err:
-            self.child = subprocess.Popen(argv, cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                          env=self.settings.env)
+            # its own group: a terminal's Ctrl-C comes to us, and `vacant do` gets one SIGTERM from us
+            self.child = children.spawn(argv, cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                        env=self.settings.env)
             try:
                 return self.child.wait(timeout=self.settings.timeout_s), False
             except subprocess.TimeoutExpired:
@@ -210,9 +221,10 @@ class CellRunner:
                     self.child.wait()
                 return self.child.returncode, True
             finally:
+                children.release(self.child)
                 self.child = None
                 if self.stopped is not None:
-                    raise Stopped()
+                    raise Stopped(self.stopped)
 
     def run(self, task: Task, arm_name: str, repeat: int, rounds: int, base: Path) -> dict[str, Any]:
         arm = ARMS[arm_name]
@@ -261,6 +273,7 @@ class _Handlers:
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.saved.items():
             signal.signal(sig, handler)
+        children.reset()
 
 
 # -- the whole plan ------------------------------------------------------------------------------

@@ -17,13 +17,13 @@ from __future__ import annotations
 import os
 import re
 import selectors
-import signal
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from vacant.core import children
 from vacant.core.findings import Finding, finding_id, line_text, read_text_lines, test_finding_id
 from vacant.policy.runners import Reported, plan_run, read_reports, refused_options
 from vacant.policy.testreport import assert_frame, frames, module_candidates
@@ -93,13 +93,6 @@ class _Capped:
         return bytes(self.head).decode("utf-8", errors="replace") + marker + tail.decode("utf-8", errors="replace")
 
 
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _exited(pid: int) -> bool:
     """Whether the child has exited, without reaping it (its pid keeps naming its group)."""
     try:
@@ -120,15 +113,21 @@ def run_command(
 ) -> CommandResult:
     """Run one shell line under `timeout` seconds; see the module docstring for the rules."""
     started = time.monotonic()
-    proc = subprocess.Popen(
+    proc = children.spawn(  # its own process group, killed by an interrupt too (vacant.core.children)
         ["bash", "-c", command],
         cwd=str(cwd),
         env={**check_env(root), **(extra_env or {})},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        start_new_session=True,
     )
+    try:
+        return _collect(proc, started, timeout, head, tail)
+    finally:
+        children.release(proc)
+
+
+def _collect(proc: subprocess.Popen, started: float, timeout: float, head: int, tail: int) -> CommandResult:
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -143,10 +142,10 @@ def run_command(
             now = time.monotonic()
             if gone_at is None:
                 if _exited(proc.pid):
-                    _kill_group(proc.pid)  # whatever the check left running goes with it
+                    children.kill_group(proc.pid)  # whatever the check left running goes with it
                     gone_at = now
                 elif now >= deadline:
-                    _kill_group(proc.pid)
+                    children.kill_group(proc.pid)
                     timed_out, gone_at = True, now
             elif now - gone_at > DRAIN_AFTER_EXIT_S:
                 break  # something outside the group still holds the pipe: stop reading

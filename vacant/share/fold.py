@@ -72,7 +72,7 @@ def folded_stats(root: Path | None, local_only: bool = False,
     if root is None or store is None or not store.is_repository():
         return reputation.aggregate(local), Provenance("team", local=len(local), counted=len(local),
                                                        note="not in a git repository: no team records")
-    view = read_team(root, store, kinds=("review",))
+    view = read_team(root, store)  # every kind: the rejected count is the one `vacant sync --status` gives
     team = [team_row(c) for c in view.reviews.values()]
     rows, overlap = union_rows(local, team)
     authors = [{"author": a, "name": view.keys.keys[a].name if a in view.keys.keys else None, "reviews": n}

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from vacant.core import children
+
 NAMESPACE = "refs/vacant/"
 _SAFE_REF = re.compile(r"^refs/vacant/[A-Za-z0-9][A-Za-z0-9/_.-]*$")
 NETWORK_TIMEOUT_S = 600.0
@@ -57,10 +59,11 @@ class GitStore:
                     "GIT_COMMITTER_NAME": "vacant", "GIT_COMMITTER_EMAIL": "vacant@localhost"}
         self._zero: str | None = None
 
-    def git(self, *args: str, data: bytes | None = None, timeout: float = LOCAL_TIMEOUT_S,
+    def git(self, *args: str, data: bytes | None = None, network: bool = False,
             ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[bytes]:
-        proc = subprocess.run(["git", "-C", str(self.root), *args], input=data, capture_output=True,
-                              env=self.env, timeout=timeout)
+        # fetch and push keep the terminal (ssh may ask for a passphrase); an interrupt kills them all the same
+        proc = children.run(["git", "-C", str(self.root), *args], input=data, env=self.env,
+                            timeout=NETWORK_TIMEOUT_S if network else LOCAL_TIMEOUT_S, own_group=not network)
         if proc.returncode not in ok:
             words = proc.stderr.decode(errors="replace").strip() or proc.stdout.decode(errors="replace").strip()
             raise GitError(f"git {args[0]} failed ({proc.returncode}): {words[:500]}")
@@ -83,6 +86,15 @@ class GitStore:
         out = self.git("for-each-ref", "--format=%(objectname) %(refname)", prefix).stdout.decode()
         pairs = (line.split(" ", 1) for line in out.splitlines() if line)
         return {name: oid for oid, name in pairs}
+
+    def delete_namespace(self) -> list[str]:
+        """Every local ref under refs/vacant/ deleted in one transaction (each only if it still names
+        what was read: a sync meanwhile wins); the names deleted. The remote's copies stay."""
+        found = self.refs(NAMESPACE)
+        if found:
+            script = "".join(f"delete {name} {oid}\n" for name, oid in sorted(found.items()))
+            self.git("update-ref", "--stdin", data=script.encode())
+        return sorted(found)
 
     def list_tree(self, commit: str) -> list[TreeEntry]:
         """Every blob (and other leaf) under the commit's tree, with its full path."""
@@ -119,6 +131,14 @@ class GitStore:
         proc = self.git("cat-file", "blob", f"HEAD:{path}", ok=(0, 128))
         return proc.stdout if proc.returncode == 0 else None
 
+    def files_at_head(self, directory: str) -> list[str]:
+        """The paths of the files directly in `directory` at HEAD (none when it is not a directory there)."""
+        proc = self.git("ls-tree", "-z", "HEAD", "--", directory.rstrip("/") + "/", ok=(0, 128))
+        if proc.returncode != 0:
+            return []
+        entries = (line.split("\t", 1) for line in proc.stdout.decode(errors="replace").split("\0") if line)
+        return sorted(path for meta, path in entries if meta.split()[1] == "blob")
+
     def is_ancestor(self, older: str, newer: str) -> bool:
         return self.git("merge-base", "--is-ancestor", older, newer, ok=(0, 1)).returncode == 0
 
@@ -149,16 +169,19 @@ class GitStore:
             for part in parts[:-1]:
                 node = node.setdefault(part, {})
             node[parts[-1]] = oid
-        proc = subprocess.Popen(["git", "-C", str(self.root), "mktree", "--batch", "-z"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env)
+        proc = children.spawn(["git", "-C", str(self.root), "mktree", "--batch", "-z"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env)
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None  # all PIPEs
         try:
-            root = _write_node(proc.stdin, proc.stdout, nested)
+            try:
+                root = _write_node(proc.stdin, proc.stdout, nested)
+            finally:
+                proc.stdin.close()
+                error = proc.stderr.read()
+                if proc.wait(timeout=LOCAL_TIMEOUT_S) != 0:
+                    raise GitError(f"git mktree failed: {error.decode(errors='replace')[:500]}")
         finally:
-            proc.stdin.close()
-            error = proc.stderr.read()
-            if proc.wait(timeout=LOCAL_TIMEOUT_S) != 0:
-                raise GitError(f"git mktree failed: {error.decode(errors='replace')[:500]}")
+            children.release(proc)
         return root
 
     def commit(self, tree: str, parents: list[str], message: str) -> str:
@@ -179,7 +202,7 @@ class GitStore:
         for spec in refspecs:
             _guard(self, spec.lstrip("+").split(":", 1)[1].replace("*", "x"))
         self.git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-                 remote, *refspecs, timeout=NETWORK_TIMEOUT_S)
+                 remote, *refspecs, network=True)
 
     def push(self, remote: str, updates: dict[str, str]) -> list[PushResult]:
         """Push `ref -> oid` without force; one result per ref (rejections are results, not errors)."""
@@ -189,7 +212,7 @@ class GitStore:
             _guard(self, ref)
         specs = [f"{oid}:{ref}" for ref, oid in sorted(updates.items())]
         proc = self.git("push", "--porcelain", "--no-follow-tags", remote, *specs,
-                        timeout=NETWORK_TIMEOUT_S, ok=(0, 1))
+                        network=True, ok=(0, 1))
         results = []
         for line in proc.stdout.decode(errors="replace").splitlines():
             parts = line.split("\t")

@@ -354,8 +354,9 @@ versions of a ref is the union of their entries; the figures count each review o
 sha256 of its kind and canonical body, whoever signed it and however often it was merged.
 
 The signature is Ed25519 over `b"vacant-share-record\\x00"` followed by the canonical JSON of
-`{"v", "kind", "author", "body"}`. Trusted keys are listed in `.vacant-team-keys` at the
-repository root, read from the committed `HEAD` version. A record is rejected (left out of every
+`{"v", "kind", "author", "body"}`. Trusted keys are the lines `ed25519 <base64 key> <name>` of the
+files `.vacant-team-keys/<name>.pub` (one per person) at the repository root, or of an older single
+`.vacant-team-keys` file, read from the committed `HEAD` version. A record is rejected (left out of every
 figure, listed by `vacant sync --status`) when its name is not the hash of its bytes, its bytes
 are not canonical, its shape is not the one below, it sits under another author's ref, its author
 is not a trusted key, or its signature does not verify.

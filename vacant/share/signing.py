@@ -34,7 +34,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from vacant.core.keys import KeyFileError
 from vacant.core.locations import user_config_dir
 
-TEAM_KEYS_FILE = ".vacant-team-keys"
+TEAM_KEYS_FILE = ".vacant-team-keys"  # a directory of `<name>.pub` files (one per person), or the older single file
+TEAM_KEY_SUFFIX = ".pub"
 KEY_BYTES = 32
 _LINE = re.compile(r"^ed25519\s+([A-Za-z0-9+/=_-]{43,44})(?:\s+(.*))?$")
 
@@ -127,7 +128,7 @@ class TeamKeys:
         return True
 
 
-def parse_team_keys(text: str) -> TeamKeys:
+def parse_team_keys(text: str, source: str = TEAM_KEYS_FILE) -> TeamKeys:
     keys: dict[str, TeamKey] = {}
     problems = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -142,7 +143,7 @@ def parse_team_keys(text: str) -> TeamKeys:
             except ValueError:
                 raw = b""
         if match is None or len(raw) != KEY_BYTES:
-            problems.append(f"{TEAM_KEYS_FILE}:{number}: not `ed25519 <base64 public key> <name>`")
+            problems.append(f"{source}:{number}: not `ed25519 <base64 public key> <name>`")
             continue
         fp = fingerprint(raw)
         keys[fp] = TeamKey(fp, Ed25519PublicKey.from_public_bytes(raw), (match.group(2) or "").strip() or fp[:8])

@@ -185,6 +185,14 @@ def last_sync_path(root: Path) -> Path:
     return state_dir(root) / "share" / "last-sync.json"
 
 
+def rejected_by_cause(rejected: list[Any]) -> list[dict[str, Any]]:
+    """The rejected records grouped by why, most first: one line per cause, however many records."""
+    counts: dict[str, int] = {}
+    for item in rejected:
+        counts[item.reason] = counts.get(item.reason, 0) + 1
+    return [{"reason": reason, "records": n} for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
 def status(root: Path, remote: str = "origin") -> dict[str, Any]:
     """Ahead/behind per author (as of the last fetch), the last sync, and every rejected record."""
     store = open_store(root)
@@ -212,5 +220,6 @@ def status(root: Path, remote: str = "origin") -> dict[str, Any]:
         "last_sync": load_json(last_sync_path(root), None), "unpublished_runs": unpublished,
         "authors": authors, "reviews_counted": len(view.reviews), "runs_counted": len(view.runs),
         "rejected": [r.to_json() for r in view.rejected],
+        "rejected_by_cause": rejected_by_cause(view.rejected),
         "ignored_refs": sorted(set(view.ignored_refs) | {AUTHORS + a for a in theirs if not FINGERPRINT.match(a)}),
     }

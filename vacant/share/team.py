@@ -34,7 +34,7 @@ from vacant.share.records import (
     parse_blob,
     signed_bytes,
 )
-from vacant.share.signing import TEAM_KEYS_FILE, TeamKeys, parse_team_keys
+from vacant.share.signing import TEAM_KEY_SUFFIX, TEAM_KEYS_FILE, TeamKeys, parse_team_keys
 
 FINGERPRINT = re.compile(r"^[0-9a-f]{32}$")
 DIR_KINDS = {"runs": "run", "reviews": "review", "manifests": "manifest"}
@@ -72,8 +72,20 @@ class TeamView:
 
 
 def team_keys(store: GitStore) -> TeamKeys:
+    """The keys committed at HEAD: each `.vacant-team-keys/<name>.pub` (one file per person, so two
+    people adding theirs never conflict), or the older single `.vacant-team-keys` file."""
     data = store.file_at_head(TEAM_KEYS_FILE)
-    return parse_team_keys(data.decode(errors="replace") if data is not None else "")
+    if data is not None:
+        return parse_team_keys(data.decode(errors="replace"))
+    keys = TeamKeys({}, [])
+    for path in store.files_at_head(TEAM_KEYS_FILE):
+        if not path.endswith(TEAM_KEY_SUFFIX):
+            continue  # a README beside the keys, say
+        blob = store.file_at_head(path)
+        one = parse_team_keys(blob.decode(errors="replace") if blob is not None else "", source=path)
+        keys.keys.update(one.keys)
+        keys.problems += one.problems
+    return keys
 
 
 def cache_path(root: Path) -> Path:

@@ -238,7 +238,7 @@ def team_runs(root: Path, store: GitStore, local_runs: list[Path], only: str | N
     the local runs' line data for it)."""
     key = line_key(store)
     runs: dict[str, tuple[RunRecord, Source]] = {}
-    view = read_team(root, store, kinds=("run",))
+    view = read_team(root, store)  # every kind: the rejected count is the one `vacant sync --status` gives
     signers = {counted.body["run"]: counted.author for counted in view.runs.values()}
     for record in run_records(store, view, only):  # the path index: only the records that changed it
         signer = signers[record.run]

@@ -161,11 +161,34 @@ JS = r"""
       el("div", {"class": "msg"}, f.message), kv, diff);
   }
 
+  // the Stops that blocked the agent before this one: a run that needed feedback rounds opens on them
+  function earlier() { return D.stops.filter(function (r) { return r.stop < (D.stop || 0) && r.findings; }); }
+
+  function rounds() {
+    var before = earlier();
+    if (!before.length) return null;
+    var s = el("section", {id: "rounds"}, el("h2", {}, "Feedback rounds", el("span", {"class": "count"}, before.length + " Stop(s) blocked before this one")));
+    before.forEach(function (r) {
+      var box = el("div", {"class": "round"}, el("div", {"class": "top"}, el("b", {}, "Stop " + r.stop), " — " + (r.agent_id || "main") + ", round " + (r.round || 0) + " of " + (r.rounds || "?") + ": " + r.findings + " finding(s), " + (r.decision || "?")));
+      (r.found || []).forEach(function (f) {
+        var where = f.path ? f.path + (f.line ? ":" + f.line : "") : "(no location)";
+        box.append(el("div", {"class": "finding" + (f.blocking ? "" : " nb")},
+          el("div", {"class": "top"}, el("span", {"class": "badge lv-" + f.level, title: D.levels[f.level] || ""}, f.level),
+            el("span", {"class": "loc mono"}, where), el("span", {"class": "muted mono"}, f.id),
+            f.flip_step !== null && f.flip_step !== undefined ? el("span", {"class": "muted"}, "appeared at step " + f.flip_step) : null),
+          el("div", {"class": "msg"}, f.message)));
+      });
+      s.append(box);
+    });
+    return s;
+  }
+
   function findings() {
     var s = el("section", {id: "findings"}, el("h2", {}, "Findings", el("span", {"class": "count"}, String(D.findings.length))));
+    var fixed = earlier().length ? " The agent got there after " + earlier().length + " blocked Stop(s): see Feedback rounds above." : "";
     if (D.contract_error) s.append(el("div", {"class": "finding"}, el("div", {"class": "top"}, el("span", {"class": "badge"}, "contract error")),
       el("div", {"class": "msg"}, D.contract_error.message), el("div", {"class": "muted"}, "vacant.toml could not be read at this Stop: nothing was verified.")));
-    else if (!D.findings.length) s.append(el("div", {"class": "empty"}, D.stop ? "No findings at this Stop." : "No Stop report yet: `vacant replay` makes one."));
+    else if (!D.findings.length) s.append(el("div", {"class": "empty"}, D.stop ? "No findings at this Stop." + fixed : "No Stop report yet: `vacant replay` makes one."));
     D.findings.forEach(function (f) { s.append(findingCard(f)); });
     return s;
   }
@@ -325,7 +348,7 @@ JS = r"""
   header();
   var m = el("main", {});
   document.body.append(m);
-  m.append(findings(), timeline(), steps(), stops(), coverage(), reputation());
+  m.append.apply(m, [rounds(), findings(), timeline(), steps(), stops(), coverage(), reputation()].filter(Boolean));
   document.body.setAttribute("data-render-ms", String(Math.round(performance.now() - began)));
   document.body.setAttribute("data-ready", "1");
 })();

@@ -180,6 +180,11 @@ def _step_json(step: Step, times: dict[int, tuple[float | None, float | None]], 
     }
 
 
+def _found(finding: dict[str, Any]) -> dict[str, Any]:
+    """A finding of a Stop in the rounds overview: what, where, how sure, which step."""
+    return {key: finding.get(key) for key in ("id", "level", "path", "line", "message", "flip_step", "blocking")}
+
+
 def _lanes(run: LoadedRun, steps: list[Step]) -> list[dict[str, str]]:
     kinds = {r["agent_id"]: r.get("agent_type") for r in run.view.of_type("subagent")}
     lanes, seen = [{"id": "main", "label": "main agent"}], {"main"}
@@ -225,7 +230,8 @@ def build(root: Path, run_dir: Path, stop_number: int | None = None) -> dict[str
         "findings": findings,
         "stops": [{"stop": r.get("stop"), "agent_id": r.get("agent_id"), "decision": r.get("decision"),
                    "round": r.get("round"), "rounds": r.get("rounds"), "checks": r.get("checks", []),
-                   "findings": len(r.get("findings", []))} for r in reports],
+                   "findings": len(r.get("findings", [])), "found": [_found(f) for f in r.get("findings", [])]}
+                  for r in reports],
         "reputation": _reputation(steps),
         "levels": {name: meaning for name, (meaning, _consequence) in levels.LEVELS.items()},
     }

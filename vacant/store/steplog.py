@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from vacant.core import events
+from vacant.core import children, events
 from vacant.core.redact import redact
 
 LOG_NAME = "events.jsonl"
@@ -95,7 +95,7 @@ class StepLog:
     def emit(self, event_type: str, **fields: object) -> dict[str, object]:
         """Validate against the vocabulary, redact secrets, chain and append one record."""
         body = events.make(event_type, fields)
-        with self.lock():
+        with children.deferred(), self.lock():  # an interrupt never parts a record from its head
             return self.append_locked(body)
 
     def append_locked(self, body: dict[str, object]) -> dict[str, object]:

@@ -94,3 +94,28 @@ def test_doctor_advice_exits_zero_and_a_missing_install_fails(ws, capsys, monkey
     code, out, _ = vacant(capsys, monkeypatch, "doctor", "--platform", "claude", "--json")
     statuses = {line["name"]: line["status"] for line in json.loads(out)["lines"]}
     assert code == 0 and statuses["permission mode"] == "warn" and "fail" not in statuses.values()
+
+
+def test_uninstall_all_removes_vacants_refs_and_lists_them(ws, capsys, monkeypatch):
+    import shutil
+    import subprocess
+
+    shutil.rmtree(ws / ".git")
+    git = ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    ours = ["refs/vacant/authors/abc123", "refs/vacant/authors/def456"]
+    for ref in [*ours, "refs/heads/keep", "refs/notes/vacantish"]:
+        subprocess.run([*git, "update-ref", ref, head], check=True)
+    def refs() -> set[str]:
+        return set(subprocess.run([*git, "for-each-ref", "--format=%(refname)"], capture_output=True, text=True,
+                                  check=True).stdout.split())
+
+    before = refs()
+    vacant(capsys, monkeypatch, "init", "--platform", "claude")
+    code, out, _ = vacant(capsys, monkeypatch, "uninstall", "--all")
+    assert code == 0
+    assert refs() == before - set(ours)
+    assert all(f"  {ref}" in out.splitlines() for ref in ours) and "removed 2 shared-record ref(s)" in out
+    assert "removed the recorded runs:" in out

@@ -20,7 +20,9 @@ from vacant.core.locations import run_dir
 from vacant.share import signing, sync
 
 BIN = Path(sys.executable).parent
-CONTRACT = 'task_family = "share"\n\n[[check]]\nname = "no-bad"\ncommand = "! grep -q bad out.txt"\ntimeout = 30\n'
+# `written` is red at the baseline (no out.txt yet), so a green Stop proves something and reviews its cell
+CONTRACT = ('task_family = "share"\n\n[[check]]\nname = "no-bad"\ncommand = "! grep -q bad out.txt"\ntimeout = 30\n'
+            '\n[[check]]\nname = "written"\ncommand = "test -f out.txt"\ntimeout = 30\n')
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
            "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
 
@@ -68,11 +70,18 @@ class Team:
         self.use(person)
         return signing.own_signer().team_line(person.name)
 
-    def seed(self, trusted: list[Person], contract: str = CONTRACT) -> None:
+    def seed(self, trusted: list[Person], contract: str = CONTRACT, per_person: bool = False) -> None:
+        """The remote's first commit; the keys in the older single file, or (`per_person`) one
+        `.vacant-team-keys/<name>.pub` each."""
         seed = self.base / "seed"
         git(self.base, "clone", "-q", str(self.bare), str(seed))
         (seed / "vacant.toml").write_text(contract)
-        (seed / signing.TEAM_KEYS_FILE).write_text("".join(self.key_line(p) + "\n" for p in trusted))
+        if per_person:
+            (seed / signing.TEAM_KEYS_FILE).mkdir()
+            for p in trusted:
+                (seed / signing.TEAM_KEYS_FILE / f"{p.name}.pub").write_text(self.key_line(p) + "\n")
+        else:
+            (seed / signing.TEAM_KEYS_FILE).write_text("".join(self.key_line(p) + "\n" for p in trusted))
         (seed / "README").write_text("project\n")
         git(seed, "add", "-A")
         git(seed, "commit", "-q", "-m", "seed")
