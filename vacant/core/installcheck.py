@@ -11,13 +11,15 @@ hook watch runs on every call).
 
 from __future__ import annotations
 
-from typing import Any
-
 import hashlib
 import json
 import os
 import stat
 from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # never at run time: the hook's path imports no typing
+    from typing import Any
 
 MARKS = ("vacant-hook",)  # in every installed hook command (settings_file.hook_command)
 HTTP_MARK = "X-Vacant-Token"  # an http hook to the workspace's daemon carries this header

@@ -17,7 +17,7 @@ that cannot open the gate:
   hook and that left its marker in the state directory (`do_verified`): a settings `env` block
   with `VACANT_DO=1` does not turn Stop off.
 
-`VACANT_STATE_DIR` is never read by a hook: the install registry (vacant/core/registry.py)
+`VACANT_STATE_DIR` is never read by a hook: the install registry (vacant/core/locations.py)
 records the state directory the person chose at install, and the hook uses that one.
 """
 
