@@ -11,7 +11,8 @@ import typer
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.policy.contract import CONTRACT_FILE, load_contract
-from vacant.policy.red_first import ProbeInterrupted, add_check
+from vacant.core import children
+from vacant.policy.red_first import add_check
 
 
 def command_line(words: list[str]) -> str:
@@ -46,8 +47,9 @@ def register(app: typer.Typer) -> None:
         try:
             added = add_check(workspace(), name, command_line(command), guard=keep or precondition, timeout=timeout,
                               probe_cap=probe_cap, allow_broken=allow_broken)
-        except ProbeInterrupted as stop:
-            typer.echo(f"vacant: {stop}", err=True)
+        except children.Interrupted as stop:
+            typer.echo(f"vacant: stopped by {stop.name}; the probe of {name!r} was killed with its process group; "
+                       f"nothing was added to {CONTRACT_FILE}", err=True)
             raise typer.Exit(int(Exit.INTERRUPTED)) from None
         probe = added.check.probe
         if as_json:

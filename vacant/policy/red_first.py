@@ -15,13 +15,8 @@ The file is appended to (its comments kept), validated before it lands, written 
 
 from __future__ import annotations
 
-import os
 import shlex
-import signal
-import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -55,55 +50,6 @@ TAIL_WIDTH = 200
 
 
 # -- the probe ------------------------------------------------------------------------------------
-
-
-class ProbeInterrupted(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM stopped the probe; its process group was killed and nothing was written."""
-
-
-def _own_group_children() -> list[int]:
-    """Our children that lead a process group of their own (the probes run_command started)."""
-    me, found = os.getpid(), []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == me and int(fields[2]) == int(entry):
-            found.append(int(entry))
-    return found
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
-@contextmanager
-def _interruptible(name: str) -> Iterator[None]:
-    """SIGTERM behaves like Ctrl-C here; either kills the probe's process group before going on
-    (the probe runs in its own group, so a terminal's Ctrl-C never reaches it)."""
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main else None
-    try:
-        yield
-    except KeyboardInterrupt:
-        for pgid in _own_group_children():
-            try:
-                os.killpg(pgid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        raise ProbeInterrupted(f"the probe of {name!r} was interrupted and its process group killed; "
-                               f"nothing was added to {CONTRACT_FILE}") from None
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def last_lines(output: str, count: int = TAIL_LINES) -> list[str]:
@@ -213,8 +159,7 @@ def add_check(
     if check.name in contract.names():
         raise CheckRefused(f"a check named {check.name!r} already exists in {CONTRACT_FILE}: pick another name or edit the file")
     cap = probe_cap_for(check, guard, probe_cap)
-    with _interruptible(check.name):
-        result = run_command(check.command, root, cap, root)
+    result = run_command(check.command, root, cap, root)  # an interrupt kills its group (core/children)
     at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     tool = missing_tool(result.exit_code, result.output, root)
     verdict = classify(result.exit_code, result.output, root, result.timed_out)

@@ -81,8 +81,8 @@ def test_an_interrupt_kills_the_probe_group_and_exits_130(ws, sig):
     out, err = proc.communicate(timeout=10)
     assert time.monotonic() - sent < 2.0
     assert proc.returncode == Exit.INTERRUPTED == 130
-    assert err.strip() == ("vacant: the probe of 'slow' was interrupted and its process group killed; "
-                           "nothing was added to vacant.toml")
+    assert err.strip() == (f"vacant: stopped by {signal.Signals(sig).name}; the probe of 'slow' was killed with its "
+                           "process group; nothing was added to vacant.toml")
     assert wait_for(lambda: not alive(probe) and not alive(child), 2.0)
     assert not (ws / "vacant.toml").exists()
 

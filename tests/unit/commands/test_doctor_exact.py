@@ -4,6 +4,8 @@ on PATH, an edited package file: each is named. The real `vacant init` writes th
 
 from __future__ import annotations
 
+import subprocess
+
 import json
 import os
 import sys
@@ -19,7 +21,8 @@ from vacant.record.hookwatch import missing_hooks
 @pytest.fixture(autouse=True)
 def in_ws(isolated_home, tmp_path, monkeypatch) -> Path:
     root = tmp_path / "ws"
-    (root / ".git").mkdir(parents=True)
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)  # a real repository: git passes over an empty .git
     monkeypatch.chdir(root)
     return root
 

@@ -6,6 +6,7 @@ separates advice from a broken install."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from vacant.core.locations import state_dir
 @pytest.fixture(autouse=True)
 def in_ws(isolated_home, ws, monkeypatch) -> None:
     monkeypatch.chdir(ws)
-    (ws / ".git").mkdir()  # a git workspace root
+    ws.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)  # a real repository: git passes over an empty .git
 
 
 def vacant(capsys, monkeypatch, *args: str) -> tuple[int, str, str]:

@@ -5,6 +5,8 @@ untouched run, which verifies."""
 
 from __future__ import annotations
 
+import subprocess
+
 import json
 import os
 import sys
@@ -28,7 +30,8 @@ def _send(root: Path, event: str, **fields) -> None:
 @pytest.fixture
 def run(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "ws"
-    (root / ".git").mkdir(parents=True)
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)  # a real repository: git passes over an empty .git
     mark_installed(root)
     monkeypatch.chdir(root)
     _send(root, "SessionStart", source="startup")
@@ -98,7 +101,8 @@ def _transcript(path: Path, uses: list[str], failed: set[str]) -> None:
 
 def test_forged_hook_calls_are_named_at_stop_and_by_verify(tmp_path, capsys, monkeypatch):
     root = tmp_path / "ws"
-    (root / ".git").mkdir(parents=True)
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)  # a real repository: git passes over an empty .git
     mark_installed(root)
     monkeypatch.chdir(root)
     transcript = root / "t.jsonl"

@@ -325,6 +325,12 @@ USER_HOOKS = (b'{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": '
               b'[{"type": "command", "command": "lint.sh", "timeout": 5}]}]}}\n')
 
 
+def platform_backups(tmp_path: Path) -> list[str]:
+    """What the platform left in the install directory. The workspace's own registry entry
+    (`ws-*.json`) is the uninstall command's to remove, not the platform's."""
+    return sorted(name for name in os.listdir(tmp_path / "data" / "installs") if not name.startswith("ws-"))
+
+
 def test_install_merges_is_idempotent_and_uninstall_restores_bytes(tmp_path, ws):
     config = config_file(tmp_path)
     config.parent.mkdir(parents=True)
@@ -345,7 +351,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores_bytes(tmp_path, ws)
     assert codex_platform.PLATFORM.uninstall(ws, "project") == hooks
     assert hooks.read_bytes() == USER_HOOKS
     assert config.read_text() == USER_CONFIG
-    assert list((tmp_path / "data" / "installs").iterdir()) == []
+    assert platform_backups(tmp_path) == []
     assert codex_platform.PLATFORM.uninstall(ws, "project") is None
 
 
@@ -503,4 +509,4 @@ def test_a_failing_app_server_falls_back_to_offline_trust(tmp_path, ws, monkeypa
     monkeypatch.setenv("VACANT_CODEX_BIN", str(tmp_path / "none"))
     codex_platform.PLATFORM.uninstall(ws, "project")
     assert not config_file(tmp_path).exists()
-    assert os.listdir(tmp_path / "data" / "installs") == []
+    assert platform_backups(tmp_path) == []

@@ -7,6 +7,8 @@ with no test of its own to write."""
 
 from __future__ import annotations
 
+import subprocess
+
 import collections.abc
 import inspect
 import json
@@ -157,7 +159,8 @@ def installable(isolated_home, tmp_path, monkeypatch):
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("VACANT_CODEX_BIN", str(tmp_path / "no-codex-here"))  # Codex trusted offline
     root = tmp_path / "ws"
-    (root / ".git").mkdir(parents=True)
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)  # a real repository: git passes over an empty .git
     monkeypatch.chdir(root)
     return root, isolated_home
 
