@@ -67,7 +67,8 @@ def git(cwd: Path, *args: str) -> None:
 
 def test_the_readme_names_the_commands_it_is_tested_with():
     assert [argv[:2] for argv in quickstart_commands()] == [
-        ["vacant", "init"], ["vacant", "contract"], ["vacant", "doctor"], ["claude", "-p"], ["vacant", "report"]]
+        ["vacant", "init"], ["vacant", "contract"], ["vacant", "contract"], ["vacant", "doctor"], ["claude", "-p"],
+        ["vacant", "report"]]
     people = [person for person, _ in team_steps()]
     assert people[0] == "ann" and "bob" in people and None not in people
 
@@ -77,6 +78,9 @@ def test_the_quickstart_as_written(wheel_venv, tmp_path):
     ws.mkdir()
     git(ws, "init", "-q")
     (ws / "config.py").write_text("RATE = 0.07\n")  # the check must be red first
+    (ws / "test_config.py").write_text(  # the project's own suite: the guard, green now and at every Stop
+        "import unittest\n\nimport config\n\n\nclass RateTests(unittest.TestCase):\n"
+        "    def test_a_fraction(self):\n        self.assertTrue(0 < config.RATE < 1)\n")
     git(ws, "add", "-A")
     git(ws, "commit", "-q", "-m", "start")
     isolated_home(home, ws)
@@ -98,8 +102,8 @@ def test_the_quickstart_as_written(wheel_venv, tmp_path):
             proc = subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=300)
             assert proc.returncode == 0, f"{shlex.join(argv)}: {proc.stdout}{proc.stderr}"
             outputs.append(proc.stdout + proc.stderr)
-    init, added, _doctor, _claude, report = outputs
-    assert "hooks installed" in init and "added check 'rate'" in added
+    init, guarded, added, _doctor, _claude, report = outputs
+    assert "hooks installed" in init and "added guard 'tests'" in guarded and "added check 'rate'" in added
     assert "check rate: pass" in report and (ws / "config.py").read_text() == "RATE = 0.08\n"
     first = json.loads(sorted((next((ws / ".git" / "vacant" / "runs").iterdir()) / "reports").glob("*.json"))[0]
                        .read_text())
