@@ -46,7 +46,13 @@ from pathlib import Path
 
 from vacant.core.calls import HookCall, Read, Response
 from vacant.platforms import settings_file
-from vacant.platforms.base import Diagnosis, PlatformBase, advice, diagnosis, edit_intent
+from vacant.platforms.base import (
+    Diagnosis,
+    PlatformBase,
+    advice,
+    diagnosis,
+    edit_intent,
+)
 from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
 from vacant.platforms.settings_file import hook_command
 
