@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from codex_harness import BIN, git_workspace
 from harness import AGENTS_BIN, MARK, UPSTREAMS, ScriptedUpstream, agent_binary, marks
-from test_do import FEEDBACK, FILES, log_of, report
+from test_do import FEEDBACK, FILES, log_of, report, vacant_do
 
 from vacant.core.locations import state_dir
 
@@ -136,3 +136,32 @@ def test_installed_hooks_gate_and_feedback_in_one_run(plain_scratch):
     removed = vacant(["uninstall", "--platform", "gemini"], workspace, env)
     assert removed.returncode == 0 and not settings.exists()  # vacant created it: it goes
     assert not (state_dir(workspace) / "errors.log").exists()
+
+
+def test_vacant_do_feeds_back_in_the_same_run(scratch):
+    """`vacant do` installs nothing in the workspace (a system settings file of the run's own, in
+    vacant's data dir: Gemini skips one under any directory others may write to, /tmp included, so
+    this test's scratch is where Codex's is, never under a temporary directory)."""
+    workspace = git_workspace(scratch.path / "ws", FILES).resolve()
+    config = str(workspace / "config.py")
+    turns = [
+        tool("write_file", file_path=config, content="RATE = 0.09\n"),
+        text("Done."),
+        tool("replace", match=FEEDBACK, file_path=config, old_string="0.09", new_string="0.08", instruction="fix"),
+        text("Fixed."),
+    ]
+    with FakeGemini({"turns": turns}, scratch.path / "upstream") as upstream:
+        env = dict(gemini_env(scratch.home, workspace, upstream.base_url, scratch.vacant_home),
+                   TMPDIR=str(scratch.path / "tmp"))
+        (scratch.path / "tmp").mkdir(exist_ok=True)
+        done = vacant_do(["--", str(agent_binary("gemini", "Gemini")), "--yolo", "-m", MODEL, "-p",
+                          "set the rate in config.py"], workspace, env)
+        requests = upstream.requests()
+    assert done.returncode == 0, done.stderr
+    log = log_of(workspace)
+    assert len({r["session"] for r in log if r["type"] == "run_start"}) == 1
+    (finding,) = report(workspace, 1)["findings"]
+    assert (finding["level"], finding["tool"]) == ("provable", "write_file")
+    assert any(finding["id"] in t for r in requests for t in user_texts(r) if FEEDBACK in t)
+    assert report(workspace)["findings"] == []
+    assert not (workspace / ".gemini").exists() and not (state_dir(workspace) / "errors.log").exists()

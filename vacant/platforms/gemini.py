@@ -12,7 +12,10 @@ GEMINI_API_KEY; captured payloads in fixtures/payloads/gemini/; notes in
   loaded as trusted. `vacant doctor` says so.
 - Hooks: `{"hooks": {Event: [{"matcher": "*", "hooks": [{"type": "command", "command",
   "timeout"}]}]}}` in `<project>/.gemini/settings.json` and `~/.gemini/settings.json`;
-  $GEMINI_CLI_SYSTEM_SETTINGS_PATH names a system settings file (what `vacant do` uses).
+  $GEMINI_CLI_SYSTEM_SETTINGS_PATH names a system settings file (what `vacant do` uses); Gemini
+  skips that file, with a "Security Warning" on stderr only, when any parent directory is writable
+  by group or others (sticky /tmp and /var/tmp included), so `vacant do` writes it under vacant's
+  data dir and refuses to run when that is not private either.
   `timeout` is in milliseconds (the bundle's DEFAULT_HOOK_TIMEOUT = 6e4). `hooksConfig.enabled:
   false` turns every hook off and `hooksConfig.disabled` lists hook names turned off. It prints
   every project hook command before running ("These hooks will be executed").
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -367,15 +371,47 @@ class GeminiDriver(Driver):
         hooks = settings.setdefault("hooks", {})
         for event, groups in PLATFORM.hooks_block(hook_command("gemini")).items():
             hooks[event] = list(hooks.get(event, [])) + groups
-        path = self.tmp / "gemini-system-settings.json"
-        path.write_text(json.dumps(settings))
-        self.env[SYSTEM_SETTINGS_ENV] = str(path)
+        self.settings = _private_dir(self.tmp) / f"gemini-system-settings-{os.getpid()}-{id(self):x}.json"
+        self.settings.write_text(json.dumps(settings))
+        self.env[SYSTEM_SETTINGS_ENV] = str(self.settings)
         self.session = self.parsed().value("-r", "--resume", "--session-id")
+
+    def close(self) -> None:
+        settings = getattr(self, "settings", None)  # set by prepare, which may not have run
+        if settings is not None:
+            settings.unlink(missing_ok=True)
 
     def resume(self, session: str, feedback: str) -> list[str]:
         parsed = self.parsed()
         return [self.argv[0], *without(parsed, self.SESSION_OPTS | {"-p", "--prompt", "-i", "--prompt-interactive"}),
                 "--resume", session, "-p", feedback]
+
+
+def _insecure(path: Path) -> Path | None:
+    """The first of `path` and its parents that group or others may write to (None: none)."""
+    for folder in (path, *path.parents):
+        try:
+            if folder.stat().st_mode & 0o022:
+                return folder
+        except OSError:
+            return folder
+    return None
+
+
+def _private_dir(tmp: Path) -> Path:
+    """Where Gemini CLI accepts a system settings file: it skips one with any parent writable by
+    group or others (measured: "Parent directory '/var/tmp' is insecure"), sticky /tmp included."""
+    from vacant.core.locations import user_data_dir  # `vacant do` only
+
+    refused = []
+    for folder in (user_data_dir() / "do", tmp):
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        bad = _insecure(folder.resolve())
+        if bad is None:
+            return folder
+        refused.append(f"{folder} ({bad} is writable by others)")
+    raise DoError("Gemini CLI skips a system settings file under a directory others may write to: "
+                  + "; ".join(refused) + "; set VACANT_HOME to a private directory")
 
 
 Gemini.driver = GeminiDriver

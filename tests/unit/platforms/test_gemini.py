@@ -142,7 +142,33 @@ def test_doctor_fails_when_hooks_are_switched_off(ws):
     assert any(d.status == "fail" and "enabled" in d.name for d in PLATFORM.doctor(ws, "vacant-hook gemini"))
 
 
-def test_the_driver_merges_system_settings_and_resumes_with_the_feedback(tmp_path):
+@pytest.fixture
+def private_dir(monkeypatch):
+    """A VACANT_HOME no other user may write into, nor any of its parents (the checkout's
+    .e2e-tmp, as the e2e tests use: a temporary directory is writable by others)."""
+    import shutil
+    import uuid
+
+    base = Path(__file__).resolve().parents[3] / ".e2e-tmp" / f"unit-gemini-{uuid.uuid4().hex[:8]}"
+    base.mkdir(parents=True, mode=0o700)
+    monkeypatch.setenv("VACANT_HOME", str(base / "data"))
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_driver_refuses_a_settings_file_gemini_would_skip(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # writable by others: Gemini CLI skips a system settings file below it
+    monkeypatch.setenv("VACANT_HOME", str(shared / "data"))
+    (shared / "tmp").mkdir()
+    driver = gemini.GeminiDriver(["gemini", "-p", "x"], tmp_path, {}, shared / "tmp")
+    with pytest.raises(gemini.DoError, match="writable by others"):
+        driver.prepare()
+    assert gemini.SYSTEM_SETTINGS_ENV not in driver.env
+
+
+def test_the_driver_merges_system_settings_and_resumes_with_the_feedback(tmp_path, private_dir):
     system = tmp_path / "system.json"
     system.write_text(json.dumps({"theirs": 1, "hooks": {"AfterAgent": [{"hooks": [{"type": "command",
                                                                                     "command": "x"}]}]}}))
@@ -155,3 +181,6 @@ def test_the_driver_merges_system_settings_and_resumes_with_the_feedback(tmp_pat
     assert "x" == json.loads(system.read_text())["hooks"]["AfterAgent"][0]["hooks"][0]["command"]
     assert driver.resume("sess-1", "fix a.txt:1") == ["gemini", "--yolo", "-m", "m1", "--resume", "sess-1",
                                                        "-p", "fix a.txt:1"]
+    assert Path(environ[gemini.SYSTEM_SETTINGS_ENV]).is_relative_to(private_dir)
+    driver.close()
+    assert not Path(environ[gemini.SYSTEM_SETTINGS_ENV]).exists()
