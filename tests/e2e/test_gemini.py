@@ -1,9 +1,10 @@
 """The real `gemini` binary (@google/gemini-cli, pinned) offline against the scripted Gemini API
 fake (fixtures/upstreams/fake_gemini.py through GOOGLE_GEMINI_BASE_URL).
 
-Installed hooks (`vacant init --platform gemini`), ONE run (CI time): a read, an ACT arm the gate
+Installed hooks (`vacant init --platform gemini`), one run (CI time): a read, an ACT arm the gate
 holds, the planted error; AfterAgent denies with located feedback, which comes back as the next
-user message of the same run, and the fix. Then report/blame/view and a byte-for-byte uninstall
+user message of the same run, and the fix. The person approves from the shell; a resumed run
+makes the same call again and performs it once. Then report/blame/view and a byte-for-byte uninstall
 on that run. A missing binary fails this test, it never skips it."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from harness import AGENTS_BIN, MARK, UPSTREAMS, ScriptedUpstream, agent_binary,
 from test_do import FEEDBACK, FILES, log_of, report, vacant_do
 
 from vacant.core.locations import state_dir
+from vacant.policy.asks import AGENT_ENV
 
 pytestmark = pytest.mark.e2e
 MODEL = "gemini-2.5-flash"
@@ -60,6 +62,13 @@ def vacant(args: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess
     return subprocess.run([str(BIN / "vacant"), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False)
 
 
+def gemini(workspace: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(agent_binary("gemini", "Gemini")), "--yolo", "-m", MODEL, *args], cwd=workspace,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
 def user_texts(request: dict) -> list[str]:
     """The text of every user message of a logged generateContent request."""
     return ["".join(str(part.get("text", "")) for part in content.get("parts", []) if isinstance(part, dict))
@@ -85,6 +94,8 @@ def test_installed_hooks_gate_and_feedback_in_one_run(plain_scratch):
         text("Done."),
         tool("replace", match=FEEDBACK, file_path=config, old_string="0.09", new_string="0.08", instruction="fix"),
         text("Fixed."),
+        tool("run_shell_command", "SESSION-TWO", command="sh arms/mark.sh", description="mark"),  # the same call
+        text("Marked once."),
     ]
     with FakeGemini({"turns": turns}, scratch.path / "upstream") as upstream:
         env = gemini_env(scratch.home, workspace, upstream.base_url, scratch.vacant_home)
@@ -94,20 +105,28 @@ def test_installed_hooks_gate_and_feedback_in_one_run(plain_scratch):
         assert "vacant-hook" in settings.read_text()
         doctor = vacant(["doctor", "--platform", "gemini"], workspace, env)
         assert doctor.returncode == 0 and "trusted folder" not in doctor.stdout, doctor.stdout
-        run = subprocess.run([str(agent_binary("gemini", "Gemini")), "--yolo", "-m", MODEL, "-p",
-                              "set the rate in config.py"], cwd=workspace, env=env, stdin=subprocess.DEVNULL,
-                             capture_output=True, text=True, timeout=240, check=False)
-        assert run.returncode == 0, run.stderr[-3000:]
+        first = gemini(workspace, env, "-p", "set the rate in config.py")
+        assert marks(workspace) == []  # held: the person has not answered
+        session = next(r["session"] for r in log_of(workspace) if r["type"] == "run_start")
+        person = {k: v for k, v in env.items() if k not in AGENT_ENV}
+        assert "approved ask#1" in vacant(["approve", "ask#1"], workspace, person).stdout
+        gemini(workspace, env, "--resume", session, "-p", "SESSION-TWO: go on")
         requests = upstream.requests()
-    assert marks(workspace) == []  # held: the person has not answered
+    assert marks(workspace) == ["marked"]  # after the approval, exactly once
+    assert first.returncode == 0
 
     log = log_of(workspace)
+    assert [r["decision"] for r in log if r["type"] == "human_decided"] == ["approved"]
+    arms = [r["step"] for r in log if r["type"] == "step_start" and r["tool"] == "run_shell_command"]
+    ends = {r["step"]: r for r in log if r["type"] == "step_end"}
+    # the same call, made again after the approval, is a step of its own (no tool id on the wire)
+    assert [ends[step]["outcome"] for step in arms] == ["not-run", "ok"]
     paused = [r for r in log if r["type"] == "pause_surfaced"]
     assert [(p["ask"], p["status"]) for p in paused] == [("ask#1", "awaiting-human")]
     assert any("ask#1" in result for request in requests for result in blocked_results(request))
 
     starts = {r["step"]: r for r in log if r["type"] == "step_start" and r["tool"] != "oob"}
-    by_tool = {r["tool"]: step for step, r in reversed(starts.items())}
+    by_tool = {r["tool"]: step for step, r in reversed(starts.items())}  # each tool's first step
     assert set(by_tool) == {"read_file", "run_shell_command", "write_file", "replace"}
     assert all(r["actor"]["platform"] == "gemini-cli" for r in starts.values())
     ends = {r["step"]: r for r in log if r["type"] == "step_end"}

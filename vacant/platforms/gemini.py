@@ -26,10 +26,14 @@ GEMINI_API_KEY; captured payloads in fixtures/payloads/gemini/; notes in
   GEMINI_CWD, GEMINI_SESSION_ID. No payload or variable names the model.
 - BeforeTool `{tool_name, tool_input}`, AfterTool adds `tool_response {llmContent,
   returnDisplay}`. Neither carries a tool-call id (the model's id appears only in the next
-  request's functionResponse). The step key is therefore the call itself: the tool's name and
-  a digest of its input, which Before and After repeat unchanged. Two identical calls in flight at
-  once are one step (the same act twice); an identical call made again later is gated, but the
-  recorder keeps its first step (a repeat of a closed key) — the honest limit of an id-less wire.
+  request's functionResponse and in the chat file). The step key is therefore the call itself:
+  the tool's name and a digest of its input, which Before and After repeat unchanged, plus how
+  many identical calls the session's chat file (`transcript_path`) already holds as completed:
+  Gemini records a batch's calls (`toolCalls`, with their ids) only once the whole batch is done,
+  after every AfterTool of it and before the next model request (chatRecordingService
+  recordToolCalls, "before sending responses to Gemini"), so a Before and its After count the
+  same, and an identical call made again later (the arm retried after the person's approval) is a
+  step of its own. Two identical calls in one batch are one step (the same act twice).
 - A failing command gets a normal AfterTool; llmContent is `<untrusted_context>\nOutput: …\nExit
   Code: N\n…` (no "Exit Code" line on success). read_file's llmContent is the file's text.
 - BeforeTool `{"decision": "deny", "reason": R}`: the tool does not run, no AfterTool follows,
@@ -87,6 +91,33 @@ def step_key(tool: str, tool_input: object) -> str:
     """The call itself as its key: Gemini's Before/After carry no id but repeat name and input."""
     text = json.dumps([tool, tool_input], sort_keys=True, separators=(",", ":"), default=str)
     return "gemini-" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+
+
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+
+
+def completed_before(transcript: object, key: str) -> int:
+    """How many calls with this key the chat file records as completed (distinct call ids); 0
+    when it cannot be read (a Before and its After then still agree)."""
+    from vacant.core.safeio import read_capped
+
+    try:
+        raw = read_capped(str(transcript), MAX_TRANSCRIPT_BYTES) if isinstance(transcript, str) else None
+    except (OSError, ValueError):
+        return 0
+    ids = set()
+    for line in (raw or b"").splitlines():
+        if b'"toolCalls"' not in line:
+            continue
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        calls = message.get("toolCalls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else ():
+            if isinstance(call, dict) and step_key(str(call.get("name", "")), call.get("args")) == key:
+                ids.add(str(call.get("id")))
+    return len(ids)
 
 
 def _scope(tool: str, data: dict) -> list[str] | None:
@@ -167,7 +198,9 @@ class Gemini(PlatformBase):
         call.tool = str(payload.get("tool_name", ""))
         call.tool_input = payload.get("tool_input")
         data = call.tool_input if isinstance(call.tool_input, dict) else {}
-        call.key = step_key(call.tool, call.tool_input)
+        key = step_key(call.tool, call.tool_input)
+        done = completed_before(payload.get("transcript_path"), key)
+        call.key = f"{key}.{done}" if done else key
         call.scope = _scope(call.tool, data)
         call.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         call.tool_kind, call.intent = self.intent(call.tool, call.tool_input)

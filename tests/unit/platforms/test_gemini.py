@@ -184,3 +184,24 @@ def test_the_driver_merges_system_settings_and_resumes_with_the_feedback(tmp_pat
     assert Path(environ[gemini.SYSTEM_SETTINGS_ENV]).is_relative_to(private_dir)
     driver.close()
     assert not Path(environ[gemini.SYSTEM_SETTINGS_ENV]).exists()
+
+
+@given(calls=st.lists(st.tuples(st.sampled_from(["run_shell_command", "read_file"]), st.sampled_from(["a", "b"])),
+                      max_size=6))
+def test_a_call_made_again_after_its_batch_was_recorded_is_a_step_of_its_own(calls, tmp_path_factory):
+    """The oracle: the calls before this one with the same name and input, counted directly."""
+    chat = tmp_path_factory.mktemp("chat") / "session.jsonl"
+    lines = []
+    for n, (tool, arg) in enumerate(calls):
+        record = {"id": f"m{n}", "type": "gemini", "toolCalls": [{"id": f"{tool}_{n}", "name": tool,
+                                                                 "args": {"command": arg}}]}
+        lines += [json.dumps({**record, "toolCalls": []}), json.dumps(record), json.dumps(record)]  # rewritten
+    chat.write_text("\n".join(lines) + "\n")
+    for tool in ("run_shell_command", "read_file"):
+        payload = {"hook_event_name": "BeforeTool", "session_id": "s", "transcript_path": str(chat),
+                   "tool_name": tool, "tool_input": {"command": "a"}}
+        before = PLATFORM.parse(payload, {})
+        after = PLATFORM.parse({**payload, "hook_event_name": "AfterTool"}, {})
+        seen = sum(1 for c in calls if c == (tool, "a"))
+        assert before.key == after.key and before.key.endswith(f".{seen}") == (seen > 0)
+        assert before.key.startswith(gemini.step_key(tool, {"command": "a"}))
