@@ -96,19 +96,48 @@ def step_key(tool: str, tool_input: object) -> str:
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 
 
-def completed_before(transcript: object, key: str) -> int:
-    """How many calls with this key the chat file records as completed (distinct call ids); 0
+def _needles(tool: str, tool_input: object) -> list[bytes]:
+    """Byte strings every chat-file line recording this call contains (a cheap filter before
+    parsing: a line it lets through wrongly is parsed and compared anyway; one it stops wrongly
+    only makes a repeat share its first step's key, for the Before and the After alike)."""
+    needles = [json.dumps(tool).encode()]
+    if isinstance(tool_input, dict):
+        for name in sorted(tool_input, key=str):
+            value = tool_input[name]
+            if isinstance(value, str) and 0 < len(value) <= 200:
+                needles.append(json.dumps(value, ensure_ascii=False)[1:-1].encode("utf-8", "surrogateescape"))
+                break
+    return needles
+
+
+def _lines_with(raw: bytes, needle: bytes):
+    """Each line of `raw` holding `needle`, found with bytes.find (a long chat file is not split)."""
+    at = raw.find(needle)
+    while at != -1:
+        start = raw.rfind(b"\n", 0, at) + 1
+        end = raw.find(b"\n", at)
+        end = len(raw) if end == -1 else end
+        yield raw[start:end]
+        at = raw.find(needle, end)
+
+
+def completed_before(transcript: object, tool: str, tool_input: object) -> int:
+    """How many calls like this one the chat file records as completed (distinct call ids); 0
     when it cannot be read (a Before and its After then still agree)."""
     from vacant.core.safeio import read_capped
+
+    key = step_key(tool, tool_input)
+    needles = [b'"toolCalls"', *_needles(tool, tool_input)]
 
     try:
         raw = read_capped(str(transcript), MAX_TRANSCRIPT_BYTES) if isinstance(transcript, str) else None
     except (OSError, ValueError):
         return 0
-    ids = set()
-    for line in (raw or b"").splitlines():
-        if b'"toolCalls"' not in line:
+    ids, seen = set(), set()
+    for line in _lines_with(raw or b"", needles[-1]):
+        if not all(needle in line for needle in needles) or line in seen:
             continue
+        seen.add(line)  # Gemini rewrites a message line whole: parse each text once
         try:
             message = json.loads(line)
         except ValueError:
@@ -199,7 +228,7 @@ class Gemini(PlatformBase):
         call.tool_input = payload.get("tool_input")
         data = call.tool_input if isinstance(call.tool_input, dict) else {}
         key = step_key(call.tool, call.tool_input)
-        done = completed_before(payload.get("transcript_path"), key)
+        done = completed_before(payload.get("transcript_path"), call.tool, call.tool_input)
         call.key = f"{key}.{done}" if done else key
         call.scope = _scope(call.tool, data)
         call.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
