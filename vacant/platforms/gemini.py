@@ -2,8 +2,7 @@
 
 Facts this module relies on, measured on the pinned binary (`gemini --yolo -m gemini-2.5-flash -p
 PROMPT`, offline against fixtures/upstreams/fake_gemini.py through GOOGLE_GEMINI_BASE_URL with
-GEMINI_API_KEY; captured payloads in fixtures/payloads/gemini/; notes in
-/work/shared/platforms/gemini-cli.md):
+GEMINI_API_KEY; captured payloads in fixtures/payloads/gemini/):
 
 - Offline it needs `-m MODEL` (without it the CLI first asks a router model and, given a plain
   answer, hangs), `security.auth.selectedType: "gemini-api-key"` in `~/.gemini/settings.json`, and

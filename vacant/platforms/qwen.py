@@ -2,8 +2,7 @@
 
 Facts this module relies on, measured on the pinned binary (`qwen --auth-type openai
 --approval-mode yolo PROMPT`, offline against fixtures/upstreams/fake_responses.py through
-OPENAI_BASE_URL; captured payloads in fixtures/payloads/qwen/; notes in
-/work/shared/platforms/qwen-code.md):
+OPENAI_BASE_URL; captured payloads in fixtures/payloads/qwen/):
 
 - Hooks: `{"hooks": {Event: [{"matcher", "hooks": [{"type": "command", "command", "timeout"}]}]}}`
   in `<project>/.qwen/settings.json`, `~/.qwen/settings.json` and the system settings file
