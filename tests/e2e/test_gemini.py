@@ -128,7 +128,7 @@ def test_installed_hooks_gate_and_feedback_in_one_run(plain_scratch):
     starts = {r["step"]: r for r in log if r["type"] == "step_start" and r["tool"] != "oob"}
     by_tool = {r["tool"]: step for step, r in reversed(starts.items())}  # each tool's first step
     assert set(by_tool) == {"read_file", "run_shell_command", "write_file", "replace"}
-    assert all(r["actor"]["platform"] == "gemini-cli" for r in starts.values())
+    assert all(r["actor"]["platform"] == "gemini-cli" and r["actor"]["model"] == MODEL for r in starts.values())
     ends = {r["step"]: r for r in log if r["type"] == "step_end"}
     assert set(ends) >= set(starts), "every tool step is closed"
     assert ends[by_tool["run_shell_command"]]["outcome"] == "not-run"  # held, never performed

@@ -22,7 +22,9 @@ GEMINI_API_KEY; captured payloads in fixtures/payloads/gemini/):
   BeforeModel / BeforeToolSelection / AfterModel (per stream chunk: vacant installs none of
   them), BeforeTool, AfterTool, AfterAgent (`prompt_response`, `stop_hook_active`), SessionEnd
   (`reason: "exit"`, headless too). Hook env: GEMINI_PROJECT_DIR (and CLAUDE_PROJECT_DIR),
-  GEMINI_CWD, GEMINI_SESSION_ID. No payload or variable names the model.
+  GEMINI_CWD, GEMINI_SESSION_ID. No payload or variable names the model: a tool step takes it
+  from the chat file's last model message (`"model": "gemini-2.5-flash"`), written before the
+  turn's tools run.
 - BeforeTool `{tool_name, tool_input}`, AfterTool adds `tool_response {llmContent,
   returnDisplay}`. Neither carries a tool-call id (the model's id appears only in the next
   request's functionResponse and in the chat file). The step key is therefore the call itself:
@@ -120,20 +122,33 @@ def _lines_with(raw: bytes, needle: bytes):
         at = raw.find(needle, end)
 
 
-def completed_before(transcript: object, tool: str, tool_input: object) -> int:
-    """How many calls like this one the chat file records as completed (distinct call ids); 0
-    when it cannot be read (a Before and its After then still agree)."""
+def read_chat(transcript: object) -> bytes:
+    """The session's chat file (empty when it cannot be read, or is past the cap)."""
     from vacant.core.safeio import read_capped
 
+    try:
+        return read_capped(str(transcript), MAX_TRANSCRIPT_BYTES) if isinstance(transcript, str) else b""
+    except (OSError, ValueError):
+        return b""
+
+
+MODEL_FIELD = re.compile(rb'"type":"gemini"[^\n]*?"model":"([^"\\]{1,200})"')
+
+
+def last_model(raw: bytes) -> str | None:
+    """The model of the chat file's last model message (Gemini writes it before the turn's tools run)."""
+    start = raw.rfind(b'"type":"gemini"')
+    match = MODEL_FIELD.match(raw, start) if start != -1 else None
+    return match.group(1).decode("utf-8", "replace") if match else None
+
+
+def completed_before(raw: bytes, tool: str, tool_input: object) -> int:
+    """How many calls like this one the chat file records as completed (distinct call ids); 0
+    when it cannot be read (a Before and its After then still agree)."""
     key = step_key(tool, tool_input)
     needles = [b'"toolCalls"', *_needles(tool, tool_input)]
-
-    try:
-        raw = read_capped(str(transcript), MAX_TRANSCRIPT_BYTES) if isinstance(transcript, str) else None
-    except (OSError, ValueError):
-        return 0
     ids, seen = set(), set()
-    for line in _lines_with(raw or b"", needles[-1]):
+    for line in _lines_with(raw, needles[-1]):
         if not all(needle in line for needle in needles) or line in seen:
             continue
         seen.add(line)  # Gemini rewrites a message line whole: parse each text once
@@ -227,8 +242,10 @@ class Gemini(PlatformBase):
         call.tool_input = payload.get("tool_input")
         data = call.tool_input if isinstance(call.tool_input, dict) else {}
         key = step_key(call.tool, call.tool_input)
-        done = completed_before(payload.get("transcript_path"), call.tool, call.tool_input)
+        chat = read_chat(payload.get("transcript_path"))
+        done = completed_before(chat, call.tool, call.tool_input)
         call.key = f"{key}.{done}" if done else key
+        call.model = last_model(chat)  # no payload or variable names it (measured)
         call.scope = _scope(call.tool, data)
         call.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         call.tool_kind, call.intent = self.intent(call.tool, call.tool_input)

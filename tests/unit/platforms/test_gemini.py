@@ -201,7 +201,20 @@ def test_a_call_made_again_after_its_batch_was_recorded_is_a_step_of_its_own(cal
         payload = {"hook_event_name": "BeforeTool", "session_id": "s", "transcript_path": str(chat),
                    "tool_name": tool, "tool_input": {"command": "a"}}
         before = PLATFORM.parse(payload, {})
+        assert before.model is None  # the chat file holds no model message
         after = PLATFORM.parse({**payload, "hook_event_name": "AfterTool"}, {})
         seen = sum(1 for c in calls if c == (tool, "a"))
         assert before.key == after.key and before.key.endswith(f".{seen}") == (seen > 0)
         assert before.key.startswith(gemini.step_key(tool, {"command": "a"}))
+
+
+def test_a_tool_step_takes_the_model_from_the_chat_files_last_model_message(tmp_path):
+    chat = tmp_path / "session.jsonl"
+    chat.write_text("\n".join(json.dumps(r, separators=(",", ":")) for r in [
+        {"id": "u", "type": "user", "content": [{"text": 'say "model":"evil"'}]},
+        {"id": "m1", "type": "gemini", "content": "", "model": "gemini-2.5-pro"},
+        {"id": "m2", "type": "gemini", "content": "x", "tokens": {"input": 1}, "model": "gemini-2.5-flash"},
+        {"id": "u2", "type": "user", "content": [{"text": '"model":"evil"'}]}]) + "\n")
+    call = PLATFORM.parse({"hook_event_name": "BeforeTool", "session_id": "s", "transcript_path": str(chat),
+                           "tool_name": "read_file", "tool_input": {"file_path": "a"}}, {})
+    assert call.model == "gemini-2.5-flash"
