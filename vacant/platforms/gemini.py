@@ -363,10 +363,10 @@ def trusted(root: Path, home: Path | None = None) -> bool | None:
         return False
     root = Path(root).resolve()
     for folder, level in folders.items():
-        folder_path = Path(str(folder)).expanduser()
-        if level == "TRUST_FOLDER" and (root == folder_path or folder_path in root.parents):
-            return True
-        if level == "TRUST_PARENT" and (root.parent == folder_path or folder_path in root.parents):
+        # TRUST_PARENT on a folder trusts its parent; either trust covers every folder below
+        trusted_dir = Path(str(folder)).expanduser()
+        trusted_dir = trusted_dir.parent if level == "TRUST_PARENT" else trusted_dir
+        if level in TRUSTED and (root == trusted_dir or trusted_dir in root.parents):
             return True
     return False
 

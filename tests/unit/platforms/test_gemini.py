@@ -133,6 +133,10 @@ def test_doctor_says_when_the_workspace_is_not_a_trusted_folder(ws):
     assert "trusted folder" not in names()
     trust.write_text(json.dumps({str(ws / "elsewhere"): "TRUST_FOLDER"}))
     assert "trusted folder" in names()
+    trust.write_text(json.dumps({str(ws / "inner"): "TRUST_PARENT"}))  # trusts ws itself
+    assert "trusted folder" not in names()
+    trust.write_text(json.dumps({str(ws): "DO_NOT_TRUST"}))
+    assert "trusted folder" in names()
 
 
 def test_doctor_fails_when_hooks_are_switched_off(ws):
