@@ -4,7 +4,8 @@ fake (fixtures/upstreams/fake_responses.py through COPILOT_PROVIDER_BASE_URL, CO
 Installed hooks (`vacant init --platform copilot`), one run: a read, an ACT arm the gate holds, the
 planted error, then Stop blocks with located feedback, which comes back as the next user message
 in the same run, and the fix. The person approves from the shell; a resumed run performs the arm
-once. A missing binary fails these tests, it never skips them."""
+once. Then `vacant do --platform copilot`: the same planted error, its round continued with
+`copilot --resume=<id> -p FEEDBACK`. A missing binary fails these tests, it never skips them."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ import pytest
 from codex_harness import BIN, FakeResponses, git_workspace
 from harness import AGENTS_BIN, MARK, agent_binary, marks
 from opencode_harness import chat_request_text
-from test_do import FEEDBACK, FILES, log_of, report
-from test_qwen import text, tool, tool_result, vacant
+from test_do import FEEDBACK, FILES, log_of, report, vacant_do
+from test_qwen import assert_continued_with_the_feedback, text, tool, tool_result, vacant
 
 from vacant.core.locations import state_dir
 from vacant.policy.asks import AGENT_ENV
@@ -121,3 +122,22 @@ def test_installed_hooks_gate_feedback_in_the_same_run_and_the_persons_approval(
     removed = vacant(["uninstall", "--platform", "copilot"], workspace, env)
     assert removed.returncode == 0 and not hooks.exists()
     assert not (state_dir(workspace) / "errors.log").exists()
+
+
+def test_vacant_do_continues_the_session_with_the_feedback(plain_scratch):
+    scratch = plain_scratch
+    workspace = git_workspace(scratch.path / "ws", FILES).resolve()
+    config = str(workspace / "config.py")
+    turns = [
+        tool("create", path=config, file_text="RATE = 0.09\n"),
+        text("Done."),
+        tool("edit", match=FEEDBACK, path=config, old_str="0.09", new_str="0.08"),
+        text("Fixed."),
+    ]
+    with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
+        env = dict(copilot_env(scratch.home, upstream.base_url, scratch.vacant_home), TMPDIR=str(scratch.path / "tmp"))
+        done = vacant_do(["--", str(copilot_binary()), *FLAGS, "-p", "set the rate in config.py"], workspace, env)
+        requests = upstream.requests()
+    assert done.returncode == 0, done.stderr
+    assert_continued_with_the_feedback(workspace, requests, "Write")
+    assert not (workspace / ".github").exists() and not (state_dir(workspace) / "errors.log").exists()
