@@ -43,6 +43,11 @@ def env(ws: Path) -> dict[str, str]:
     return {"CLAUDE_PROJECT_DIR": str(ws), "COPILOT_PROJECT_DIR": str(ws), "HOME": str(ws.parent / "home")}
 
 
+def stringify(record: dict) -> str:
+    """As Copilot's JSON.stringify writes a record: compact, non-ASCII as it is."""
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+
 class EventsFile:
     """The session's events.jsonl as Copilot writes it around the hooks (measured order)."""
 
@@ -54,7 +59,7 @@ class EventsFile:
 
     def write(self, record: dict) -> None:
         with self.path.open("a") as handle:
-            handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+            handle.write(stringify(record) + "\n")
 
     def before_pre(self, payload: dict) -> None:
         self.n += 1
@@ -130,9 +135,9 @@ def test_the_key_counts_the_identical_calls_completed_before(tool, done, first, 
     for n in range(done + 1):  # `done` identical calls completed, then this one started
         start = {"type": "tool.execution_start", "data": {"toolCallId": f"c{n}", "toolName": ORIGINAL.get(tool, tool),
                                                            "arguments": first, "model": f"m{n}"}}
-        raw += json.dumps(start).encode() + b"\n"
+        raw += stringify(start).encode() + b"\n"
         if n < done:
-            raw += json.dumps({"type": "tool.execution_complete", "data": {"toolCallId": f"c{n}"}}).encode() + b"\n"
+            raw += stringify({"type": "tool.execution_complete", "data": {"toolCallId": f"c{n}"}}).encode() + b"\n"
     assert copilot.calls_like(raw, tool, json.loads(json.dumps(first))) == (done, f"m{done}")
     # a call whose own start is not written yet (Copilot queues the writes): the last model named
     assert copilot.calls_like(raw, tool + "-other", first) == (0, f"m{done}")
