@@ -34,6 +34,10 @@ COPILOT_MODEL; no GitHub login; captured payloads in fixtures/payloads/copilot/)
   follows, the model reads `Denied by preToolUse hook: <reason>`. Stop `{"decision": "block",
   "reason"}`: the reason is the next user message of the same run (UserPromptSubmit with it),
   then Stop again with `stop_hook_active: true`. SessionEnd (`reason: "complete"`) fires headless.
+- `disableAllHooks: true` in the repository's `.github/copilot/settings.json` or
+  `settings.local.json`: no hook runs at all (in `~/.copilot/settings.json` the repository's
+  hooks still ran). The gate guards those files like the hooks file; `vacant doctor` says when
+  one turns the hooks off.
 - Hook env: CLAUDE_PROJECT_DIR and COPILOT_PROJECT_DIR (the project), COPILOT_HOOK_DIR, COPILOT_CLI=1.
 
 Stdlib only (hot path).
@@ -209,8 +213,11 @@ class Copilot(PlatformBase):
     provider = None  # GitHub's models or any BYOK endpoint: the model id names it, not the platform
     events = EVENT_KINDS
     hook_env = ("COPILOT",)  # COPILOT_PROJECT_DIR, COPILOT_HOME (and CLAUDE_PROJECT_DIR)
-    settings_in_workspace = (f".github/hooks/{HOOKS_FILE}",)
-    settings_in_home = (f".copilot/hooks/{HOOKS_FILE}",)
+    # the gate guards the hooks file and the settings whose `disableAllHooks` turns them off (measured: the
+    # repository's settings.json or settings.local.json with it true, and no hook ran)
+    settings_in_workspace = (f".github/hooks/{HOOKS_FILE}", ".github/copilot/settings.json",
+                             ".github/copilot/settings.local.json")
+    settings_in_home = (f".copilot/hooks/{HOOKS_FILE}", ".copilot/settings.json", ".copilot/config.json")
     scopes = ("project", "user")  # `local` is the project's file: Copilot has no uncommitted one
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
@@ -358,10 +365,23 @@ def settings_doctor(platform: Copilot, root: Path) -> list[Diagnosis]:
                                         f"{problem}; run `vacant init --platform copilot --scope {scope}` again"))
     report.append(diagnosis("hooks installed", installed,
                             "vacant's hooks are installed" if installed else "run `vacant init --platform copilot`"))
+    for name in REPO_SETTINGS:
+        if _disables_hooks(root / name):
+            report.append(diagnosis(f"{root / name} disableAllHooks", False, "disableAllHooks is true: no hook runs"))
     report.append(advice("trusted folder", "headless (-p), Copilot CLI loads the repository's hooks only in a trusted "
                          "folder: pass --trust-folder (or trust it once interactively), or install with --scope user"))
-    report.append(advice("disableAllHooks", "`disableAllHooks: true` in Copilot's config.json turns every hook off"))
     return report
+
+
+REPO_SETTINGS = (".github/copilot/settings.json", ".github/copilot/settings.local.json")
+
+
+def _disables_hooks(path: Path) -> bool:
+    try:
+        settings = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(settings, dict) and settings.get("disableAllHooks") is True
 
 
 def _our_commands(settings: dict) -> set[str]:

@@ -211,3 +211,27 @@ def test_the_driver_never_replaces_a_hooks_file_of_that_name(ws, tmp_path):
     with pytest.raises(DoError):
         copilot.CopilotDriver(["copilot", "-p", "x"], ws, {}, tmp_path).prepare()
     assert mine.read_text() == '{"version": 1, "hooks": {}}'
+
+
+@pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
+def test_doctor_says_when_the_repositorys_settings_turn_every_hook_off(ws, name):
+    PLATFORM.install(ws, "project", "vacant-hook copilot")
+    settings = ws / ".github" / "copilot" / name
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"disableAllHooks": false}')
+    assert all(d.status != "fail" for d in PLATFORM.doctor(ws, "vacant-hook copilot") if "disableAllHooks" in d.name)
+    settings.write_text('{"disableAllHooks": true}')
+    failed = [d.name for d in PLATFORM.doctor(ws, "vacant-hook copilot") if d.status == "fail"]
+    assert [name for name in failed if name != "hook command"] == [f"{settings} disableAllHooks"]
+
+
+def test_the_gate_guards_the_settings_that_can_turn_the_hooks_off(ws, isolated_home):
+    from vacant.policy import recordguard
+
+    made = [ws / ".github" / "copilot" / "settings.json", ws / ".github" / "copilot" / "settings.local.json",
+            isolated_home / ".copilot" / "settings.json"]
+    for path in made:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    guarded = recordguard.guarded(str(ws), str(state_dir(ws)), str(isolated_home))
+    assert {str(p.resolve()) for p in made} <= set(guarded)
