@@ -69,6 +69,17 @@ def tool_result(requests: list[dict], call_id: str) -> str:
     raise AssertionError(f"no tool result for {call_id}")
 
 
+def assert_continued_with_the_feedback(workspace: Path, requests: list[dict], writer: str) -> None:
+    """`vacant do`'s two rounds in one session: the planted error, provable at `writer`, its
+    feedback in a request to the model, then green."""
+    log = log_of(workspace)
+    assert rounds(log) == [(1, "continue"), (2, "green")]
+    assert len({r["session"] for r in log if r["type"] == "run_start"}) == 1
+    (finding,) = report(workspace, 1)["findings"]
+    assert (finding["level"], finding["tool"]) == ("provable", writer)
+    assert any(finding["id"] in chat_request_text(r) for r in requests if FEEDBACK in chat_request_text(r))
+
+
 def test_installed_hooks_gate_feedback_in_the_same_run_and_the_persons_approval(plain_scratch):
     scratch = plain_scratch
     files = {**FILES, "spec/rates.md": "The rate is 0.08.\n", "arms/mark.sh": MARK}
@@ -161,10 +172,5 @@ def test_vacant_do_continues_the_session_with_the_feedback(plain_scratch):
         done = vacant_do(["--", str(qwen_binary()), *FLAGS, "set the rate in config.py"], workspace, env)
         requests = upstream.requests()
     assert done.returncode == 0, done.stderr
-    log = log_of(workspace)
-    assert rounds(log) == [(1, "continue"), (2, "green")]
-    assert len({r["session"] for r in log if r["type"] == "run_start"}) == 1
-    (finding,) = report(workspace, 1)["findings"]
-    assert (finding["level"], finding["tool"]) == ("provable", "write_file")
-    assert any(finding["id"] in chat_request_text(r) for r in requests if FEEDBACK in chat_request_text(r))
+    assert_continued_with_the_feedback(workspace, requests, "write_file")
     assert not (workspace / ".qwen").exists() and not (state_dir(workspace) / "errors.log").exists()

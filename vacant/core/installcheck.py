@@ -2,7 +2,8 @@
 hook watch runs on every call).
 
 - `entries_digest(path)`: the digest of vacant's own entries in a hook settings file, each whole
-  (the matcher group and every handler in it: command, type, timeout, headers), never a substring
+  (the matcher group and every handler in it: command, type, timeout, headers; a flat handler,
+  Copilot's, is an entry of its own), never a substring
   test. A JSON settings file is read entry by entry, so the person's own settings may change
   around them; any other file (the OpenCode plugin, a TOML file) is vacant's whole file.
 - `package_digest()`: the digest of the installed package's files, and `on_path()`: the `vacant`
@@ -32,7 +33,7 @@ def _ours(handler: object) -> bool:
         return False
     if isinstance(handler.get("headers"), dict) and HTTP_MARK in handler["headers"]:
         return True
-    return any(mark in str(handler.get("command", "")) for mark in MARKS)
+    return any(mark in str(handler.get("command", "")) or mark in str(handler.get("bash", "")) for mark in MARKS)
 
 
 def _read(path: str) -> bytes | None:
@@ -70,6 +71,7 @@ def entries_digest(path: str) -> str | None:
         for event, groups in hooks.items():
             for group in groups if isinstance(groups, list) else []:
                 handlers = group.get("hooks") if isinstance(group, dict) else None
+                handlers = [group] if handlers is None else handlers  # Copilot's flat handler is its own group
                 if isinstance(handlers, list) and any(_ours(h) for h in handlers):
                     ours.setdefault(str(event), []).append(group)
     if not ours:

@@ -11,7 +11,7 @@ cannot import this module (the gate's guarded settings files, the exporters' pro
 from __future__ import annotations
 
 from vacant.core import platform_facts
-from vacant.platforms import claude, command, opencode, qwen
+from vacant.platforms import claude, command, copilot, gemini, opencode, qwen
 from vacant.platforms.codex import platform as codex
 
 REGISTERED = (
@@ -19,6 +19,8 @@ REGISTERED = (
     codex.PLATFORM,
     opencode.PLATFORM,
     qwen.PLATFORM,
+    gemini.PLATFORM,
+    copilot.PLATFORM,
     command.PLATFORM,
 )
 

@@ -1,7 +1,8 @@
 """Merge vacant's hooks into a platform's JSON settings file, and take exactly them out again.
 
-Shared by every platform whose hook config is Claude-shaped JSON (`{"hooks": {Event: [groups]}}`).
-Our entries are recognised by the `vacant-hook` in their command. The first install keeps the
+Shared by every platform whose hook config is Claude-shaped JSON (`{"hooks": {Event: [groups]}}`),
+and by Copilot's flat shape (`{"hooks": {Event: [handlers]}}`: an entry with no `hooks` list is a
+handler itself). Our entries are recognised by the `vacant-hook` in their command (`bash` for Copilot). The first install keeps the
 file's original bytes in the user data dir, so that an uninstall which leaves nothing else changed
 restores the file byte for byte (or removes it when vacant created it).
 """
@@ -57,7 +58,7 @@ def _is_ours(handler: object) -> bool:
         return False
     if handler.get("type") == "http":
         return isinstance(handler.get("headers"), dict) and HTTP_MARK in handler["headers"]
-    return MARK in str(handler.get("command", ""))  # vacant-hook.py, vacant-hook-client.py
+    return MARK in str(handler.get("command", "")) or MARK in str(handler.get("bash", ""))  # the launchers' names
 
 
 def strip(settings: dict[str, object]) -> dict[str, object]:
@@ -77,6 +78,8 @@ def strip(settings: dict[str, object]) -> dict[str, object]:
                 if not handlers and group["hooks"]:
                     continue
                 group = {**group, "hooks": handlers}
+            elif _is_ours(group):  # a flat handler (Copilot)
+                continue
             new_groups.append(group)
         if new_groups or not groups:
             kept[event] = new_groups
@@ -92,8 +95,8 @@ def count_ours(settings: dict[str, object]) -> int:
     return sum(
         1
         for groups in hooks.values() if isinstance(groups, list)
-        for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-        for handler in group["hooks"] if _is_ours(handler)
+        for group in groups if isinstance(group, dict)
+        for handler in (group["hooks"] if isinstance(group.get("hooks"), list) else [group]) if _is_ours(handler)
     )
 
 
@@ -128,10 +131,16 @@ def _write(path: Path, settings: dict[str, object]) -> None:
     atomic_write(path, json.dumps(settings, indent=2) + "\n")
 
 
-def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[str]]) -> bool:
-    """Merge `block` (event -> groups) into the file; False when it was already there."""
+def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[str]],
+            defaults: dict[str, object] | None = None) -> bool:
+    """Merge `block` (event -> groups) into the file; False when it was already there.
+    `defaults`: top-level keys the file must have (Copilot's `version`), set when absent (and
+    taken out again by the uninstall when the install added them)."""
     raw, settings = _read(path)
     merged = strip(settings)
+    added = [key for key in (defaults or {}) if key not in merged]
+    for key in added:
+        merged[key] = (defaults or {})[key]
     problems = validate(merged)
     if not problems:
         hooks = merged.setdefault("hooks", {})
@@ -146,7 +155,8 @@ def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[
     if not backup.exists():
         backup.parent.mkdir(parents=True, exist_ok=True)
         original = None if raw is None else raw.decode("utf-8", "surrogateescape")
-        backup.write_text(json.dumps({"path": str(path), "existed": raw is not None, "original": original}))
+        backup.write_text(json.dumps({"path": str(path), "existed": raw is not None, "original": original,
+                                      "added": added}))
     _write(path, merged)
     return True
 
@@ -161,6 +171,8 @@ def uninstall(path: Path) -> bool:
     saved = json.loads(backup.read_text()) if backup.exists() else None
     original = (saved or {}).get("original")
     original_settings = json.loads(original) if original and original.strip() else {}
+    for key in (saved or {}).get("added", []):
+        stripped.pop(key, None)
     if saved is not None and _normal(stripped) == _normal(original_settings):
         if saved["existed"]:
             path.write_bytes(original.encode("utf-8", "surrogateescape"))
