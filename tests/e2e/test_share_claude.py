@@ -61,8 +61,9 @@ def recording_clone(tmp_path: Path, bare: Path, home: Path, monkeypatch) -> tupl
 
 def test_a_real_claude_run_reaches_another_clone(tmp_path, monkeypatch):
     homes = {name: tmp_path / f"home-{name}" for name in ("a", "c")}
-    bare = seed_remote(tmp_path, homes, ["a", "c"], {"vacant.toml": 'task_family = "share"\n\n[[check]]\nname = "no-bad"\n'
-                                                                    'command = "! grep -q bad out.txt"\n'})
+    # red at the baseline (no out.txt yet): a run whose every check was already green reviews nobody
+    bare = seed_remote(tmp_path, homes, ["a", "c"], {"vacant.toml": 'task_family = "share"\n\n[[check]]\nname = "fine"\n'
+                                                                    'command = "grep -q fine out.txt"\n'})
     start = git(tmp_path / "seed", "rev-parse", "HEAD").strip()
     ws_a, env_a = recording_clone(tmp_path, bare, homes["a"], monkeypatch)
     ws_c = tmp_path / "ws-c"
