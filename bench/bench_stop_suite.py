@@ -77,7 +77,8 @@ def measure(tree: Path, steps: int, seed: int) -> dict[str, float]:
         assert (finding["test"], finding["step"], finding["level"]) == (
             "pytest::tests.test_recipes.QuantifyTests::test_happy_path", planted, "provable"), finding
         return {"suite_s": suite_s, "stop_s": stop_s, "runs": report["check_runs"],
-                "alone": pipeline.checks.selected_runs, "planted": planted}
+                "alone": pipeline.checks.selected_runs, "reused": pipeline.checks.same_reads.reused,
+                "planted": planted}
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
 
@@ -98,10 +99,10 @@ def main() -> None:
     suite = statistics.median(r["suite_s"] for r in rows)
     stops = [r["stop_s"] for r in rows]
     print(f"{'steps':>6}{'suite s (med)':>15}{'stop s (med)':>14}{'stop s (p95)':>14}{'ratio':>8}"
-          f"{'check runs':>12}{'alone':>7}")
+          f"{'check runs':>12}{'alone':>7}{'reused':>8}")
     print(f"{args.steps:>6}{suite:>15.2f}{statistics.median(stops):>14.2f}{p95(stops):>14.2f}"
           f"{statistics.median(stops) / suite:>7.1f}x{max(r['runs'] for r in rows):>12}"
-          f"{max(r['alone'] for r in rows):>7}")
+          f"{max(r['alone'] for r in rows):>7}{max(r['reused'] for r in rows):>8}")
 
 
 if __name__ == "__main__":

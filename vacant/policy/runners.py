@@ -13,6 +13,12 @@ A check's command stays as the contract wrote it. Around it:
   `PYTHONPATH`, `-p`) that keeps only the named tests, matched by the same id the report gives;
   node's runner gets `--test-name-pattern` after its `--test`. Another runner runs whole; the
   caller learns whether the test was reported at all, and falls back to the whole command when not.
+- A selected pytest run also says what it read: the plugin's audit hook (`sys.addaudithook`) notes
+  every file the process opened and every directory it listed under the check's directory, and
+  whether it started another process (whose reads it cannot see). Same inputs, same answer: a
+  replay reuses a selected run's result on another state whose files that run read are the same
+  (vacant.attribute.statechecks). It collects only the test files that can hold the selected tests
+  (their dotted path is a prefix of a selected id's class name), so it reads no other.
 - Python writes no bytecode in a check (`PYTHONDONTWRITEBYTECODE`): a reconstructed file can have
   the size and second of the one before it, and a `.pyc` written on one state would answer for
   it on the next.
@@ -34,12 +40,79 @@ from vacant.policy.testreport import ReportError, TestResult, read_junit
 PYTEST_REPORT = "pytest.xml"
 PLUGIN = "_vacant_select"
 SELECT_ENV = "VACANT_SELECT_TESTS"
+READS_ENV = "VACANT_READS_FILE"
+READS = "reads.json"
 _NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
 
 # the plugin pytest loads to run only the named tests; it computes each item's report id the way
 # pytest's junitxml does (suite name, class name from the node id's path, name)
 PLUGIN_SOURCE = r'''
-import json, os, re
+import json, os, re, sys
+
+_ROOT = os.path.realpath(os.getcwd())
+_FILES, _DIRS, _CHILD = set(), set(), []
+_SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty")
+
+def _inside(path):
+    try:
+        if isinstance(path, int):
+            return None
+        real = os.path.realpath(os.path.join(os.getcwd(), os.fsdecode(path)))
+    except (TypeError, ValueError, OSError):
+        return None
+    if real == _ROOT:
+        return "."
+    if real.startswith(_ROOT + os.sep):
+        return real[len(_ROOT) + 1:]
+    return None
+
+def _audit(event, args):
+    if event == "open" and args:
+        rel = _inside(args[0])
+        if rel is not None:
+            _FILES.add(rel)
+    elif event in ("os.listdir", "os.scandir"):
+        rel = _inside(args[0] if args and args[0] is not None else ".")
+        if rel is not None:
+            _DIRS.add(rel)
+    elif event in _SPAWN:
+        _CHILD.append(event)
+
+sys.addaudithook(_audit)
+
+def pytest_unconfigure(config):
+    target = os.environ.get("''' + READS_ENV + r'''")
+    if target:
+        with open(target, "w") as out:
+            json.dump({"files": sorted(_FILES), "dirs": sorted(_DIRS), "child": bool(_CHILD)}, out)
+
+def _wanted_classes(config):
+    classes = []
+    prefix = getattr(config.option, "junitprefix", None)
+    for test_id in json.loads(os.environ.get("''' + SELECT_ENV + r'''", "[]")):
+        parts = test_id.split("[", 1)[0].split("::")
+        if len(parts) < 2:
+            return None
+        name = parts[-2]
+        if prefix and name.startswith(prefix + "."):
+            name = name[len(prefix) + 1:]
+        classes.append(name)
+    return classes
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path.suffix != ".py" or collection_path.name in ("conftest.py", "__init__.py"):
+        return None
+    classes = _wanted_classes(config)
+    try:
+        rel = collection_path.relative_to(config.rootpath)
+    except ValueError:
+        return None
+    if classes is None:
+        return None
+    dotted = ".".join(rel.with_suffix("").parts)
+    if any(name == dotted or name.startswith(dotted + ".") for name in classes):
+        return None
+    return True
 
 def _report_id(nodeid, suite, prefix):
     path, bracket, params = nodeid.partition("[")
@@ -80,7 +153,7 @@ class RunPlan:
 
     def plain(self) -> RunPlan:
         """The same run without the pytest options (a pytest that refused them)."""
-        env = {k: v for k, v in self.env.items() if k not in ("PYTEST_ADDOPTS", SELECT_ENV)}
+        env = {k: v for k, v in self.env.items() if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV)}
         return RunPlan(self.command, env, self.scratch, self.reports[:-1], dict(self.before), self.selected)
 
     def cleanup(self) -> None:
@@ -111,6 +184,7 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
         options += ["-p", PLUGIN]
         env["PYTHONPATH"] = str(plugin_dir) + (os.pathsep + env_in["PYTHONPATH"] if env_in.get("PYTHONPATH") else "")
         env[SELECT_ENV] = json.dumps(list(select))
+        env[READS_ENV] = str(scratch / READS)
         command = _node_selected(command, select) if junit else command
     env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in options) + (
         " " + env_in["PYTEST_ADDOPTS"] if env_in.get("PYTEST_ADDOPTS") else "")
@@ -155,3 +229,28 @@ def read_reports(plan: RunPlan) -> Reported | None:
         except ReportError as error:
             return Reported([], str(error), str(path))
     return None
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What a selected pytest run read under its directory: the files it opened, the directories
+    it listed (relative paths), and whether it started a process whose reads nobody saw."""
+
+    files: frozenset[str]
+    dirs: frozenset[str]
+    child: bool
+
+    @property
+    def complete(self) -> bool:
+        return not self.child
+
+
+def read_reads(plan: RunPlan) -> Reads | None:
+    """The reads the plugin noted for this run, if it wrote them (None: not traced)."""
+    if READS_ENV not in plan.env:
+        return None
+    try:
+        data = json.loads((plan.scratch / READS).read_text())
+        return Reads(frozenset(map(str, data["files"])), frozenset(map(str, data["dirs"])), bool(data["child"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
