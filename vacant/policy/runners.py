@@ -43,6 +43,7 @@ SELECT_ENV = "VACANT_SELECT_TESTS"
 READS_ENV = "VACANT_READS_FILE"
 READS = "reads.json"
 _NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
+_UNITTEST = re.compile(r"(?<![\w.-])-m\s+unittest(?![\w.])")
 
 # the plugin pytest loads to run only the named tests; it computes each item's report id the way
 # pytest's junitxml does (suite name, class name from the node id's path, name)
@@ -199,6 +200,16 @@ def _node_selected(command: str, select: tuple[str, ...]) -> str:
     names = "|".join(re.escape(test_id.rsplit("::", 1)[-1]) for test_id in select)
     pattern = shlex.quote(f"^(?:{names})$")
     return _NODE_TEST.sub(lambda m: f"--test --test-name-pattern={pattern}", command, count=1)
+
+
+def per_test_advice(command: str, junit: str | None) -> str | None:
+    """What to say when a command runs a test runner that reports no test ids (docs/CONTRACT.md,
+    "Test suites"): `python -m unittest` writes no report, pytest runs the same suite with one."""
+    if junit is None and _UNITTEST.search(command):
+        return ("`python -m unittest` writes no per-test report, so its failures are read from its text and the "
+                "Stop re-runs the whole suite; `python -m pytest` runs the same unittest suite with one finding per "
+                "failing test, each re-run alone (or name a JUnit file the command writes with `junit = PATH`)")
+    return None
 
 
 def refused_options(exit_code: int | None, output: str) -> bool:
