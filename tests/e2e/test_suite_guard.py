@@ -81,6 +81,8 @@ def assert_outcome(workspace, requests: list[dict], expected: list[Expected]) ->
     assert [(r["decision"], r["findings"]) for r in rest] == [("stop", [])], rest
     for brk in (QUANTIFY, FIRST_TRUE, REVERSIBLE):  # the round-2 fix is in the workspace
         assert brk.good in (workspace / brk.path).read_text()
+    print(f"\nStop 1: {first['seconds']:.1f} s, {first['check_runs']} check runs over {first['states']} states; "
+          f"Stop 2: {rest[0]['seconds']:.1f} s, {rest[0]['check_runs']} check runs")
 
 
 def edit(brk: Break, root) -> dict:
