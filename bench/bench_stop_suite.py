@@ -7,8 +7,9 @@ The suite is more-itertools 10.5.0's (663 tests, pytest), from its PyPI sdist fe
 verified by sha256 (cached under ~/.cache/vacant-bench; none of its code is in this repository).
 Each rep records a run through the real recorder: noise edits to its docs, and one step that breaks
 `quantify`'s default predicate (one test fails); then the Stop pipeline replays it. Reported: the
-full suite's wall time (median of the reps), the Stop's (median, p95), the ratio, check runs and
-how many of them ran the one failing test alone. Prints figures; asserts the answer is right.
+full suite's wall time (median of the reps), the Stop's (median, p95), the ratio, check runs, how
+many of them ran the one failing test alone, and how many answers were reused from a run whose
+files read were the same (vacant.attribute.samereads). Prints figures; asserts the answer is right.
 """
 
 from __future__ import annotations
