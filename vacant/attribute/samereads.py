@@ -1,8 +1,9 @@
 """Same inputs, same answer: a selected test run's result reused on another state whose files that
 run read are the same.
 
-A selected pytest run notes what it read under the check's directory (vacant.policy.runners: the
-files it opened, the directories it listed, whether it started another process). A deterministic
+A selected pytest or unittest run notes what it read under the check's directory
+(vacant.policy.runners: the files it opened, the directories it listed, whether it started another
+process). A deterministic
 test that read the same bytes and saw the same directory listings took the same path and gave the
 same answer, so on a state (recorded or constructed) that agrees with a traced run on all of them
 the run is not repeated. A run that started a process, or was not traced, is never reused; a flaky

@@ -54,8 +54,7 @@ def register(app: typer.Typer) -> None:
         probe = added.check.probe
         if as_json:
             print_json({"kind": added.kind, **added.check.model_dump(), "warnings": list(added.warnings),
-                        "tail": added.tail, "reason": added.verdict.reason if added.verdict else None,
-                        "advice": added.advice})
+                        "tail": added.tail, "reason": added.verdict.reason if added.verdict else None})
             return
         evidence = f"exit {probe.exit_code if probe else '?'}"
         typer.echo(f"added {added.kind} {added.check.name!r} to {CONTRACT_FILE} "
@@ -64,8 +63,6 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"  | {line}")
         for warning in added.warnings:
             typer.echo(f"vacant: warning: {warning}", err=True)
-        if added.advice:
-            typer.echo(f"vacant: note: {added.advice}", err=True)
 
     @group.command("list")
     def list_command(as_json: bool = typer.Option(False, "--json", help="One JSON object.")) -> None:

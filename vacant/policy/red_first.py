@@ -44,7 +44,6 @@ from vacant.policy.contract import (
     parse_contract,
 )
 from vacant.policy.probe_reasons import MISSING_CODE, Verdict, classify
-from vacant.policy.runners import per_test_advice
 
 TAIL_LINES = 6  # lines of the probe's output shown with every outcome
 TAIL_WIDTH = 200
@@ -83,7 +82,6 @@ class Added:
     warnings: list[str] = field(default_factory=list)
     tail: list[str] = field(default_factory=list)  # the probe's last lines
     verdict: Verdict | None = None  # why it was red, when probe_reasons could say
-    advice: str | None = None  # how the command would give more at Stop (vacant.policy.runners)
 
     @property
     def kind(self) -> str:
@@ -165,8 +163,7 @@ def add_check(
     at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     tool = missing_tool(result.exit_code, result.output, root)
     verdict = classify(result.exit_code, result.output, root, result.timed_out)
-    added = Added(check, guard, env=f"env/{tool}" if tool else None, tail=last_lines(result.output), verdict=verdict,
-                  advice=per_test_advice(check.command, check.junit))
+    added = Added(check, guard, env=f"env/{tool}" if tool else None, tail=last_lines(result.output), verdict=verdict)
     if result.timed_out:
         raise CheckRefused(_with_tail(_too_slow(check, guard, cap, result), added.tail))
     (_judge_guard if guard else _judge_acceptance)(added, result, allow_broken, root)

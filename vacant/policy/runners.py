@@ -13,7 +13,11 @@ A check's command stays as the contract wrote it. Around it:
   `PYTHONPATH`, `-p`) that keeps only the named tests, matched by the same id the report gives;
   node's runner gets `--test-name-pattern` after its `--test`. Another runner runs whole; the
   caller learns whether the test was reported at all, and falls back to the whole command when not.
-- A selected pytest run also says what it read: the plugin's audit hook (`sys.addaudithook`) notes
+- `python -m unittest` writes no report: vacant puts a `sitecustomize` on its `PYTHONPATH`
+  (vacant.policy.runner_sources) that, in that process only, records each test's outcome and
+  writes JUnit XML to a scratch file, and with a selection runs only the named tests (ids
+  `unittest::MODULE.CLASS::METHOD`); a sitecustomize it shadows still runs.
+- A selected pytest or unittest run also says what it read: the plugin's audit hook (`sys.addaudithook`) notes
   every file the process opened and every directory it listed under the check's directory, and
   whether it started another process (whose reads it cannot see). Same inputs, same answer: a
   replay reuses a selected run's result on another state whose files that run read are the same
@@ -35,109 +39,22 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vacant.policy.runner_sources import (
+    PLUGIN_SOURCE,
+    READS_ENV,
+    SELECT_ENV,
+    UNITTEST_REPORT_ENV,
+    UNITTEST_SITE_SOURCE,
+)
 from vacant.policy.testreport import ReportError, TestResult, read_junit
 
 PYTEST_REPORT = "pytest.xml"
 PLUGIN = "_vacant_select"
-SELECT_ENV = "VACANT_SELECT_TESTS"
-READS_ENV = "VACANT_READS_FILE"
 READS = "reads.json"
+UNITTEST_REPORT = "unittest.xml"
 _NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
 _UNITTEST = re.compile(r"(?<![\w.-])-m\s+unittest(?![\w.])")
 
-# the plugin pytest loads to run only the named tests; it computes each item's report id the way
-# pytest's junitxml does (suite name, class name from the node id's path, name)
-PLUGIN_SOURCE = r'''
-import json, os, re, sys
-
-_ROOT = os.path.realpath(os.getcwd())
-_FILES, _DIRS, _CHILD = set(), set(), []
-_SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty")
-
-def _inside(path):
-    try:
-        if isinstance(path, int):
-            return None
-        real = os.path.realpath(os.path.join(os.getcwd(), os.fsdecode(path)))
-    except (TypeError, ValueError, OSError):
-        return None
-    if real == _ROOT:
-        return "."
-    if real.startswith(_ROOT + os.sep):
-        return real[len(_ROOT) + 1:]
-    return None
-
-def _audit(event, args):
-    if event == "open" and args:
-        rel = _inside(args[0])
-        if rel is not None:
-            _FILES.add(rel)
-    elif event in ("os.listdir", "os.scandir"):
-        rel = _inside(args[0] if args and args[0] is not None else ".")
-        if rel is not None:
-            _DIRS.add(rel)
-    elif event in _SPAWN:
-        _CHILD.append(event)
-
-sys.addaudithook(_audit)
-
-def pytest_unconfigure(config):
-    target = os.environ.get("''' + READS_ENV + r'''")
-    if target:
-        with open(target, "w") as out:
-            json.dump({"files": sorted(_FILES), "dirs": sorted(_DIRS), "child": bool(_CHILD)}, out)
-
-def _wanted_classes(config):
-    classes = []
-    prefix = getattr(config.option, "junitprefix", None)
-    for test_id in json.loads(os.environ.get("''' + SELECT_ENV + r'''", "[]")):
-        parts = test_id.split("[", 1)[0].split("::")
-        if len(parts) < 2:
-            return None
-        name = parts[-2]
-        if prefix and name.startswith(prefix + "."):
-            name = name[len(prefix) + 1:]
-        classes.append(name)
-    return classes
-
-def pytest_ignore_collect(collection_path, config):
-    if collection_path.suffix != ".py" or collection_path.name in ("conftest.py", "__init__.py"):
-        return None
-    classes = _wanted_classes(config)
-    try:
-        rel = collection_path.relative_to(config.rootpath)
-    except ValueError:
-        return None
-    if classes is None:
-        return None
-    dotted = ".".join(rel.with_suffix("").parts)
-    if any(name == dotted or name.startswith(dotted + ".") for name in classes):
-        return None
-    return True
-
-def _report_id(nodeid, suite, prefix):
-    path, bracket, params = nodeid.partition("[")
-    names = path.split("::")
-    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
-    names[-1] += bracket + params
-    classname = ".".join(names[:-1])
-    if prefix:
-        classname = prefix + "." + classname
-    return "::".join(part for part in (suite, classname, names[-1]) if part)
-
-def pytest_collection_modifyitems(session, config, items):
-    wanted = set(json.loads(os.environ.get("''' + SELECT_ENV + r'''", "[]")))
-    try:
-        suite = config.getini("junit_suite_name")
-    except ValueError:
-        suite = "pytest"
-    prefix = getattr(config.option, "junitprefix", None)
-    keep = [item for item in items if _report_id(item.nodeid, suite, prefix) in wanted]
-    dropped = [item for item in items if _report_id(item.nodeid, suite, prefix) not in wanted]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-    items[:] = keep
-'''
 
 
 @dataclass
@@ -178,19 +95,30 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     own = [Path(cwd) / junit] if junit else []
     pytest_report = scratch / PYTEST_REPORT
     options = [f"--junitxml={pytest_report}", "-o", "junit_family=xunit1"]
+    paths: list[str] = []
+    reports = own + [pytest_report]
+    if junit is None and _UNITTEST.search(command):  # unittest writes no report of its own: a reporter does
+        paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
+        env[UNITTEST_REPORT_ENV] = str(scratch / UNITTEST_REPORT)
+        reports.append(scratch / UNITTEST_REPORT)
     if select:
-        plugin_dir = scratch / "plugin"
-        plugin_dir.mkdir()
-        (plugin_dir / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE)
+        paths.append(_source_dir(scratch / "plugin", PLUGIN, PLUGIN_SOURCE))
         options += ["-p", PLUGIN]
-        env["PYTHONPATH"] = str(plugin_dir) + (os.pathsep + env_in["PYTHONPATH"] if env_in.get("PYTHONPATH") else "")
         env[SELECT_ENV] = json.dumps(list(select))
         env[READS_ENV] = str(scratch / READS)
         command = _node_selected(command, select) if junit else command
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths + ([env_in["PYTHONPATH"]] if env_in.get("PYTHONPATH") else []))
     env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in options) + (
         " " + env_in["PYTEST_ADDOPTS"] if env_in.get("PYTEST_ADDOPTS") else "")
-    reports = own + [pytest_report]
     return RunPlan(command, env, scratch, reports, {path: _stamp(path) for path in own}, tuple(select))
+
+
+def _source_dir(directory: Path, module: str, source: str) -> str:
+    """A scratch directory holding `module`.py with `source`, for the check's PYTHONPATH."""
+    directory.mkdir()
+    (directory / f"{module}.py").write_text(source)
+    return str(directory)
 
 
 def _node_selected(command: str, select: tuple[str, ...]) -> str:
@@ -200,16 +128,6 @@ def _node_selected(command: str, select: tuple[str, ...]) -> str:
     names = "|".join(re.escape(test_id.rsplit("::", 1)[-1]) for test_id in select)
     pattern = shlex.quote(f"^(?:{names})$")
     return _NODE_TEST.sub(lambda m: f"--test --test-name-pattern={pattern}", command, count=1)
-
-
-def per_test_advice(command: str, junit: str | None) -> str | None:
-    """What to say when a command runs a test runner that reports no test ids (docs/CONTRACT.md,
-    "Test suites"): `python -m unittest` writes no report, pytest runs the same suite with one."""
-    if junit is None and _UNITTEST.search(command):
-        return ("`python -m unittest` writes no per-test report, so its failures are read from its text and the "
-                "Stop re-runs the whole suite; `python -m pytest` runs the same unittest suite with one finding per "
-                "failing test, each re-run alone (or name a JUnit file the command writes with `junit = PATH`)")
-    return None
 
 
 def refused_options(exit_code: int | None, output: str) -> bool:

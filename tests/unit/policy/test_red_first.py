@@ -126,24 +126,3 @@ def test_last_lines_are_the_last_non_blank_ones_trimmed():
     tail = last_lines(output)
     assert tail[:-1] == [f"line {n}" for n in range(5, 10)] and len(tail[-1]) == 200 and tail[-1].endswith("…")
     assert last_lines("") == []
-
-
-def test_a_unittest_command_is_told_how_to_get_one_finding_per_test(ws):
-    make(ws, SUITE)
-    added = add_check(ws, "tests", f"{PY} -m unittest tests.test_calc", guard=True)
-    assert added.advice is not None and "`python -m pytest` runs the same unittest suite" in added.advice
-    assert added.warnings == []  # a note, not a warning: the guard is fine as it is
-    through_pytest = add_check(ws, "tests2", f"{PY} -m pytest -q -p no:cacheprovider tests", guard=True)
-    assert through_pytest.advice is None
-
-
-@pytest.mark.parametrize("command, advised", [
-    ("python3 -m unittest", True), ("python -m unittest discover -s tests", True),
-    ("python -munittest x", False),  # not the spelling the advice knows; no claim
-    ("python -m unittest_extras", False), ("python -m pytest tests", False), ("echo -m unittest.txt", False),
-])
-def test_the_advice_names_only_a_unittest_run(command, advised):
-    from vacant.policy.runners import per_test_advice
-
-    assert (per_test_advice(command, None) is not None) == advised
-    assert per_test_advice(command, "reports/junit.xml") is None
