@@ -84,3 +84,15 @@ def test_a_module_that_does_not_load_is_one_error_finding(ws):
     named = run_check(Check(), ws)  # a named module that does not load stops unittest before any test:
     [finding] = named.findings  # no test ran, so the traceback's location answers
     assert (finding.test, finding.path, finding.line) == (None, "tests/test_lib.py", 20)
+
+
+def test_a_sitecustomize_the_reporter_shadows_still_runs(ws, tmp_path, monkeypatch):
+    own = tmp_path / "site"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import os\nopen(os.environ['MARK_FILE'], 'w').write('ran')\n")
+    mark = tmp_path / "mark"
+    monkeypatch.setenv("PYTHONPATH", str(own))
+    monkeypatch.setenv("MARK_FILE", str(mark))
+    result = run_check(Check(), ws)
+    assert result.passed and len(result.tests) == 3  # the reporter ran
+    assert mark.read_text() == "ran"  # and so did the project's own
