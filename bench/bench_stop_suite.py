@@ -7,8 +7,9 @@ The suite is more-itertools 10.5.0's (663 tests, pytest), from its PyPI sdist fe
 verified by sha256 (cached under ~/.cache/vacant-bench; none of its code is in this repository).
 Each rep records a run through the real recorder: noise edits to its docs, and one step that breaks
 `quantify`'s default predicate (one test fails); then the Stop pipeline replays it. Reported: the
-full suite's wall time (median of the reps), the Stop's (median, p95), the ratio, check runs and
-how many of them ran the one failing test alone. Prints figures; asserts the answer is right.
+full suite's wall time (median of the reps), the Stop's (median, p95), the ratio, check runs, how
+many of them ran the one failing test alone, and how many answers were reused from a run whose
+files read were the same (vacant.attribute.samereads). Prints figures; asserts the answer is right.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def measure(tree: Path, steps: int, seed: int) -> dict[str, float]:
         assert (finding["test"], finding["step"], finding["level"]) == (
             "pytest::tests.test_recipes.QuantifyTests::test_happy_path", planted, "provable"), finding
         return {"suite_s": suite_s, "stop_s": stop_s, "runs": report["check_runs"],
-                "alone": pipeline.checks.selected_runs, "planted": planted}
+                "alone": pipeline.checks.selected_runs, "reused": pipeline.checks.same_reads.reused,
+                "planted": planted}
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
 
@@ -98,10 +100,10 @@ def main() -> None:
     suite = statistics.median(r["suite_s"] for r in rows)
     stops = [r["stop_s"] for r in rows]
     print(f"{'steps':>6}{'suite s (med)':>15}{'stop s (med)':>14}{'stop s (p95)':>14}{'ratio':>8}"
-          f"{'check runs':>12}{'alone':>7}")
+          f"{'check runs':>12}{'alone':>7}{'reused':>8}")
     print(f"{args.steps:>6}{suite:>15.2f}{statistics.median(stops):>14.2f}{p95(stops):>14.2f}"
           f"{statistics.median(stops) / suite:>7.1f}x{max(r['runs'] for r in rows):>12}"
-          f"{max(r['alone'] for r in rows):>7}")
+          f"{max(r['alone'] for r in rows):>7}{max(r['reused'] for r in rows):>8}")
 
 
 if __name__ == "__main__":

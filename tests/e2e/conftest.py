@@ -45,6 +45,17 @@ def plain_scratch(request, tmp_path):
 
 
 @pytest.fixture(scope="session")
+def suite_tree(tmp_path_factory) -> Path:
+    """more-itertools' sdist (tests/e2e/sdist.py), downloaded and unpacked once per session (once
+    for all xdist workers: their base directories share a parent)."""
+    from sdist import MORE_ITERTOOLS, fetch_sdist
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return fetch_sdist(shared / "sdist-cache", *MORE_ITERTOOLS)
+
+
+@pytest.fixture(scope="session")
 def wheel_venv(tmp_path_factory) -> Path:
     """vacant as a user installs it, built once per session: a wheel of this checkout (built in a
     temporary directory: nothing lands in the checkout), installed with its dependencies into a

@@ -4,6 +4,7 @@ Missing network or a changed archive fails the test that asked, never skips it."
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import subprocess
 import sys
@@ -15,8 +16,15 @@ SUITE = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:c
 
 
 def fetch_sdist(cache: Path, name: str, version: str, sha256: str) -> Path:
-    """The unpacked sdist under `cache`, downloaded once by pip and checked against `sha256`."""
+    """The unpacked sdist under `cache`, downloaded once by pip and checked against `sha256` (under a
+    lock: parallel test workers share one download)."""
     cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _fetch(cache, name, version, sha256)
+
+
+def _fetch(cache: Path, name: str, version: str, sha256: str) -> Path:
     archive = cache / f"{name}-{version}.tar.gz"
     if not archive.exists():
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",

@@ -5,6 +5,9 @@ the selected run did not report the test at all (a runner that cannot select, a 
 the whole command answers. A whole run's result answers for every finding of its check, so it is
 used first when it is cached.
 
+A selected run is not repeated on a state whose files it read are the same as where it ran
+(vacant.attribute.samereads), except when a flaky check is being caught (an uncached re-run).
+
 A finding's status on a state is PRESENT, CLEAN (the check passed there, or its runner reported
 the finding's test as passed) or UNKNOWN (the check failed for something else and never said
 anything about this finding): vacant.attribute.verify tells a masked flip by it.
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vacant.attribute.replay import Scratch
+from vacant.attribute.samereads import SameReads
 from vacant.attribute.verify import CLEAN, PRESENT, UNKNOWN
 from vacant.core.findings import Finding
 from vacant.policy.checks import CheckResult, run_check
@@ -33,8 +37,12 @@ def status_in(result: CheckResult, finding: Finding) -> str:
 
 
 def reports_on(result: CheckResult, finding: Finding) -> bool:
-    """Whether a run said anything about the finding (a selected run that never ran the test did not)."""
-    return finding.test is None or finding.test in result.tests
+    """Whether a run said anything about the finding (a selected run that never ran the test did
+    not; one whose runner could not collect the test's module did: no run can reach the test)."""
+    test = finding.test
+    return test is None or test in result.tests or any(
+        outcome == "error" and (test.startswith(case + ".") or test.startswith(case + "::"))
+        for case, outcome in result.tests.items())
 
 
 @dataclass
@@ -43,6 +51,7 @@ class StateChecks:
     results: dict[tuple[str, int, tuple[str, ...]], CheckResult] = field(default_factory=dict)
     runs: int = 0
     selected_runs: int = 0
+    same_reads: SameReads = field(default_factory=SameReads)
 
     def run(self, check: Any, index: int | None, select: tuple[str, ...] = WHOLE,
             manifest: Manifest | None = None) -> CheckResult:
@@ -56,7 +65,13 @@ class StateChecks:
         key = (check.name, index, select)
         if cached and key in self.results:
             return self.results[key]
+        manifest = self.scratch.timeline.states[index]
+        known = self.same_reads.find(check.name, select, manifest) if cached else None
+        if known is not None:
+            self.results[key] = known
+            return known
         result = self.run(check, index, select)
+        self.same_reads.note(check.name, select, manifest, result)
         if cached or key not in self.results:
             self.results[key] = result
         return result
@@ -74,7 +89,11 @@ class StateChecks:
     def status_of(self, check: Any, finding: Finding, manifest: Manifest) -> str:
         """On a constructed state (never cached)."""
         if finding.test is not None:
-            alone = self.run(check, None, (finding.test,), manifest)
+            select = (finding.test,)
+            alone = self.same_reads.find(check.name, select, manifest)
+            if alone is None:
+                alone = self.run(check, None, select, manifest)
+                self.same_reads.note(check.name, select, manifest, alone)
             if reports_on(alone, finding):
                 return status_in(alone, finding)
         return status_in(self.run(check, None, WHOLE, manifest), finding)

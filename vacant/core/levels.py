@@ -78,6 +78,23 @@ LEVELS: dict[str, tuple[str, str]] = {
 # altered): reported, never blocking the agent; a `record` finding still keeps the run from green.
 NON_BLOCKING_LEVELS = (ENV, GAP, RECORD, FLAKY)
 
+# How a guard's and a failing test's findings are graded: the same table, said for those cases.
+TESTS_AND_GUARDS = (
+    "A guard (`[[guard]]`, docs/CONTRACT.md: a check that held before the work and must still hold) is "
+    "graded like any check. Each failing test of a test runner is its own finding, keyed by its test id, and "
+    "replayed by running that test alone. A flip counts against one step only when the state before it ran "
+    "the test cleanly (it passed there, or its check passed). A masked flip -- the state before never reached "
+    "the test (a guard's `A && B` stopped at `A`, a collection error, a runner stopping at the first "
+    "failure) -- is verified by counterfactual: the baseline with only the flip step's change applied, then "
+    "that state with each earlier change undone, nearest first; it is `heuristic`, naming `broken_by` (the "
+    "change whose undoing clears it) and `unmasked_by` (the flip step), never `provable` against the "
+    "unmasking step. Presence that is not monotone (broken, repaired, broken again, also where no step "
+    "changes the test's own file) is graded at the last flip, after every later state where a change could "
+    "have repaired it was re-checked; a bisection whose probes fell in an earlier broken stretch does not "
+    "stand. The final state with only the flip step's change undone must lose the finding, else "
+    "`heuristic`. A test that answers differently when re-run on the same state is `flaky`."
+)
+
 COVERAGE: dict[str, str] = {
     "complete": "Every step's inputs were seen by the hooks (file reads, searches, fetches, replies).",
     "partial": "Some inputs were invisible: files read inside shell commands, what was already in the model's "
@@ -100,6 +117,7 @@ def render_doc() -> str:
     lines += ["", "Findings at these levels block a Stop (while rounds are left): "
               + ", ".join(f"`{name}`" for name in blocking) + ". "
               + " and ".join(f"`{name}`" for name in NON_BLOCKING_LEVELS) + " findings are reported only.",
+              "", "## Guards and failing tests", "", TESTS_AND_GUARDS,
               "", "## read_coverage", "", "| state | meaning |", "|---|---|"]
     lines += [f"| `{name}` | {meaning} |" for name, meaning in COVERAGE.items()]
     return "\n".join(lines) + "\n"

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from vacant.core import children
 from vacant.core.findings import Finding, finding_id, line_text, read_text_lines, test_finding_id
-from vacant.policy.runners import Reported, plan_run, read_reports, refused_options
+from vacant.policy.runners import Reads, Reported, plan_run, read_reads, read_reports, refused_options
 from vacant.policy.testreport import assert_frame, frames, module_candidates
 
 OUTPUT_HEAD = 256 * 1024  # bytes of output kept from the start
@@ -444,10 +444,12 @@ class CheckResult:
     precondition: bool = False
     tests: dict[str, str] = field(default_factory=dict)  # test id -> outcome, from the runner's report
     report_problem: str | None = None  # the runner's report could not be read (why)
+    reads: Reads | None = None  # what a selected pytest run read (vacant.policy.runners), if traced
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["tests"] = len(self.tests)
+        data.pop("reads")  # a replay's cache key, not a result
         data["findings"] = [finding.to_json() for finding in self.findings]
         data["seconds"] = round(self.seconds, 4)
         return data
@@ -534,6 +536,7 @@ def run_check(check: CheckLike, root: Path, timeout: float | None = None, precon
             plan = plan.plain()
             result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.env)
         reported = read_reports(plan)
+        reads = read_reads(plan)
     finally:
         plan.cleanup()
     passed = result.exit_code == 0 and not result.timed_out
@@ -545,5 +548,5 @@ def run_check(check: CheckLike, root: Path, timeout: float | None = None, precon
         name=check.name, passed=passed, exit_code=result.exit_code, output=result.output, seconds=result.seconds,
         timed_out=result.timed_out, env_missing=env_missing, findings=findings, truncated=result.truncated,
         command=check.command, precondition=precondition, tests=reported.outcomes() if reported else {},
-        report_problem=reported.problem if reported else None,
+        report_problem=reported.problem if reported else None, reads=reads,
     )

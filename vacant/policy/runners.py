@@ -13,6 +13,16 @@ A check's command stays as the contract wrote it. Around it:
   `PYTHONPATH`, `-p`) that keeps only the named tests, matched by the same id the report gives;
   node's runner gets `--test-name-pattern` after its `--test`. Another runner runs whole; the
   caller learns whether the test was reported at all, and falls back to the whole command when not.
+- `python -m unittest` writes no report: vacant puts a `sitecustomize` on its `PYTHONPATH`
+  (vacant.policy.runner_sources) that, in that process only, records each test's outcome and
+  writes JUnit XML to a scratch file, and with a selection runs only the named tests (ids
+  `unittest::MODULE.CLASS::METHOD`); a sitecustomize it shadows still runs.
+- A selected pytest or unittest run also says what it read: the plugin's audit hook (`sys.addaudithook`) notes
+  every file the process opened and every directory it listed under the check's directory, and
+  whether it started another process (whose reads it cannot see). Same inputs, same answer: a
+  replay reuses a selected run's result on another state whose files that run read are the same
+  (vacant.attribute.statechecks). It collects only the test files that can hold the selected tests
+  (their dotted path is a prefix of a selected id's class name), so it reads no other.
 - Python writes no bytecode in a check (`PYTHONDONTWRITEBYTECODE`): a reconstructed file can have
   the size and second of the one before it, and a `.pyc` written on one state would answer for
   it on the next.
@@ -29,41 +39,22 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vacant.policy.runner_sources import (
+    PLUGIN_SOURCE,
+    READS_ENV,
+    SELECT_ENV,
+    UNITTEST_REPORT_ENV,
+    UNITTEST_SITE_SOURCE,
+)
 from vacant.policy.testreport import ReportError, TestResult, read_junit
 
 PYTEST_REPORT = "pytest.xml"
 PLUGIN = "_vacant_select"
-SELECT_ENV = "VACANT_SELECT_TESTS"
+READS = "reads.json"
+UNITTEST_REPORT = "unittest.xml"
 _NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
+_UNITTEST = re.compile(r"(?<![\w.-])-m\s+unittest(?![\w.])")
 
-# the plugin pytest loads to run only the named tests; it computes each item's report id the way
-# pytest's junitxml does (suite name, class name from the node id's path, name)
-PLUGIN_SOURCE = r'''
-import json, os, re
-
-def _report_id(nodeid, suite, prefix):
-    path, bracket, params = nodeid.partition("[")
-    names = path.split("::")
-    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
-    names[-1] += bracket + params
-    classname = ".".join(names[:-1])
-    if prefix:
-        classname = prefix + "." + classname
-    return "::".join(part for part in (suite, classname, names[-1]) if part)
-
-def pytest_collection_modifyitems(session, config, items):
-    wanted = set(json.loads(os.environ.get("''' + SELECT_ENV + r'''", "[]")))
-    try:
-        suite = config.getini("junit_suite_name")
-    except ValueError:
-        suite = "pytest"
-    prefix = getattr(config.option, "junitprefix", None)
-    keep = [item for item in items if _report_id(item.nodeid, suite, prefix) in wanted]
-    dropped = [item for item in items if _report_id(item.nodeid, suite, prefix) not in wanted]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-    items[:] = keep
-'''
 
 
 @dataclass
@@ -80,7 +71,7 @@ class RunPlan:
 
     def plain(self) -> RunPlan:
         """The same run without the pytest options (a pytest that refused them)."""
-        env = {k: v for k, v in self.env.items() if k not in ("PYTEST_ADDOPTS", SELECT_ENV)}
+        env = {k: v for k, v in self.env.items() if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV)}
         return RunPlan(self.command, env, self.scratch, self.reports[:-1], dict(self.before), self.selected)
 
     def cleanup(self) -> None:
@@ -104,18 +95,30 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     own = [Path(cwd) / junit] if junit else []
     pytest_report = scratch / PYTEST_REPORT
     options = [f"--junitxml={pytest_report}", "-o", "junit_family=xunit1"]
+    paths: list[str] = []
+    reports = own + [pytest_report]
+    if junit is None and _UNITTEST.search(command):  # unittest writes no report of its own: a reporter does
+        paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
+        env[UNITTEST_REPORT_ENV] = str(scratch / UNITTEST_REPORT)
+        reports.append(scratch / UNITTEST_REPORT)
     if select:
-        plugin_dir = scratch / "plugin"
-        plugin_dir.mkdir()
-        (plugin_dir / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE)
+        paths.append(_source_dir(scratch / "plugin", PLUGIN, PLUGIN_SOURCE))
         options += ["-p", PLUGIN]
-        env["PYTHONPATH"] = str(plugin_dir) + (os.pathsep + env_in["PYTHONPATH"] if env_in.get("PYTHONPATH") else "")
         env[SELECT_ENV] = json.dumps(list(select))
+        env[READS_ENV] = str(scratch / READS)
         command = _node_selected(command, select) if junit else command
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths + ([env_in["PYTHONPATH"]] if env_in.get("PYTHONPATH") else []))
     env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in options) + (
         " " + env_in["PYTEST_ADDOPTS"] if env_in.get("PYTEST_ADDOPTS") else "")
-    reports = own + [pytest_report]
     return RunPlan(command, env, scratch, reports, {path: _stamp(path) for path in own}, tuple(select))
+
+
+def _source_dir(directory: Path, module: str, source: str) -> str:
+    """A scratch directory holding `module`.py with `source`, for the check's PYTHONPATH."""
+    directory.mkdir()
+    (directory / f"{module}.py").write_text(source)
+    return str(directory)
 
 
 def _node_selected(command: str, select: tuple[str, ...]) -> str:
@@ -155,3 +158,28 @@ def read_reports(plan: RunPlan) -> Reported | None:
         except ReportError as error:
             return Reported([], str(error), str(path))
     return None
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What a selected pytest run read under its directory: the files it opened, the directories
+    it listed (relative paths), and whether it started a process whose reads nobody saw."""
+
+    files: frozenset[str]
+    dirs: frozenset[str]
+    child: bool
+
+    @property
+    def complete(self) -> bool:
+        return not self.child
+
+
+def read_reads(plan: RunPlan) -> Reads | None:
+    """The reads the plugin noted for this run, if it wrote them (None: not traced)."""
+    if READS_ENV not in plan.env:
+        return None
+    try:
+        data = json.loads((plan.scratch / READS).read_text())
+        return Reads(frozenset(map(str, data["files"])), frozenset(map(str, data["dirs"])), bool(data["child"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
