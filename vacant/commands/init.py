@@ -36,7 +36,9 @@ def _install(platform, root, scope: str, wall):
     """A platform with http hooks (Claude) also gets, in its local settings, http hooks to the
     workspace daemon's fixed port where the call decides nothing (see platforms/claude.py HTTP_EVENTS)."""
     extra = {"wall": wall} if wall is not None else {}
-    if platform.http_hooks and scope == "local":
+    # measured on Claude 2.1.197: with its sandbox on, its http hooks to 127.0.0.1 never reach the
+    # daemon (every PostToolUse lost); walled, every event goes through the command hook instead
+    if platform.http_hooks and scope == "local" and wall is None:
         config = lifecycle.ensure_config(root)
         http = {"url": f"http://127.0.0.1:{config['port']}/hook/{platform.name}", "token": config["secret"]}
         return platform.install(root, scope, hook_command(platform.name, scope), http=http, **extra)
