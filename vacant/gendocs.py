@@ -6,6 +6,7 @@ its source; a test runs the same check for every entry.
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -17,10 +18,67 @@ from vacant.policy import asks, contract, probe_reasons
 from vacant.share import records as share_records
 from vacant.show import shapes
 
-ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC, probe_reasons.DOC,
-                               shapes.DOC, share_records.DOC, trustenv._doc()]
-
 PACKAGE = Path(__file__).resolve().parent
+PYPROJECT = PACKAGE.parent / "pyproject.toml"
+
+
+# -- the layer block of docs/ARCHITECTURE.md: the import-linter contract, each module's first line --
+
+
+def layer_contract(pyproject: Path = PYPROJECT) -> list[str]:
+    """The package's layers, top first, as `pyproject.toml`'s first import-linter contract names them."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    contracts = tomllib.loads(pyproject.read_text())["tool"]["importlinter"]["contracts"]
+    return list(next(c for c in contracts if c["type"] == "layers" and not c.get("containers"))["layers"])
+
+
+def first_sentence(path: Path) -> str:
+    """The first sentence of a module's docstring (read, never imported)."""
+    doc = ast.get_docstring(ast.parse(path.read_text()), clean=True) or ""
+    paragraph = " ".join(doc.split("\n\n", 1)[0].split())
+    head, dot, _ = paragraph.partition(". ")
+    sentence = head + ("." if dot else "")
+    return sentence.replace("|", "\\|") or "(no docstring)"
+
+
+def _documented(path: Path) -> bool:
+    return ast.get_docstring(ast.parse(path.read_text())) is not None
+
+
+def _modules(dotted: str) -> list[tuple[str, Path]]:
+    """(display name, file) for one layer entry: a module, or every module of a package."""
+    base = PACKAGE.parent.joinpath(*dotted.split("."))
+    if base.with_suffix(".py").is_file():
+        return [(dotted.removeprefix("vacant."), base.with_suffix(".py"))]
+    found = []
+    for path in sorted(base.rglob("*.py")):
+        if "__pycache__" in path.parts or path.name == "__init__.py" and (path.parent != base or not _documented(path)):
+            continue
+        relative = path.relative_to(PACKAGE).with_suffix("")
+        name = "/".join(relative.parts[:-1]) + "/" if relative.name == "__init__" else "/".join(relative.parts)
+        found.append((name, path))
+    return found
+
+
+def render_layers() -> str:
+    lines = ["| layer (top first) | module | what it is (its docstring's first sentence) |", "|---|---|---|"]
+    for layer in layer_contract():
+        names = [name.strip() for name in layer.split("|")]
+        label = " · ".join(name.removeprefix("vacant.") for name in names)
+        for name in names:
+            for module, path in _modules(name):
+                lines.append(f"| {label} | `{module}` | {first_sentence(path)} |")
+                label = "″"
+    return "\n".join(lines) + "\n"
+
+
+LAYERS_DOC = GeneratedDoc("ARCHITECTURE.md", render_layers, ("pyproject.toml", "each module's docstring"), region=True)
+
+ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC, probe_reasons.DOC,
+                               shapes.DOC, share_records.DOC, trustenv._doc(), LAYERS_DOC]
 # Generated code: a region of a module that may import nothing of vacant's (the lean client),
 # between a `# BEGIN generated …` line and `# END generated`.
 CODE_REGIONS = {"vacant/daemon/client.py": all_platforms.client_table}

@@ -190,3 +190,33 @@ def test_experiment_stops_its_agent_and_keeps_the_journal_whole(repo, tmp_path):
     assert_stopped(proc, err, took)
     journal = [line for line in (out / "journal.jsonl").read_text().splitlines()] if (out / "journal.jsonl").exists() else []
     assert all(line.startswith("{") and line.endswith("}") for line in journal)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used (`/proc/PID/stat` fields 14 and 15)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.slow
+def test_report_stops_while_it_writes_a_run_view_and_leaves_no_page(repo, tmp_path):
+    """No child here: the work is vacant's own (a 1,000-step run view), interrupted mid-way."""
+    browser = str(Path(__file__).resolve().parents[2] / "browser")
+    if browser not in sys.path:
+        sys.path.insert(0, browser)
+    from gen_run import generate
+
+    generate(repo, steps=1000)
+    out = tmp_path / "views"
+    out.mkdir()
+    proc = start(["report", "gen-1000", "--html", str(out / "big.html")], repo)
+    wait_until(lambda: cpu_seconds(proc.pid) >= 0.6 or proc.poll() is not None, 60, "the report to be at work")
+    assert proc.poll() is None, f"the report ended before it was interrupted: {proc.communicate()}"
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert_stopped(proc, err, time.monotonic() - sent)
+    assert list(out.iterdir()) == []  # no page, and no half-written temp file beside it
