@@ -24,14 +24,14 @@ from codex_harness import (
     write_config,
 )
 from harness import text
-from test_claude_wall import KEY, hidden_path
+from test_claude_wall import GUARD, KEY, hidden_path, recorded
 
 from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e
 
 
-def session(scratch, walled: bool) -> tuple[Path, dict[str, str], Path]:
+def session(scratch, walled: bool) -> tuple[Path, dict[str, str], Path, list[str]]:
     ws = git_workspace(scratch.path / "ws", {"test_x.py": "def test_one():\n    assert 1 + 1 == 2\n"})
     remote = scratch.path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
@@ -39,29 +39,37 @@ def session(scratch, walled: bool) -> tuple[Path, dict[str, str], Path]:
     write_config(scratch.codex_home)
     env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
     vacant(["init", "--platform", "codex", *([] if walled else ["--no-wall"])], ws, env=env)
+    vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
     key = scratch.home / ".config" / "vacant" / "key"
     key.parent.mkdir(parents=True, exist_ok=True)
     key.write_text(KEY)
     install = hidden_path(state_dir(ws) / "install.json")
     script = {
         "key": f"python3 -c \"print(open({hidden_path(key)}).read())\"",
-        "record": f"python3 -c \"import os; os.remove({install})\"; echo done",
         "push": "git push -q origin HEAD:main",
         "work": "echo new > new.txt && git add new.txt && git -c user.email=a@b.invalid -c user.name=a commit -qm work "
-                f"&& {sys.executable} -m pytest -q -p no:cacheprovider test_x.py && echo WORK-OK",
+                f"&& {GUARD} && echo WORK-OK",
+        "break": "printf 'def test_two():\\n    assert 0\\n' >> test_x.py",
+        "fix": "python3 -c \"p='test_x.py'; s=open(p).read(); open(p, 'w').write(s.split('def test_two')[0])\"",
+        "record": f"python3 -c \"import os; os.remove({install})\" && echo done",
     }
-    turns = [turn(shell(command, call_id=f"call-{name}", yield_time_ms=120000)) for name, command in script.items()] + [turn(text("Done."))]
+    # the fix comes once the Stop's feedback names the step that broke the guard
+    turns = [turn(shell(command, call_id=f"call-{name}", yield_time_ms=120000), **({"match": "broke this guard"} if name == "fix" else {}))
+             for name, command in script.items()]
+    turns.insert(list(script).index("fix"), turn(text("Done.")))
+    turns.append(turn(text("Fixed.")))
     with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
         cmd = [str(codex_binary()), "exec", "--color", "never",
                "-c", f"model_providers.fake.base_url={json.dumps(upstream.base_url)}", "do the task"]
         process = run_bounded(cmd, ws, env, 240)
         found: dict[str, str] = {}
+        bodies = [json.dumps(request["body"]) for request in upstream.requests()]
         for request in upstream.requests():
             for item in request["body"].get("input") or []:
                 if isinstance(item, dict) and item.get("type") == "function_call_output":
                     found[item["call_id"]] = str(item.get("output"))
     assert process.returncode == 0, process.stderr[-2000:]
-    return ws, {name: found.get(f"call-{name}", "") for name in script}, remote
+    return ws, {name: found.get(f"call-{name}", "") for name in script}, remote, bodies
 
 
 def pushed(remote: Path) -> bool:
@@ -70,16 +78,26 @@ def pushed(remote: Path) -> bool:
 
 
 def test_the_wall_holds_in_codexs_own_sandbox_and_falls_without_it(scratch):
-    ws, out, remote = session(scratch, walled=True)
+    ws, out, remote, bodies = session(scratch, walled=True)
     assert KEY not in out["key"] and "Permission denied" in out["key"], out["key"]
     assert (state_dir(ws) / "install.json").exists()
     assert not pushed(remote) and "git-push" in out["push"], out["push"]
     assert "WORK-OK" in out["work"] and (ws / "new.txt").exists(), out["work"]
     assert subprocess.run(["git", "log", "-1", "--format=%s"], cwd=ws, capture_output=True, text=True).stdout == "work\n"
+    env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
+    log = recorded(ws, env)
+    starts = {r["step"]: r for r in log if r.get("type") == "step_start"}
+    ends = {r["step"] for r in log if r.get("type") == "step_end"}
+    assert len(starts) == len(out) and ends == set(starts), [r.get("input") for r in starts.values()]  # every step, both hooks
+    broke = next(r for r in starts.values() if "printf" in json.dumps(r.get("input")))
+    told = [b for b in bodies if "broke this guard" in b]  # the Stop's feedback reached the agent
+    assert told and f"broke this guard at step {broke['step']}" in told[0], told[:1]
+    decisions = [json.loads(vacant(["report", "--json", "--stop", str(n)], ws, env=env).stdout)["decision"] for n in (1, 2)]
+    assert decisions == ["block", "stop"]
 
 
 def test_without_the_wall_the_same_attacks_succeed(scratch):
-    ws, out, _remote = session(scratch, walled=False)
+    ws, out, _remote, _bodies = session(scratch, walled=False)
     assert KEY in out["key"]
     # Codex's own default keeps `.git` read-only (measured): the state in `.git/vacant` survives even
     # unwalled; a state outside `.git` (a non-git workspace) would not
