@@ -24,7 +24,9 @@ pytestmark = pytest.mark.e2e
 KEY = "K" * 32
 
 
-GUARD = f"{sys.executable} -m pytest -q -p no:cacheprovider test_x.py"
+TESTS = f"{sys.executable} -m pytest -q -p no:cacheprovider test_x.py"  # normal work: running the tests
+# the Stop's guard: the same tests without pytest's start-up (the Stop re-runs it on several states)
+GUARD = f"{sys.executable} -I -c \"[f() for n, f in __import__('runpy').run_path('test_x.py').items() if n.startswith('test_')]\""
 
 
 def workspace(tmp_path: Path, walled: bool) -> tuple[Path, Path, dict]:
@@ -70,7 +72,7 @@ def steps(ws: Path, home: Path) -> list[tuple[str, dict, dict]]:
                                  "d[\"env\"]={\"VACANT_DO\": \"1\"}; json.dump(d, open(p, \"w\"))'; echo done"}, {}),
         ("push", {"command": "git push -q origin HEAD:main"}, {}),
         ("work", {"command": "echo new > new.txt && git add new.txt && git -c user.email=a@b.invalid -c user.name=a "
-                             f"commit -qm work && {GUARD} && echo WORK-OK"}, {}),
+                             f"commit -qm work && {TESTS} && echo WORK-OK"}, {}),
         ("break", {"command": "printf 'def test_two():\\n    assert 0\\n' >> test_x.py"}, {}),
         (DONE, {}, {}),
         ("fix", {"command": "python3 -c \"p='test_x.py'; s=open(p).read(); open(p, 'w').write(s.split('def test_two')[0])\""},
@@ -83,9 +85,12 @@ def steps(ws: Path, home: Path) -> list[tuple[str, dict, dict]]:
 DONE = "(a text turn: the agent stops)"
 
 
+UNWALLED = ("key", "retry", "settings", "record")  # without the wall only the attacks run: each succeeds
+
+
 def run_session(tmp_path: Path, walled: bool):
     ws, home, env = workspace(tmp_path, walled)
-    script = steps(ws, home)
+    script = [step for step in steps(ws, home) if walled or step[0] in UNWALLED]
     turns = [turn(text("Done."), **extra) if name == DONE else turn(tool("Bash", description=name, **tool_input), **extra)
              for name, tool_input, extra in script]
     with FakeUpstream({"turns": turns}, tmp_path / "upstream") as upstream:
@@ -149,4 +154,3 @@ def test_the_wall_holds_in_claudes_own_sandbox_and_falls_without_it(tmp_path):
     assert KEY in out["key"] and KEY in out["retry"]  # the same attacks, without the wall
     assert not (state_dir(ws) / "install.json").exists() and "done" in out["record"]
     assert "env" in json.loads((ws / ".claude" / "settings.local.json").read_text())
-    assert "WORK-OK" in out["work"]

@@ -24,7 +24,7 @@ from codex_harness import (
     write_config,
 )
 from harness import text
-from test_claude_wall import GUARD, KEY, hidden_path, recorded
+from test_claude_wall import GUARD, KEY, TESTS, hidden_path, recorded
 
 from vacant.core.locations import state_dir
 
@@ -48,15 +48,18 @@ def session(scratch, walled: bool) -> tuple[Path, dict[str, str], Path, list[str
         "key": f"python3 -c \"print(open({hidden_path(key)}).read())\"",
         "push": "git push -q origin HEAD:main",
         "work": "echo new > new.txt && git add new.txt && git -c user.email=a@b.invalid -c user.name=a commit -qm work "
-                f"&& {GUARD} && echo WORK-OK",
+                f"&& {TESTS} && echo WORK-OK",
         "break": "printf 'def test_two():\\n    assert 0\\n' >> test_x.py",
         "fix": "python3 -c \"p='test_x.py'; s=open(p).read(); open(p, 'w').write(s.split('def test_two')[0])\"",
         "record": f"python3 -c \"import os; os.remove({install})\" && echo done",
     }
+    if not walled:  # without the wall only the attacks run: each succeeds
+        script = {name: script[name] for name in ("key", "record")}
     # the fix comes once the Stop's feedback names the step that broke the guard
     turns = [turn(shell(command, call_id=f"call-{name}", yield_time_ms=120000), **({"match": "broke this guard"} if name == "fix" else {}))
              for name, command in script.items()]
-    turns.insert(list(script).index("fix"), turn(text("Done.")))
+    if "fix" in script:
+        turns.insert(list(script).index("fix"), turn(text("Done.")))
     turns.append(turn(text("Fixed.")))
     with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
         cmd = [str(codex_binary()), "exec", "--color", "never",
