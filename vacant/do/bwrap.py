@@ -46,7 +46,9 @@ def wrap(argv: list[str], root: Path, cwd: Path, tmpdir: Path, wall: Wall | None
     tmpdir = Path(tmpdir).resolve()
     tmpdir.mkdir(parents=True, exist_ok=True)
     writable = [str(root), str(tmpdir)]
-    out = [bwrap or bwrap_path(), "--die-with-parent"]
+    # its own pid namespace: when bwrap goes (the person's interrupt, a kill) every process the agent
+    # started goes with it; --new-session alone let them outlive `vacant do`, out of its group's reach
+    out = [bwrap or bwrap_path(), "--die-with-parent", "--unshare-pid"]
     if not (sys.stdin.isatty() if terminal is None else terminal):
         out.append("--new-session")  # no TIOCSTI into the person's terminal; a TUI keeps its terminal
     out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
