@@ -90,7 +90,7 @@ class CodexDriver(Driver):
         self.codex_dir = None if (Path(self.root) / ".codex").exists() else Path(self.root) / ".codex"
         if codex_wall.present(self.root):
             return
-        entries = codex_wall.profile_entries(self.root, self.wall)
+        entries = codex_wall.profile_entries(self.root, self.wall, config_written=False)  # on the command line
         table = ",".join(f"{json.dumps(path)}={json.dumps(access)}" for path, access in entries.items())
         profile = codex_wall.PROFILE
         self.extra += ["-c", f"default_permissions={json.dumps(profile)}",

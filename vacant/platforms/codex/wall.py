@@ -46,8 +46,9 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a TOML basic string
 
 
-def profile_entries(root: Path, wall) -> dict[str, str]:
-    """Path -> access for the profile's filesystem table."""
+def profile_entries(root: Path, wall, config_written: bool = True) -> dict[str, str]:
+    """Path -> access for the profile's filesystem table. `config_written`: the profile goes into
+    the project's config.toml (`vacant init`), not onto the command line (`vacant do`)."""
     git = Path(root).resolve() / ".git"
     entries: dict[str, str] = {}
     if git.is_dir():  # `:workspace` makes .git read-only: commits are normal work; hooks and config stay read-only
@@ -61,7 +62,7 @@ def profile_entries(root: Path, wall) -> dict[str, str]:
     entries[os.path.realpath(config_file(root))] = "read"  # this very file: it exists once written
     # a path that does not exist makes Codex's bubblewrap fail to start every command (measured)
     return {path: access for path, access in entries.items()
-            if os.path.lexists(path) or path == os.path.realpath(config_file(root))}
+            if os.path.lexists(path) or (config_written and path == os.path.realpath(config_file(root)))}
 
 
 def sandbox_settings(root: Path, wall) -> tuple[str, str]:
