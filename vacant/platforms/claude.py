@@ -322,7 +322,7 @@ class Claude(PlatformBase):
         # the daemon's secret is written only into the local (uncommitted, per-workspace) settings
         settings_file.install(path, self.hooks_block(hook_command, http if scope == "local" else None),
                               validate_settings, overlay if path == local else None)
-        if path != local:
+        if path != local and overlay is not None:  # unwalled, another scope's install leaves local alone
             settings_file.install(local, {}, validate_settings, overlay)
         if (http and scope == "local") or (overlay and local.exists()):
             local.chmod(0o600)  # it holds the daemon's secret, and the wall's paths
