@@ -7,8 +7,8 @@ and the state are unreadable and unwritable from a command, the held push is hel
 from __future__ import annotations
 
 import json
+import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,7 @@ from codex_harness import (
     write_config,
 )
 from harness import text
-from test_claude_wall import GUARD, KEY, TESTS, hidden_path, recorded
+from test_claude_wall import GUARD, KEY, TESTS, bash_step, hidden_path, recorded, stop_decisions
 
 from vacant.core.locations import state_dir
 
@@ -56,8 +56,8 @@ def session(scratch, walled: bool) -> tuple[Path, dict[str, str], Path, list[str
     if not walled:  # without the wall only the attacks run: each succeeds
         script = {name: script[name] for name in ("key", "record")}
     # the fix comes once the Stop's feedback names the step that broke the guard
-    turns = [turn(shell(command, call_id=f"call-{name}", yield_time_ms=120000), **({"match": "broke this guard"} if name == "fix" else {}))
-             for name, command in script.items()]
+    turns = [turn(shell(command, call_id=f"call-{name}", yield_time_ms=120000),
+                  **({"match": "broke this guard"} if name == "fix" else {})) for name, command in script.items()]
     if "fix" in script:
         turns.insert(list(script).index("fix"), turn(text("Done.")))
     turns.append(turn(text("Fixed.")))
@@ -91,12 +91,12 @@ def test_the_wall_holds_in_codexs_own_sandbox_and_falls_without_it(scratch):
     log = recorded(ws, env)
     starts = {r["step"]: r for r in log if r.get("type") == "step_start"}
     ends = {r["step"] for r in log if r.get("type") == "step_end"}
-    assert len(starts) == len(out) and ends == set(starts), [r.get("input") for r in starts.values()]  # every step, both hooks
-    broke = next(r for r in starts.values() if "printf" in json.dumps(r.get("input")))
+    # every step recorded by both hooks, outside the sandbox
+    assert len(starts) == len(out) and ends == set(starts), [r.get("input") for r in starts.values()]
+    broke = bash_step(starts, "printf", "test_two")
     told = [b for b in bodies if "broke this guard" in b]  # the Stop's feedback reached the agent
-    assert told and f"broke this guard at step {broke['step']}" in told[0], told[:1]
-    decisions = [json.loads(vacant(["report", "--json", "--stop", str(n)], ws, env=env).stdout)["decision"] for n in (1, 2)]
-    assert decisions == ["block", "stop"]
+    assert told and re.search(rf"broke this guard at step {broke['step']}\b", told[0]), told[:1]
+    assert stop_decisions(ws, env, 2) == ["block", "stop"]
 
 
 def test_without_the_wall_the_same_attacks_succeed(scratch):
