@@ -182,13 +182,14 @@ def git_workspace(workspace: Path, files: dict[str, str] | None = None) -> Path:
 
 
 def make_codex_workspace(scratch: CodexScratch, files: dict[str, str] | None = None,
-                         install: bool = True) -> Path:
+                         install: bool = True, wall: bool = False) -> Path:
     """A git workspace with vacant's hooks installed (and trusted) by the real `vacant init`."""
     workspace = git_workspace(scratch.path / "ws", files)
     write_config(scratch.codex_home)
     if install:
         env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
-        vacant(["init", "--platform", "codex"], workspace, env=env)
+        # unwalled unless asked: the wall has its own e2e (test_codex_wall.py), the rest test other things
+        vacant(["init", "--platform", "codex", *([] if wall else ["--no-wall"])], workspace, env=env)
     return workspace
 
 

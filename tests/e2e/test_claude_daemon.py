@@ -1,6 +1,8 @@
-"""The real `claude` binary with the hooks `vacant init` installs: http hooks to the workspace's
-daemon, the fail-closed PreToolUse through the lean client. The daemon is started by the session
-start; killed in the middle of a run, the run goes on and an ACT call is still held."""
+"""The real `claude` binary with the hooks `vacant init --no-wall` installs: http hooks to the
+workspace's daemon (walled, Claude's sandbox keeps them from it: every event then goes through the
+command hook, tests/e2e/test_claude_wall.py), the fail-closed PreToolUse through the lean client.
+The daemon is started by the session start; killed in the middle of a run, the run goes on and an
+ACT call is still held."""
 
 from __future__ import annotations
 

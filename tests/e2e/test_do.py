@@ -39,9 +39,10 @@ FEEDBACK = "must be fixed before you stop"
 CLAUDE_FLAGS = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash", "--output-format", "json"]
 
 
-def vacant_do(args: list[str], cwd: Path, env: dict, timeout: float = 400) -> subprocess.CompletedProcess:
-    """`vacant do ARGS` to the end, in its own process group (killed whole on timeout)."""
-    proc = subprocess.Popen([str(BIN / "vacant"), "do", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+def vacant_do(args: list[str], cwd: Path, env: dict, timeout: float = 400, wall: bool = False) -> subprocess.CompletedProcess:
+    """`vacant do ARGS` to the end, in its own process group (killed whole on timeout); unwalled
+    unless asked: these test the rounds and the recording (the wall: tests/unit/do/test_wall_attacks.py)."""
+    proc = subprocess.Popen([str(BIN / "vacant"), "do", *([] if wall else ["--no-wall"]), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -306,7 +307,8 @@ def test_no_vacant_config_is_left_after_any_exit(scratch, platform, exit_kind):
         env["TMPDIR"] = str(scratch.path / "tmp")
         before = person_files(scratch, workspace)
         if exit_kind in ("normal", "error"):
-            done = vacant_do(["--rounds", "0", "--", *argv], workspace, env)
+            # walled: the sandbox settings the wall adds must go too
+            done = vacant_do(["--rounds", "0", "--", *argv], workspace, env, wall=True)
             expected = 0 if exit_kind == "normal" else 1
         else:
             done = interrupted(["--", *argv], workspace, env, upstream,

@@ -52,7 +52,7 @@ def recording_clone(tmp_path: Path, bare: Path, home: Path, monkeypatch) -> tupl
     ws = tmp_path / f"ws-{home.name}"
     git(tmp_path, "clone", "-q", str(bare), str(ws))
     env = person_env(home)
-    vacant(["init", "--platform", "claude"], ws, env=env)
+    vacant(["init", "--platform", "claude", "--no-wall"], ws, env=env)  # share is tested here; the wall in test_claude_wall.py
     isolated_home(home, ws)
     for name in ("XDG_CONFIG_HOME", "VACANT_HOME"):  # the hooks claude runs inherit this person's environment
         monkeypatch.setenv(name, env[name])

@@ -20,7 +20,7 @@ class ClaudeRun(RecordedRun):
     process: subprocess.CompletedProcess
 
 
-def make_workspace(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[Path, Path]:
+def make_workspace(tmp_path: Path, files: dict[str, str] | None = None, wall: bool = False) -> tuple[Path, Path]:
     workspace, home = tmp_path / "ws", tmp_path / "home"
     workspace.mkdir(parents=True)
     home.mkdir(parents=True)
@@ -32,7 +32,9 @@ def make_workspace(tmp_path: Path, files: dict[str, str] | None = None) -> tuple
     # whatever VACANT_HOME each one has (a non-git workspace keeps it under VACANT_HOME)
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
     env = dict(os.environ, HOME=str(home), VACANT_HOME=str(home / "vacant-data"))
-    vacant(["init", "--platform", "claude"], workspace, env=env)
+    # unwalled unless asked: these tests exercise recording, the gate, scenarios...; the wall has its
+    # own e2e (test_claude_wall.py), and a walled session costs about half again as long (CI time)
+    vacant(["init", "--platform", "claude", *([] if wall else ["--no-wall"])], workspace, env=env)
     return workspace, home
 
 

@@ -13,11 +13,14 @@ Problems, each {kind, detail, path}:
   close-forged     a step closed `ok` whose tool_result in the transcript says it failed
   report-edited    a saved Stop report no longer matches the sha256 its `report_saved` event chained
   object-edited    a stored object's bytes no longer hash to its key (content-addressed)
+  unwalled         the agent's commands ran without vacant's wall (`--no-wall`, or a platform with
+                   no sandbox vacant configures): the record holds only against an agent that did
+                   not try to alter it (docs/TRUST.md)
 
 At Stop each problem is a `record` finding (vacant.core.levels.RECORD): reported to the person,
 never blocking the agent (it cannot sign anything), and never a silent pass; the run is not green.
 Torn lines and dangling steps (what a killed hook leaves; nothing was lost or altered) are
-notes: listed in the report, not findings.
+notes: listed in the report, not findings; so is an unwalled record (the person chose it).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from vacant.record.recorder import DANGLING
 from vacant.store.steplog import LOG_NAME, StepLog, verify
 
 Problem = dict[str, Any]
-NOTES = ("chain-torn", "dangling-step")
+NOTES = ("chain-torn", "dangling-step", "unwalled")
 FORGED = ("call-unheard", "close-forged")  # the recorder's cross-check against the transcript at Stop
 
 
@@ -64,6 +67,12 @@ def run_problems(run_dir: Path) -> list[Problem]:
         warnings.simplefilter("ignore")  # torn lines are chain problems, reported once above
         records = events.load(path)
     out = []
+    platform = records[0].get("platform") if records else None
+    rounds = [r.get("walled") for r in records if r.get("type") == "round" and "walled" in r]
+    if False in rounds or (not rounds and _installed_unwalled(run_dir, platform)):
+        out.append({"kind": "unwalled", "path": None,
+                    "detail": "the agent's commands ran without vacant's wall (--no-wall, or no sandbox for "
+                              f"{platform}): an agent that tried could have altered this record unseen"})
     for record in records:
         if record.get("type") == "hooks_missing":
             out.append({"kind": "hooks-missing", "path": record.get("path"),
@@ -113,6 +122,18 @@ def object_problems(state: Path) -> list[Problem]:
     return [{"kind": "object-edited", "path": key,
              "detail": f"object {key} no longer matches its content hash: edited behind vacant's back"}
             for key in ObjectStore(Path(state) / "objects").tampered()]
+def _installed_unwalled(run_dir: Path, platform: object) -> bool:
+    """`vacant init` recorded this platform's hooks as installed without the wall, or the install
+    record is gone (nothing then says the wall was up)."""
+    from vacant.core.locations import read_install
+
+    state = Path(run_dir).parent.parent  # <state>/runs/<run>
+    record = read_install(state, state)
+    if record is None:
+        return True
+    walls = record.get("walls") or {}
+    name = {"claude-code": "claude"}.get(str(platform), str(platform))
+    return walls.get(name) is False
 
 
 def problems(root: Path, run_dir: Path) -> list[Problem]:

@@ -30,6 +30,8 @@ def register(app: typer.Typer) -> None:
             DEFAULT_BURST_GAP_S, "--burst-gap", min=0.05,
             help="A command without hooks: seconds of quiet that end a burst of changes (one step).",
         ),
+        no_wall: bool = typer.Option(False, "--no-wall", help="Run the agent without vacant's wall (bubblewrap, or "
+                                     "the platform's own sandbox): the record is then unwalled, and says so."),
         as_json: bool = typer.Option(False, "--json", help="At the end, print the last Stop's report as JSON on "
                                                            "stdout (the agent's own output is left as it is)."),
         feedback_text: Optional[str] = typer.Option(
@@ -43,7 +45,7 @@ def register(app: typer.Typer) -> None:
         the deliverable ends green, 1 when findings are left, 4 when there was nothing to verify."""
         try:
             result = Runner(list(command), do_root(Path.cwd()), platform, rounds, burst_gap,
-                            feedback_text=feedback_text).run()
+                            feedback_text=feedback_text, wall=not no_wall).run()
         except DoError as error:
             typer.echo(f"vacant: {error}", err=True)
             raise typer.Exit(int(Exit.USER_ERROR))

@@ -118,6 +118,29 @@ def installed_package_lines(record: dict) -> list[Diagnosis]:
     return lines
 
 
+def wall_lines(root, platform) -> list[Diagnosis]:
+    """The wall (vacant/core/wall.py): on and in place, its Debian packages there (a fail while
+    they are missing: the sandbox would not start); off (`--no-wall`) is said, as advice."""
+    from vacant.core.wall import missing_packages, wall_for
+
+    record = read_install(root) or {}
+    walled = (record.get("walls") or {}).get(platform.name)
+    if walled is None:
+        return []  # not installed by `vacant init` (or before the wall): install_lines speaks for it
+    if walled is False:
+        return [advice("wall", f"off for {platform.name} (`vacant init --no-wall`, or no sandbox vacant configures): "
+                               "the agent's commands can reach vacant's key, state and settings; the record is unwalled")]
+    lines = []
+    missing = missing_packages()
+    lines.append(diagnosis("wall packages", not missing, "bubblewrap and socat are installed" if not missing else
+                           f"the wall needs {' '.join(missing)}: `sudo apt-get install {' '.join(missing)}` "
+                           "(until then the agent's sandbox refuses to start)"))
+    problem = platform.wall_problem(root, wall_for(root)) if hasattr(platform, "wall_problem") else None
+    lines.append(diagnosis("wall", problem is None, problem or f"{platform.name}'s sandbox hides vacant's key, state "
+                           "and daemon files and keeps the hook settings and the install read-only"))
+    return lines
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor_command(
@@ -128,7 +151,7 @@ def register(app: typer.Typer) -> None:
         chosen = load(platform)
         root = workspace()
         report = [*chosen.doctor(root, hook_command(chosen.name)), *install_lines(root, chosen.name),
-                  contract_line(root), _daemon_line(), _interpreter_line()]
+                  contract_line(root), *wall_lines(root, chosen), _daemon_line(), _interpreter_line()]
         failed = any(line.status == "fail" for line in report)
         if as_json:
             print_json({"platform": chosen.name, "ok": not failed, "lines": [line._asdict() for line in report]})

@@ -10,7 +10,8 @@ import typer
 
 from vacant.commands import footprint
 from vacant.commands.common import print_json
-from vacant.core.locations import ensure_state_dir, legacy_state_dir, mark_installed, migrate_legacy, new_root, state_dir
+from vacant.core.wall import ensure_hidden_dirs, missing_packages, wall_for
+from vacant.core.locations import user_data_dir, ensure_state_dir, legacy_state_dir, mark_installed, migrate_legacy, new_root, state_dir
 from vacant.daemon import lifecycle
 from vacant.platforms.all_platforms import load, names
 from vacant.platforms.settings_file import hook_command
@@ -25,14 +26,31 @@ def check_scope(platform, scope: str) -> str:
     return scope
 
 
-def _install(platform, root, scope: str):
+def walls(platform) -> bool:
+    """Whether `platform` has a sandbox of its own that `vacant init` configures (the others are
+    walled by `vacant do`, under bubblewrap)."""
+    return hasattr(platform, "sandbox_settings")
+
+
+def _install(platform, root, scope: str, wall):
     """A platform with http hooks (Claude) also gets, in its local settings, http hooks to the
     workspace daemon's fixed port where the call decides nothing (see platforms/claude.py HTTP_EVENTS)."""
-    if platform.http_hooks and scope == "local":
+    extra = {"wall": wall} if wall is not None else {}
+    # measured on Claude 2.1.197: with its sandbox on, its http hooks to 127.0.0.1 never reach the
+    # daemon (every PostToolUse lost); walled, every event goes through the command hook instead
+    if platform.http_hooks and scope == "local" and wall is None:
         config = lifecycle.ensure_config(root)
         http = {"url": f"http://127.0.0.1:{config['port']}/hook/{platform.name}", "token": config["secret"]}
-        return platform.install(root, scope, hook_command(platform.name, scope), http=http)
-    return platform.install(root, scope, hook_command(platform.name, scope))
+        return platform.install(root, scope, hook_command(platform.name, scope), http=http, **extra)
+    return platform.install(root, scope, hook_command(platform.name, scope), **extra)
+
+
+def build_wall(root, platform):
+    """The wall around `root`, its hidden directories created first (a sandbox hides only what
+    exists when it wraps a command); returns (wall, created directories)."""
+    made = ensure_hidden_dirs(root)
+    user_data_dir().mkdir(parents=True, exist_ok=True)  # read-only in the wall: a directory rule, not a file's
+    return wall_for(root, platform.files(root) if platform is not None else []), made
 
 
 def register(app: typer.Typer) -> None:
@@ -43,6 +61,9 @@ def register(app: typer.Typer) -> None:
         scope: str = typer.Option("local", "--scope", metavar="SCOPE",
                                   help="local (this machine, not committed), project (committed: a portable "
                                        "`vacant-hook` command) or user (every project of yours)."),
+        no_wall: bool = typer.Option(False, "--no-wall", help="Do not configure the platform's sandbox: programs "
+                                     "the agent runs can then reach vacant's key, state and settings, and "
+                                     "the report, the run view and doctor say the record is unwalled."),
         as_json: bool = typer.Option(False, "--json", help="Print what was touched as one JSON object."),
     ) -> None:
         """Create the state directory here; with --platform, install vacant's hooks and list every file touched."""
@@ -54,21 +75,28 @@ def register(app: typer.Typer) -> None:
         before = footprint.snapshot(footprint.candidates(root, files))
         moved = migrate_legacy(root)  # a `.vacant/` of an older vacant: out of reach of git clean
         ensure_state_dir(root)  # the daemon's config lives there
-        target = _install(chosen, root, scope) if chosen is not None else None
+        walled = chosen is not None and walls(chosen) and not no_wall
+        wall, made = build_wall(root, chosen) if walled else (None, [])
+        target = _install(chosen, root, scope, wall) if chosen is not None else None
         hooks = {chosen.name: {"path": str(target), "scope": scope}} if chosen is not None and target else {}
-        mark_installed(root, hooks=hooks)  # hooks record only in an installed workspace
+        walled_record = _walled_record(root, chosen, walled, no_wall)
+        mark_installed(root, hooks=hooks, walls=walled_record)  # hooks record only in an installed workspace
+        missing = missing_packages() if walled else []
         state = state_dir(root)
         done = footprint.changes(before, footprint.candidates(root, files))
         footprint.remember_created_dirs(root, done)
         if as_json:
             print_json({"workspace": str(root), "state_dir": str(state), "moved_legacy": str(moved) if moved else None, "platform": platform, "scope": scope,
-                        "settings": str(target) if target else None, "touched": [c._asdict() for c in done]})
+                        "settings": str(target) if target else None, "touched": [c._asdict() for c in done],
+                        "wall": walled, "created_dirs": [str(d) for d in made], "missing_packages": missing})
             return
         if moved is not None:
             typer.echo(f"moved {legacy_state_dir(root)} to {moved} (out of reach of git clean and git stash)")
         typer.echo(f"state directory: {state}")
         if chosen is not None:
             typer.echo(f"{chosen.name} hooks installed in {target}")
+            for line in wall_lines(chosen, walled, made, missing):
+                typer.echo(line)
         typer.echo("touched:" if done else "nothing changed: already set up")
         for line in footprint.render(done):
             typer.echo(line)
@@ -76,3 +104,28 @@ def register(app: typer.Typer) -> None:
             typer.echo("a watch daemon for this workspace will be started by the first hook call "
                        "(`vacant daemon status` shows it; it exits after 30 min idle)")
             typer.echo(f"next: `vacant doctor --platform {chosen.name}` checks that the hooks will fire")
+
+
+def _walled_record(root, chosen, walled: bool, no_wall: bool) -> dict:
+    """install.json's `walls`: platform -> whether its sandbox was configured (kept per platform)."""
+    from vacant.core.locations import read_install
+
+    record = dict((read_install(root) or {}).get("walls") or {})
+    if chosen is not None:
+        record[chosen.name] = walled
+    return record
+
+
+def wall_lines(chosen, walled: bool, made: list, missing: list[str]) -> list[str]:
+    if not walls(chosen):
+        return [f"{chosen.name} has no sandbox vacant configures: run it with `vacant do` for the wall (bubblewrap)"]
+    if not walled:
+        return ["the wall is off (--no-wall): programs the agent runs can reach vacant's key, state and settings; "
+                "the record is unwalled"]
+    lines = [f"the wall: {chosen.name}'s sandbox hides vacant's key, state and daemon files from every command "
+             "the agent runs, and keeps the hook settings and vacant's install read-only"]
+    lines += [f"created {directory} (empty, 0700) so the sandbox can hide it" for directory in made]
+    if missing:
+        lines.append(f"the wall needs these Debian packages, not installed here: {' '.join(missing)} "
+                     f"(`sudo apt-get install {' '.join(missing)}`); until then the agent refuses to start its sandbox")
+    return lines

@@ -48,6 +48,7 @@ def forget_hooks(root, names: list[str]) -> None:
     if record is None or not set(names) & set(record.get("hooks") or {}):
         return
     record["hooks"] = {name: entry for name, entry in record["hooks"].items() if name not in names}
+    record["walls"] = {name: on for name, on in (record.get("walls") or {}).items() if name not in names}
     write_install(root, record)
 
 

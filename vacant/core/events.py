@@ -97,7 +97,7 @@ TYPES: dict[str, EventType] = {
         ("round", "command", "exit_code", "decision"),
         "`vacant do`: one agent round ended (its steps are those since the previous round); decision "
         "is continue (feedback sent), green, nothing_to_verify, budget_spent, cannot_continue, agent_failed "
-        "or interrupted.",
+        "or interrupted; `walled` says whether the round ran behind vacant's wall.",
     ),
     "pause_surfaced": EventType(
         ("ask", "step", "key", "status", "code", "receipts"),

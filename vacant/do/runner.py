@@ -19,6 +19,8 @@ from vacant.core.children import Interrupted
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import list_runs, mark_installed, run_dir, state_dir
 from vacant.core.progress import progress
+from vacant.core.wall import ensure_hidden_dirs, missing_packages, wall_for
+from vacant.do.bwrap import wrap
 from vacant.do.watch import CommandDriver
 from vacant.platforms.all_platforms import ALIASES, PROGRAMS, load, names
 from vacant.platforms.driver import DoError, Driver, run_session
@@ -88,7 +90,7 @@ class Result:
 class Runner:
     def __init__(self, argv: list[str], root: Path, platform: str, rounds: int | None,
                  gap: float = DEFAULT_BURST_GAP_S, out: Callable[[str], None] | None = None,
-                 cwd: Path | None = None, feedback_text: str | None = None) -> None:
+                 cwd: Path | None = None, feedback_text: str | None = None, wall: bool = True) -> None:
         if not argv:
             raise DoError("nothing to run: give the agent's command after --, e.g. vacant do -- claude -p \"task\"")
         self.argv = argv
@@ -109,6 +111,7 @@ class Runner:
         # one fixed sentence sent instead of vacant's located feedback (`--feedback-text`; the
         # experiment's generic-feedback arm); the Stop pipeline, its report and its decision are unchanged
         self.feedback_text = feedback_text
+        self.wall = wall  # False: `--no-wall`, the record is unwalled (the report says so)
 
     # signals: forwarded to the agent; the loop ends after it exits, and cleanup always runs
     def _on_signal(self, signum: int, frame) -> None:
@@ -164,6 +167,7 @@ class Runner:
         else:
             driver = platform.driver(self.argv, self.root, env, tmp)
         cell = platform.cell_platform
+        walled = self._set_wall(driver)
         handlers = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         run: Path | None = None
         round_no = 0
@@ -173,6 +177,8 @@ class Runner:
             while True:
                 round_no += 1
                 argv = driver.first() if feedback is None else driver.resume(session, feedback)
+                if walled and self.platform == "command":
+                    argv = wrap(argv, self.root, self.cwd, tmp / "tmp")
                 before = _sizes(self.root)
                 driver.before_start()
                 self.out(f"vacant do: round {round_no}: {shlex.join(_short(argv))}")
@@ -196,7 +202,7 @@ class Runner:
                 report = outcome.report
                 decision = self._decision(outcome, driver, code, grew)
                 StepLog(run).emit("round", round=round_no, command=self.argv, exit_code=code, decision=decision,
-                                  session=session, resumed=feedback is not None,
+                                  session=session, resumed=feedback is not None, walled=walled,
                                   findings=[f["id"] for f in outcome.blocking],
                                   rounds=budget if driver.can_continue else 0)
                 self._say(round_no, decision, outcome, code)
@@ -222,6 +228,27 @@ class Runner:
                 os.environ.pop(DO_ENV, None)
             driver.close()
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _set_wall(self, driver: Driver) -> bool:
+        """Put the wall up for this run: bubblewrap around a plain command, the platform's own
+        sandbox for Claude and Codex (their hooks run outside it and reach the daemon). OpenCode's
+        plugin runs inside OpenCode's process, so nothing can wall it off from the record: unwalled."""
+        if not self.wall:
+            self.out("vacant do: --no-wall: the agent's commands can reach vacant's key, state and settings; "
+                     "the record is unwalled")
+            return False
+        if self.platform == "opencode":
+            self.out("vacant do: opencode runs vacant's plugin in its own process: no wall can keep its commands "
+                     "from the record; the record is unwalled")
+            return False
+        missing = missing_packages(os.environ.get("PATH"))
+        needed = [p for p in missing if p == "bubblewrap" or self.platform == "claude"]
+        if needed:
+            raise DoError(f"the wall needs these Debian packages: {' '.join(needed)} (`sudo apt-get install "
+                          f"{' '.join(needed)}`); or run `vacant do --no-wall -- …` (the record is then unwalled)")
+        ensure_hidden_dirs(self.root)
+        driver.wall = wall_for(self.root)
+        return True
 
     def _decision(self, outcome, driver: Driver, code: int, grew: bool) -> str:
         if code != 0 and not grew:

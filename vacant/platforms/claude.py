@@ -307,17 +307,25 @@ class Claude(PlatformBase):
                                    {"matcher": FREE_MATCHER, "hooks": [_http_handler(http, "PreToolUse")]}]
         return block
 
-    def install(self, root: Path, scope: str, hook_command: str, http: dict[str, str] | None = None) -> Path:
+    def install(self, root: Path, scope: str, hook_command: str, http: dict[str, str] | None = None,
+                wall=None) -> Path:
+        """The hooks into the scope's settings; with `wall` (vacant/core/wall.py), Claude's own
+        sandbox around every Bash command (`sandbox_settings`), always in the workspace's local
+        settings: its paths are this machine's and this workspace's."""
         from vacant.platforms import (
             settings_file,  # install-time only: off the hot path
         )
 
         path = self.settings_path(root, scope)
+        local = self.settings_path(root, "local")
+        overlay = self.sandbox_settings(wall) if wall is not None else None
         # the daemon's secret is written only into the local (uncommitted, per-workspace) settings
         settings_file.install(path, self.hooks_block(hook_command, http if scope == "local" else None),
-                              validate_settings)
-        if http and scope == "local":
-            path.chmod(0o600)  # it holds the daemon's secret
+                              validate_settings, overlay if path == local else None)
+        if path != local and overlay is not None:  # unwalled, another scope's install leaves local alone
+            settings_file.install(local, {}, validate_settings, overlay)
+        if (http and scope == "local") or (overlay and local.exists()):
+            local.chmod(0o600)  # it holds the daemon's secret, and the wall's paths
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
@@ -325,6 +333,46 @@ class Claude(PlatformBase):
 
         path = self.settings_path(root, scope)
         return path if settings_file.uninstall(path) else None
+
+    def wall_problem(self, root: Path, wall) -> str | None:
+        """What is missing of the wall in the workspace's local settings (doctor), or None."""
+        path = self.settings_path(root, "local")
+        try:
+            settings = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return f"{path} is missing or unreadable: the wall is down; run `vacant init --platform claude` again"
+        sandbox = settings.get("sandbox") if isinstance(settings.get("sandbox"), dict) else {}
+        for key, want in (("enabled", True), ("failIfUnavailable", True), ("allowUnsandboxedCommands", False)):
+            if sandbox.get(key) is not want:
+                return f"{path}: sandbox.{key} is not {str(want).lower()}: the wall is down"
+        denied = set((sandbox.get("filesystem") or {}).get("denyRead") or [])
+        missing = [p for p in wall.hidden if p not in denied]
+        if missing:
+            return f"{path}: sandbox.filesystem.denyRead lacks {missing[0]}: run `vacant init --platform claude` again"
+        return None
+
+    @staticmethod
+    def sandbox_settings(wall) -> dict[str, object]:
+        """Claude Code's sandbox (bubblewrap on Linux) as a settings overlay: on, failing when it
+        is unavailable, no unsandboxed retries, the wall's hidden paths unreadable and every
+        protected path unwritable, for each program Bash runs (Read/Edit deny rules are merged into
+        the same sandbox, and also stop Claude's own file tools). Measured on the pinned 2.1.197
+        (fixtures/payloads/sandbox-notes.md): a denied directory becomes a tmpfs, a denied file a
+        /dev/null bind; a path missing at wrap time is not hidden."""
+        from os.path import isdir
+
+        def rule(verb: str, path: str) -> str:
+            return f"{verb}(/{path}/**)" if isdir(path) else f"{verb}(/{path})"
+
+        return {
+            "sandbox.enabled": True,
+            "sandbox.failIfUnavailable": True,
+            "sandbox.allowUnsandboxedCommands": False,
+            "sandbox.filesystem.denyRead": list(wall.hidden),
+            "sandbox.filesystem.denyWrite": [*wall.hidden, *wall.readonly],
+            "permissions.deny": [*(rule("Read", p) for p in wall.hidden),
+                                 *(rule("Edit", p) for p in (*wall.hidden, *wall.readonly))],
+        }
 
     def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
         return settings_doctor(self, root, hook_command)
@@ -456,6 +504,13 @@ class ClaudeDriver(Driver):
         problems = validate_settings(settings)
         if problems:
             raise DoError("the merged --settings would break Claude's hook schema: " + "; ".join(problems))
+        if self.wall is not None:  # Claude's own sandbox, for this run's Bash commands
+            from vacant.platforms.settings_file import overlay_apply
+
+            try:
+                settings, _ = overlay_apply(settings, Claude.sandbox_settings(self.wall))
+            except ValueError as error:
+                raise DoError(f"cannot add the wall to the --settings you gave ({error})") from None
         self.settings = json.dumps(settings, separators=(",", ":"))
         self.session = parsed.value("--session-id") or parsed.value("-r", "--resume")
         self.pin = self.session is None and not parsed.has("-c", "--continue")

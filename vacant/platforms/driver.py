@@ -107,6 +107,7 @@ class Driver:
         self.env = env
         self.tmp = tmp
         self.session: str | None = None  # known before the first round, when the driver can pin it
+        self.wall = None  # vacant/core/wall.py Wall: set by `vacant do` unless --no-wall
 
     @property
     def program(self) -> str:

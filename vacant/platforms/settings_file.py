@@ -9,6 +9,7 @@ restores the file byte for byte (or removes it when vacant created it).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -131,15 +132,26 @@ def _write(path: Path, settings: dict[str, object]) -> None:
     atomic_write(path, json.dumps(settings, indent=2) + "\n")
 
 
+def _load_backup(backup: Path) -> dict | None:
+    try:
+        saved = json.loads(backup.read_text())
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
 def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[str]],
-            defaults: dict[str, object] | None = None) -> bool:
-    """Merge `block` (event -> groups) into the file; False when it was already there.
+            overlay: dict[str, object] | None = None, defaults: dict[str, object] | None = None) -> bool:
+    """Merge `block` (event -> groups) and the `overlay` (other settings, see `overlay_apply`; what
+    an earlier install added is replaced) into the file; False when it was already there.
     `defaults`: top-level keys the file must have (Copilot's `version`), set when absent (and
     taken out again by the uninstall when the install added them)."""
     raw, settings = _read(path)
-    merged = strip(settings)
-    added = [key for key in (defaults or {}) if key not in merged]
-    for key in added:
+    backup = _backup_path(path)
+    saved = _load_backup(backup)
+    merged = overlay_strip(strip(settings), (saved or {}).get("overlay"))
+    defaulted = [key for key in (defaults or {}) if key not in merged]
+    for key in defaulted:
         merged[key] = (defaults or {})[key]
     problems = validate(merged)
     if not problems:
@@ -149,14 +161,20 @@ def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[
         problems = validate(merged)
     if problems:
         raise InstallError(f"{path}: refusing to write hooks the agent would silently drop: " + "; ".join(problems))
-    if merged == settings:
+    added = None
+    if overlay:
+        try:
+            merged, added = overlay_apply(merged, overlay)
+        except ValueError as error:
+            raise InstallError(f"{path}: {error}") from None
+    if merged == settings and (saved or {}).get("overlay") == added:
         return False
-    backup = _backup_path(path)
-    if not backup.exists():
-        backup.parent.mkdir(parents=True, exist_ok=True)
+    if saved is None:
         original = None if raw is None else raw.decode("utf-8", "surrogateescape")
-        backup.write_text(json.dumps({"path": str(path), "existed": raw is not None, "original": original,
-                                      "added": added}))
+        saved = {"path": str(path), "existed": raw is not None, "original": original, "added": defaulted}
+    saved["overlay"] = added
+    backup.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(backup, json.dumps(saved))
     _write(path, merged)
     return True
 
@@ -164,11 +182,12 @@ def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[
 def uninstall(path: Path) -> bool:
     """Remove exactly vacant's handlers; restore the original bytes when nothing else changed."""
     raw, settings = _read(path)
-    if raw is None or not count_ours(settings):
-        return False
-    stripped = strip(settings)
     backup = _backup_path(path)
-    saved = json.loads(backup.read_text()) if backup.exists() else None
+    saved = _load_backup(backup)
+    added = (saved or {}).get("overlay")
+    if raw is None or not (count_ours(settings) or added):
+        return False
+    stripped = overlay_strip(strip(settings), added)
     original = (saved or {}).get("original")
     original_settings = json.loads(original) if original and original.strip() else {}
     for key in (saved or {}).get("added", []):
@@ -183,6 +202,74 @@ def uninstall(path: Path) -> bool:
     if backup.exists():
         backup.unlink()
     return True
+
+
+# -- other settings: the wall's sandbox block ---------------------------------------------------
+
+
+def _walk_overlay(settings: dict, dotted: str, create: bool, created: list[str]) -> tuple[dict | None, str]:
+    """The dict holding the last part of `dotted` (None when absent and not created)."""
+    parts = dotted.split(".")
+    node = settings
+    for depth, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if not isinstance(child, dict):
+            if not create or child is not None:
+                return None, parts[-1]
+            child = node[part] = {}
+            created.append(".".join(parts[: depth + 1]))
+        node = child
+    return node, parts[-1]
+
+
+def overlay_apply(settings: dict, overlay: dict[str, object]) -> tuple[dict, dict]:
+    """The settings with the overlay added, and the record of what was added."""
+    out = copy.deepcopy(settings)
+    added: dict[str, object] = {"lists": {}, "scalars": {}, "created": []}
+    for dotted, value in overlay.items():
+        node, last = _walk_overlay(out, dotted, True, added["created"])
+        if node is None:
+            raise ValueError(f"{dotted}: a part of it is not an object in the settings; fix it by hand first")
+        if isinstance(value, list):
+            current = node.get(last)
+            if current is None:
+                current = node[last] = []
+                added["created"].append(dotted)
+            if not isinstance(current, list):
+                raise ValueError(f"{dotted} must be a list in the settings; fix it by hand first")
+            new = [entry for entry in value if entry not in current]
+            current.extend(new)
+            added["lists"][dotted] = new
+        else:
+            had = last in node
+            added["scalars"][dotted] = {"had": had, "was": node.get(last), "set": value}
+            node[last] = value
+    return out, added
+
+
+def overlay_strip(settings: dict, added: dict | None) -> dict:
+    """The settings without what `added` says vacant put there (entries the person changed since
+    are left as they are)."""
+    if not added:
+        return settings
+    out = copy.deepcopy(settings)
+    for dotted, entries in (added.get("lists") or {}).items():
+        node, last = _walk_overlay(out, dotted, False, [])
+        if node is not None and isinstance(node.get(last), list):
+            node[last] = [entry for entry in node[last] if entry not in entries]
+    for dotted, change in (added.get("scalars") or {}).items():
+        node, last = _walk_overlay(out, dotted, False, [])
+        if node is None or node.get(last) != change.get("set"):
+            continue  # changed by the person since: theirs now
+        if change.get("had"):
+            node[last] = change.get("was")
+        else:
+            node.pop(last, None)
+    for dotted in sorted(added.get("created") or [], key=lambda d: -d.count(".")):
+        node, last = _walk_overlay(out, dotted, False, [])
+        if node is not None and node.get(last) in ({}, []):
+            del node[last]
+    return out
 
 
 PORTABLE_SCOPES = ("project",)  # files meant to be committed: no path that exists only on this machine

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from vacant.core.calls import Response
@@ -36,6 +37,7 @@ from vacant.policy.rules import (
     PERSON_REFUSAL,
     SCAN_BUDGET_S,
     TOO_LONG,
+    WALL_REFUSAL,
     Action,
     Hit,
     Policy,
@@ -82,12 +84,52 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
         path = intent.get("path")
         if isinstance(path, str) and is_key(os.path.normpath(os.path.join(cwd, path)), home):
             return Verdict("refuse", None, KEY_REFUSAL.format(path=path))
+    refused = wall_refusal(root, cwd, kind, intent)
+    if refused:
+        return Verdict("refuse", None, refused)
     if kind == "shell":
         command = intent.get("command")
         if not isinstance(command, str):
             return PASS
         return _classify_shell(root, root_real, call.tool or "", command, cwd, policy, home, env)
     return _classify_tool(root, root_real, call, kind, intent, cwd, policy, home, env)
+
+
+WRITING_KINDS = ("write", "edit", "notebook", "patch")
+PATCH_PATHS = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
+
+
+def tool_paths(kind: str | None, intent: dict) -> list[str]:
+    """The paths a platform's own file tool names, as written (relative ones to the call's cwd)."""
+    if kind == "patch":
+        patch = intent.get("patch")
+        return PATCH_PATHS.findall(patch) if isinstance(patch, str) else []
+    path = intent.get("path")
+    return [path] if isinstance(path, str) and kind in ("read", *WRITING_KINDS) else []
+
+
+def wall_refusal(root: Path, cwd: str, kind: str | None, intent: dict) -> str | None:
+    """A platform's own file tool (Claude's Read/Write/Edit/MultiEdit/NotebookEdit, Codex's
+    apply_patch) runs outside any Bash sandbox: the gate refuses it on every path the wall
+    protects (vacant/core/wall.py), resolved the way the kernel does (symlinks, `..`)."""
+    paths = tool_paths(kind, intent)
+    if not paths:
+        return None
+    from vacant.core.locations import read_install
+    from vacant.core.wall import wall_for
+
+    record = read_install(root) or {}
+    named = [entry["path"] for entry in (record.get("hooks") or {}).values()
+             if isinstance(entry, dict) and isinstance(entry.get("path"), str)]
+    wall = wall_for(root, named)
+    writing = kind in WRITING_KINDS
+    for path in paths:
+        joined = os.path.join(cwd, os.path.expanduser(path) if path.startswith("~") else path)
+        for form in (joined, os.path.normpath(joined)):  # the kernel's reading, and the lexical one
+            base = wall.refusal(form, writing)
+            if base:
+                return WALL_REFUSAL.format(path=path, base=base, verb="write" if writing else "read")
+    return None
 
 
 def _classify_shell(root: Path, root_real: str, tool: str, command: str, cwd: str, policy: Policy,

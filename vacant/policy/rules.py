@@ -42,6 +42,10 @@ KEY_REFUSAL = (
     "Refused: {path} is the person's signing key (it signs their answers); an agent may not read or change it. "
     "Nothing has been done."
 )
+WALL_REFUSAL = (
+    "Refused: {path} is behind vacant's wall ({base}: vacant's own key, records, daemon, hook settings or "
+    "install); an agent's tools may not {verb} it, in any scope. Nothing has been done."
+)
 CONFIG_REFUSAL = (
     "Not run: vacant cannot read the [gate] policy in vacant.toml ({error}), so it cannot tell whether this action "
     "acts beyond the work. Nothing has been done. Ask the person to fix vacant.toml (`vacant gate` shows what is wrong)."

@@ -40,12 +40,15 @@ class CodexDriver(Driver):
         return tokens, None, []
 
     def prepare(self) -> None:
+        if self.wall is not None:
+            self.argv = without_workspace_write(self.argv)
         top, sub, after = self.split()
         self.extra: list[str] = []
         if sub == "exec" and after[:1] == ["resume"]:
             parsed = parse_args(after[1:], self.VALUE, self.VARIADIC)
             if parsed.positionals and not parsed.has("--last"):
                 self.session = parsed.positionals[0]
+        self._wall_args(top, after)
         if installed_codex_hooks(self.root):
             return  # `vacant init --platform codex` put them there, trusted: adding more would double them
         import shutil  # `vacant do` only: shutil is not worth its import on the hook's hot path
@@ -67,6 +70,41 @@ class CodexDriver(Driver):
             self.extra += ["-c", f"hooks.{event}=[{{hooks=[{handlers}]}}]"]
         self.extra.append("--dangerously-bypass-hook-trust")
 
+    OVERRIDE_WALL = ("-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox", "--yolo", "--full-auto")
+
+    def _wall_args(self, top: list[str], after: list[str]) -> None:
+        """The wall as `-c` overrides (the permission profile of codex/wall.py), unless `vacant
+        init` wrote it into the project's config. A `--sandbox` of the person's would make Codex
+        ignore any profile (measured on 0.171.0): `workspace-write` is dropped (the profile extends
+        it), any other is refused rather than run unwalled."""
+        if self.wall is None:
+            return
+        given = [word for word in (*top, *after) if word.split("=", 1)[0] in self.OVERRIDE_WALL]
+        if given:
+            raise DoError(f"{given[0]} makes Codex ignore vacant's wall (its permission profile): drop it, or run "
+                          "`vacant do --no-wall -- …` (the record is then unwalled)")
+        from vacant.platforms.codex import wall as codex_wall
+
+        # Codex, with a permission profile, leaves an empty `.codex/` in the workspace (the mount
+        # point of its own protection of that path; measured on 0.171.0): taken away again at close
+        self.codex_dir = None if (Path(self.root) / ".codex").exists() else Path(self.root) / ".codex"
+        if codex_wall.present(self.root):
+            return
+        entries = codex_wall.profile_entries(self.root, self.wall, config_written=False)  # on the command line
+        table = ",".join(f"{json.dumps(path)}={json.dumps(access)}" for path, access in entries.items())
+        profile = codex_wall.PROFILE
+        self.extra += ["-c", f"default_permissions={json.dumps(profile)}",
+                       "-c", f'permissions.{profile}.extends=":workspace"',
+                       "-c", f"permissions.{profile}.filesystem={{{table}}}"]
+
+    def close(self) -> None:
+        directory = getattr(self, "codex_dir", None)
+        if directory is not None:
+            try:
+                directory.rmdir()  # only while empty: anything in it is someone's
+            except OSError:
+                pass
+
     def first(self) -> list[str]:
         top, sub, after = self.split()
         if sub is None:
@@ -83,6 +121,23 @@ class CodexDriver(Driver):
             return [self.argv[0], *top, sub, *self.extra, "resume", *without(parsed, self.RESUME_DROP), session, feedback]
         parsed = parse_args(after, self.VALUE, self.VARIADIC)
         return [self.argv[0], *top, sub, *self.extra, *without(parsed, self.RESUME_DROP), "resume", session, feedback]
+
+
+def without_workspace_write(argv: list[str]) -> list[str]:
+    """`argv` without a `--sandbox workspace-write` (or `-s …`, `--sandbox=…`): the wall's profile
+    extends `:workspace`, and the flag would make Codex ignore it."""
+    out, i = [], 0
+    while i < len(argv):
+        word = argv[i]
+        if word in ("-s", "--sandbox") and i + 1 < len(argv) and argv[i + 1] == "workspace-write":
+            i += 2
+            continue
+        if word == "--sandbox=workspace-write":
+            i += 1
+            continue
+        out.append(word)
+        i += 1
+    return out
 
 
 def installed_codex_hooks(root: Path) -> bool:

@@ -10,6 +10,7 @@ from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
 from vacant.platforms import settings_file
 from vacant.platforms.base import PlatformBase, read_file_bytes, render_hook_json
+from vacant.platforms.codex import wall as codex_wall
 from vacant.platforms.codex.doctor import doctor
 from vacant.platforms.codex.driver import CodexDriver
 from vacant.platforms.codex.payloads import (
@@ -177,7 +178,7 @@ class Codex(PlatformBase):
 
     def files(self, root: Path) -> list[Path]:
         """Every file an install may write: the hooks files and the trust entries in config.toml."""
-        return [*(hooks_path(root, scope) for scope in self.scopes), config_path()]
+        return [*(hooks_path(root, scope) for scope in self.scopes), config_path(), codex_wall.config_file(root)]
 
     def hooks_path(self, root: Path, scope: str) -> Path:
         return hooks_path(root, scope)
@@ -185,7 +186,9 @@ class Codex(PlatformBase):
     def hooks_block(self, hook_command: str) -> dict[str, list]:
         return hooks_block(hook_command)
 
-    def install(self, root: Path, scope: str, hook_command: str) -> Path:
+    def install(self, root: Path, scope: str, hook_command: str, wall=None) -> Path:
+        """The hooks into the scope's hooks.json (trusted); with `wall`, the permission profile
+        of codex/wall.py in the project's `.codex/config.toml` (its paths are this workspace's)."""
         path = self.hooks_path(root, scope)
         root = Path(root).resolve()
         project = root if scope in ("project", "local") else None
@@ -193,6 +196,8 @@ class Codex(PlatformBase):
         created_dir = project is not None and not path.parent.exists()
         settings_file.install(path, self.hooks_block(hook_command), validate_hooks)
         trust(path, project, root, created_dir=created_dir)
+        if wall is not None:  # after the hooks: the profile names only paths that exist
+            codex_wall.install(root, wall)
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
@@ -200,12 +205,27 @@ class Codex(PlatformBase):
         record = _load_record(path) or {}
         removed = settings_file.uninstall(path)
         untrusted = untrust(path)
+        walled = codex_wall.uninstall(root) if scope in ("project", "local") else None
         if record.get("created_dir") and not path.exists():
             try:
                 path.parent.rmdir()  # the `.codex/` vacant created, if nothing else is in it
             except OSError:
                 pass
-        return path if (removed or untrusted) else None
+        return path if (removed or untrusted or walled) else None
+
+    def wall_problem(self, root: Path, wall) -> str | None:
+        """What keeps the permission profile from holding (doctor), or None."""
+        if not codex_wall.present(root):
+            return f"{codex_wall.config_file(root)} holds no vacant wall: run `vacant init --platform codex` again"
+        overriding = codex_wall.overridden(root, config_path())
+        if overriding:
+            return f"{overriding[0]} makes Codex ignore the wall's profile (so does `codex --sandbox …`)"
+        return None
+
+    @staticmethod
+    def sandbox_settings(root: Path, wall) -> tuple[str, str]:
+        """The wall as Codex's permission profile (the two blocks of codex/wall.py)."""
+        return codex_wall.sandbox_settings(root, wall)
 
     def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
         return doctor(self, Path(root).resolve(), hook_command)

@@ -1,0 +1,143 @@
+"""The wall: the paths no program the agent runs may read or write. One source for `vacant init`
+(the platform's own sandbox settings), `vacant do` (bubblewrap) and the gate (the platforms' own
+file tools, which run outside any Bash sandbox). Stdlib only (the gate imports it on the hot path).
+
+Two classes of path:
+
+* hidden (neither read nor written): the person's key directory (`~/.config/vacant`), the
+  workspace's state directory (`.git/vacant`, or its place under the user data dir: the daemon's
+  socket, config and secret live in its `daemon/`), the daemon's temp directory
+  (`$TMPDIR/vacant-<uid>/`: fallback sockets and the pointers), and a settings file holding the
+  daemon's token (Claude's local settings).
+* read-only: the hook settings of every platform in every scope, the user data dir (install
+  backups and records), vacant's installed package, and the directories of the `vacant` and the
+  interpreter on PATH (a shim there would make the person's own `vacant verify` lie).
+
+A sandbox hides only what exists when it wraps a command (Claude's and bubblewrap's denied
+directories are mounts over existing paths): `ensure_hidden_dirs` creates the directories vacant
+itself owns before any config naming them is written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from vacant.core.locations import state_dir, user_config_dir, user_data_dir
+
+# The hook settings of every platform vacant installs into (relative to the workspace, and to HOME).
+SETTINGS_IN_WORKSPACE = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
+                         ".codex/config.toml", ".opencode/plugin", ".opencode/plugins")
+SETTINGS_IN_HOME = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
+                    ".codex/config.toml", ".config/opencode/plugins")
+TOKEN_SETTINGS = (".claude/settings.local.json",)  # holds the daemon's http token (`vacant init`)
+# The Debian packages the wall needs (Claude Code's sandbox and `vacant do` use bubblewrap; Claude's
+# network proxy inside it uses socat). `vacant init` names the missing ones, `doctor` fails on them.
+PACKAGES = {"bwrap": "bubblewrap", "socat": "socat"}
+
+
+class Wall:
+    """`hidden`: real paths no program of the agent may read or write; `readonly`: real paths it
+    may read but never write. (A plain class: dataclasses is too heavy for the hook's hot path.)"""
+
+    __slots__ = ("hidden", "readonly")
+
+    def __init__(self, hidden: tuple[str, ...], readonly: tuple[str, ...]) -> None:
+        self.hidden = hidden
+        self.readonly = readonly
+
+    def __repr__(self) -> str:
+        return f"Wall(hidden={self.hidden!r}, readonly={self.readonly!r})"
+
+    def refusal(self, path: str, writing: bool) -> str | None:
+        """The protected path `path` falls under (resolved: symlinks and `..`), or None."""
+        real = os.path.realpath(path)
+        for base in self.hidden + (self.readonly if writing else ()):
+            if inside(real, base):
+                return base
+        return None
+
+
+def inside(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def temp_dirs() -> list[Path]:
+    """`<TMPDIR or /tmp>/vacant-<uid>`: the daemon's pointers and fallback sockets (both
+    candidates: the hooks may see another TMPDIR than the person's shell)."""
+    bases = {os.environ.get("TMPDIR") or "/tmp", "/tmp"}
+    return [Path(base) / f"vacant-{os.getuid()}" for base in sorted(bases)]
+
+
+def on_path(program: str, path_value: str | None = None) -> list[Path]:
+    """Every `program` on PATH (the first one runs; the others may shadow it after a PATH change)."""
+    found = []
+    for directory in (path_value if path_value is not None else os.environ.get("PATH", "")).split(os.pathsep):
+        candidate = Path(directory or ".") / program
+        if os.access(candidate, os.X_OK) and candidate.is_file():
+            found.append(candidate)
+    return found
+
+
+def install_dirs() -> list[Path]:
+    """vacant's installed package, the interpreter's environment, and the directories of every
+    `vacant` on PATH."""
+    import sys
+
+    package = Path(__file__).resolve().parents[1]
+    dirs = [package, Path(sys.executable).parent]
+    dirs += [found.parent for found in on_path("vacant")]
+    return dirs
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def _codex_home() -> Path:
+    override = os.environ.get("CODEX_HOME")
+    return Path(override) if override else _home() / ".codex"
+
+
+def settings_files(root: Path, extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
+    """The hook settings of every platform, in every scope, plus any file an install named."""
+    files = [Path(root) / rel for rel in SETTINGS_IN_WORKSPACE]
+    files += [_home() / rel for rel in SETTINGS_IN_HOME]
+    files += [_codex_home() / "hooks.json", _codex_home() / "config.toml"]
+    return [*files, *(Path(p) for p in extra)]
+
+
+def wall_for(root: Path, extra_settings: list[Path] | tuple[Path, ...] = ()) -> Wall:
+    """The wall around workspace `root` (real paths; both classes, existing or not)."""
+    hidden = [user_config_dir(), state_dir(root), *temp_dirs()]
+    hidden += [Path(root) / rel for rel in TOKEN_SETTINGS]
+    readonly = [*settings_files(root, extra_settings), user_data_dir(), *install_dirs()]
+    real_hidden = _unique(os.path.realpath(p) for p in hidden)
+    real_readonly = [p for p in _unique(os.path.realpath(p) for p in readonly)
+                     if not any(inside(p, h) for h in real_hidden)]
+    return Wall(tuple(real_hidden), tuple(real_readonly))
+
+
+def _unique(paths: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for path in paths:
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def ensure_hidden_dirs(root: Path) -> list[Path]:
+    """Create the hidden directories vacant owns (mode 0700) so that a sandbox can mount over them;
+    returns those it created. Never the key itself: that is the person's to make."""
+    made = []
+    for directory in (user_config_dir(), state_dir(root), *temp_dirs()):
+        if not directory.exists():
+            directory.mkdir(parents=True, mode=0o700, exist_ok=True)
+            made.append(directory)
+    return made
+
+
+def missing_packages(path_value: str | None = None) -> list[str]:
+    """The Debian packages of the wall whose program is not on PATH."""
+    return [package for program, package in PACKAGES.items() if not on_path(program, path_value)]

@@ -1,0 +1,68 @@
+"""`vacant do -- COMMAND` under bubblewrap: the wall (vacant/core/wall.py) for a program that has
+no sandbox of its own. The recorder stays outside: the watcher in `vacant do` sees each change
+from there and is the only writer of the record; inside, the state directory, the key directory,
+the daemon's temp directory and the token-holding settings are empty mounts, and the hook
+settings, vacant's install and the data directory are read-only.
+
+The shape follows Claude Code's own (measured on 2.1.197, fixtures/payloads/sandbox-notes.md):
+the whole tree read-only (`--ro-bind / /`), the workspace and a TMPDIR of the run's own
+writable (`/tmp` itself read-only, as in Claude's sandbox), a denied
+directory a `--tmpfs`, a denied file a `--ro-bind /dev/null`. The network is left shared (an
+agent needs its model's API): a push by an interpreter over the network needs an egress policy,
+which this wall is not. HOME stays read-only. A path missing when the command is wrapped is not
+hidden: `vacant do` creates vacant's own directories first (core/wall.ensure_hidden_dirs).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from vacant.core.wall import Wall, ensure_hidden_dirs, inside, wall_for
+
+
+class NoBubblewrap(RuntimeError):
+    pass
+
+
+def bwrap_path() -> str:
+    found = shutil.which("bwrap")
+    if not found:
+        raise NoBubblewrap("the wall needs bubblewrap (`sudo apt-get install bubblewrap`); "
+                           "or run `vacant do --no-wall -- …` (the record is then unwalled)")
+    return found
+
+
+def wrap(argv: list[str], root: Path, cwd: Path, tmpdir: Path, wall: Wall | None = None, bwrap: str | None = None,
+         terminal: bool | None = None) -> list[str]:
+    """The command line that runs `argv` behind the wall around workspace `root`, with `tmpdir`
+    (a directory of this run's own) as its writable TMPDIR."""
+    root = Path(root).resolve()
+    if wall is None:
+        ensure_hidden_dirs(root)
+        wall = wall_for(root)
+    tmpdir = Path(tmpdir).resolve()
+    tmpdir.mkdir(parents=True, exist_ok=True)
+    writable = [str(root), str(tmpdir)]
+    # its own pid namespace: when bwrap goes (the person's interrupt, a kill) every process the agent
+    # started goes with it; --new-session alone let them outlive `vacant do`, out of its group's reach
+    out = [bwrap or bwrap_path(), "--die-with-parent", "--unshare-pid"]
+    if not (sys.stdin.isatty() if terminal is None else terminal):
+        out.append("--new-session")  # no TIOCSTI into the person's terminal; a TUI keeps its terminal
+    out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for path in writable:
+        out += ["--bind", path, path]
+    for path in wall.hidden:
+        if os.path.isdir(path):
+            out += ["--tmpfs", path]
+        elif os.path.exists(path):
+            out += ["--ro-bind", "/dev/null", path]
+    git = root / ".git"  # as Claude Code's sandbox does: git's hooks and config run later as the person
+    protected = [*wall.readonly, str(git / "hooks"), str(git / "config")]
+    for path in protected:  # only where a writable mount would make it writable again
+        if os.path.exists(path) and any(inside(path, w) for w in writable):
+            out += ["--ro-bind", path, path]
+    out += ["--setenv", "TMPDIR", str(tmpdir), "--chdir", str(Path(cwd).resolve()), "--", *argv]
+    return out

@@ -1,0 +1,181 @@
+"""The wall for Codex: a permission profile in the project's `.codex/config.toml` (trusted by
+`vacant init`, which trusts the project) that extends `:workspace` and denies what the wall hides.
+
+Measured on the pinned 0.171.0 as root (fixtures/payloads/sandbox-notes.md): a path set to
+`"none"` is unreadable and unwritable for every command (`Permission denied`); `:workspace` alone
+reads the whole disk (the key included) and makes `.git` read-only (so `git commit` fails), hence
+`.git` is granted back here with its hooks and config kept read-only; a project config layer is
+read only for a trusted project; `--sandbox …` on the command line or a `sandbox_mode` in any
+config layer switches back to the older sandbox settings and the profile is ignored (doctor says
+so); a path in the profile that does not exist makes its bubblewrap fail to start any command
+(`Can't bind mount … No such file or directory`), so only existing paths are written. AF_UNIX
+sockets stay allowed inside, so the daemon's socket directories are hidden by path.
+
+The profile is two marked blocks (the selecting key at the top, the tables at the end), taken out
+exactly by uninstall; the file's original bytes are kept with vacant's install records so that an
+uninstall with nothing else changed restores it byte for byte. Install-time only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from vacant.core.atomic import atomic_write
+from vacant.core.locations import user_data_dir
+from vacant.platforms.settings_file import InstallError
+
+PROFILE = "vacant_wall"  # one bare TOML key: `-c permissions.vacant_wall.…` splits keys on dots
+BEGIN = "# >>> vacant wall: written by `vacant init`, removed by `vacant uninstall` >>>\n"
+END = "# <<< vacant wall <<<\n"
+OVERRIDES = ("default_permissions", "sandbox_mode")
+
+
+def config_file(root: Path) -> Path:
+    return Path(root).resolve() / ".codex" / "config.toml"
+
+
+def _record(path: Path) -> Path:
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:24]
+    return user_data_dir() / "installs" / f"codex-wall-{digest}.json"
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a TOML basic string
+
+
+def profile_entries(root: Path, wall, config_written: bool = True) -> dict[str, str]:
+    """Path -> access for the profile's filesystem table. `config_written`: the profile goes into
+    the project's config.toml (`vacant init`), not onto the command line (`vacant do`)."""
+    git = Path(root).resolve() / ".git"
+    entries: dict[str, str] = {}
+    if git.is_dir():  # `:workspace` makes .git read-only: commits are normal work; hooks and config stay read-only
+        entries[str(git)] = "write"
+        entries[str(git / "hooks")] = "read"
+        entries[str(git / "config")] = "read"
+    for path in wall.readonly:
+        entries[path] = "read"
+    for path in wall.hidden:
+        entries[path] = "none"
+    entries[os.path.realpath(config_file(root))] = "read"  # this very file: it exists once written
+    # a path that does not exist makes Codex's bubblewrap fail to start every command (measured)
+    return {path: access for path, access in entries.items()
+            if os.path.lexists(path) or (config_written and path == os.path.realpath(config_file(root)))}
+
+
+def sandbox_settings(root: Path, wall) -> tuple[str, str]:
+    """(the block at the top of config.toml, the block at its end)."""
+    top = f'{BEGIN}default_permissions = "{PROFILE}"\n{END}'
+    lines = [BEGIN, f'[permissions.{_quote(PROFILE)}]\n', 'extends = ":workspace"\n',
+             f'[permissions.{_quote(PROFILE)}.filesystem]\n']
+    lines += [f"{_quote(path)} = {_quote(access)}\n" for path, access in profile_entries(root, wall).items()]
+    return top, "".join(lines) + END
+
+
+def strip(text: str) -> str:
+    """The text without vacant's marked blocks."""
+    out, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        if line == BEGIN:
+            skipping = True
+        elif skipping and line == END:
+            skipping = False
+        elif not skipping:
+            out.append(line)
+    return "".join(out)
+
+
+def _check(text: str, path: Path) -> None:
+    import tomllib
+
+    try:
+        config = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InstallError(f"{path} is not valid TOML ({error}); fix it by hand first") from None
+    taken = [key for key in OVERRIDES if key in config]
+    if taken:
+        raise InstallError(f"{path} sets {', '.join(taken)}: Codex would use that instead of vacant's wall; "
+                           "remove it, or run `vacant init --no-wall` (the record is then unwalled)")
+
+
+def install(root: Path, wall) -> Path:
+    """Write the profile (replacing an earlier one); returns the file."""
+    path = config_file(root)
+    try:
+        current = path.read_text()
+    except FileNotFoundError:
+        current = None
+    base = strip(current or "")
+    _check(base, path)
+    top, tail = sandbox_settings(root, wall)
+    joined = base if not base or base.endswith("\n") else base + "\n"
+    text = top + joined + tail
+    _check(text.replace(top, ""), path)  # our tables parse
+    record = _record(path)
+    if not record.exists():
+        record.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(record, json.dumps({"path": str(path), "existed": current is not None, "original": current,
+                                         "created_dir": not path.parent.exists()}))
+    if text != current:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+    return path
+
+
+def uninstall(root: Path) -> Path | None:
+    """Take the profile out; the original bytes back when nothing else changed."""
+    path = config_file(root)
+    record = _record(path)
+    try:
+        current = path.read_text()
+    except FileNotFoundError:
+        current = None
+    saved = None
+    try:
+        saved = json.loads(record.read_text())
+    except (OSError, ValueError):
+        pass
+    if current is None or BEGIN not in current:
+        record.unlink(missing_ok=True)
+        return None
+    stripped = strip(current)
+    original = (saved or {}).get("original")
+    if saved is not None and stripped.strip() == (original or "").strip():
+        if saved.get("existed"):
+            atomic_write(path, original)
+        else:
+            path.unlink()
+            if saved.get("created_dir"):
+                try:
+                    path.parent.rmdir()
+                except OSError:
+                    pass
+    else:
+        atomic_write(path, stripped)
+    record.unlink(missing_ok=True)
+    return path
+
+
+def overridden(root: Path, user_config: Path) -> list[str]:
+    """Where a setting that makes Codex ignore the profile is set (doctor)."""
+    import tomllib
+
+    found = []
+    for path in (user_config, config_file(root)):
+        try:
+            config = tomllib.loads(strip(path.read_text()))
+        except (OSError, ValueError):
+            continue
+        found += [f"{path}: {key}" for key in OVERRIDES if key in config]
+    return found
+
+
+def present(root: Path) -> bool:
+    try:
+        return BEGIN in config_file(root).read_text()
+    except OSError:
+        return False
+
+
