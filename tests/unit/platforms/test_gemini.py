@@ -152,12 +152,16 @@ def test_doctor_fails_when_hooks_are_switched_off(ws):
 
 @pytest.fixture
 def private_dir(monkeypatch):
-    """A VACANT_HOME no other user may write into, nor any of its parents (the checkout's
-    .e2e-tmp, as the e2e tests use: a temporary directory is writable by others)."""
+    """A VACANT_HOME no other user may write into, nor any of its parents (a temporary directory
+    is writable by others): the user's real cache directory, wherever the checkout is (a clone under /tmp too)."""
+    import os
     import shutil
     import uuid
 
-    base = Path(__file__).resolve().parents[3] / ".e2e-tmp" / f"unit-gemini-{uuid.uuid4().hex[:8]}"
+    import pwd
+
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the tests' HOME is a temporary directory
+    base = real_home / ".cache" / "vacant-unit" / f"gemini-{uuid.uuid4().hex[:8]}"
     base.mkdir(parents=True, mode=0o700)
     monkeypatch.setenv("VACANT_HOME", str(base / "data"))
     yield base
@@ -176,7 +180,9 @@ def test_the_driver_refuses_a_settings_file_gemini_would_skip(tmp_path, monkeypa
     assert gemini.SYSTEM_SETTINGS_ENV not in driver.env
 
 
-def test_the_driver_merges_system_settings_and_resumes_with_the_feedback(tmp_path, private_dir):
+def test_the_driver_merges_system_settings_and_resumes_with_the_feedback(private_dir):
+    tmp_path = private_dir / "work"  # every directory the driver is given is private too
+    tmp_path.mkdir()
     system = tmp_path / "system.json"
     system.write_text(json.dumps({"theirs": 1, "hooks": {"AfterAgent": [{"hooks": [{"type": "command",
                                                                                     "command": "x"}]}]}}))
