@@ -140,6 +140,8 @@ def test_the_experiment_finds_the_built_in_effect(scratch):
     records = {r["cell"]: r for r in journal(scratch.path / "out") if r["event"] == "done"}
     assert {r["attempts"] for c, r in records.items() if "/rs/" in c} == {2}
     assert {r["agent_runs"] for r in records.values()} == {2}
+    # each cell names the runs `vacant do` recorded in its workspace (the session's one run id)
+    assert all(len(r["runs"]) == r["attempts"] for r in records.values()), records
     html = (scratch.path / "out" / "summary.html").read_text()
     assert "<svg" in html and summary["plan"] in html and "http" not in html.replace("http://www.w3.org/2000/svg", "")
 

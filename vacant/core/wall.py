@@ -25,16 +25,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from vacant.core.locations import state_dir, user_config_dir, user_data_dir
+from vacant.core.platform_facts import settings_paths
 
-# The hook settings of every platform vacant installs into (relative to the workspace, and to HOME).
-SETTINGS_IN_WORKSPACE = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
-                         ".codex/config.toml", ".opencode/plugin", ".opencode/plugins")
-SETTINGS_IN_HOME = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json",
-                    ".codex/config.toml", ".config/opencode/plugins")
 TOKEN_SETTINGS = (".claude/settings.local.json",)  # holds the daemon's http token (`vacant init`)
 # The Debian packages the wall needs (Claude Code's sandbox and `vacant do` use bubblewrap; Claude's
 # network proxy inside it uses socat). `vacant init` names the missing ones, `doctor` fails on them.
 PACKAGES = {"bwrap": "bubblewrap", "socat": "socat"}
+# Claude Code's sandbox bridges its network proxy through two unix sockets it names in its TMPDIR
+# (`claude-socks-<16 hex>.sock`, measured on 2.1.197). A socket's path holds at most 107 bytes, so
+# under a longer TMPDIR the sandbox never starts and, failing closed, every Bash call fails.
+SANDBOX_SOCKET_NAME = "/claude-socks-0123456789abcdef.sock"
+SOCKET_PATH_MAX = 107
 
 
 class Wall:
@@ -101,9 +102,11 @@ def _codex_home() -> Path:
 
 
 def settings_files(root: Path, extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
-    """The hook settings of every platform, in every scope, plus any file an install named."""
-    files = [Path(root) / rel for rel in SETTINGS_IN_WORKSPACE]
-    files += [_home() / rel for rel in SETTINGS_IN_HOME]
+    """The hook settings of every registered platform, in every scope, plus any file an install
+    named (none registered raises: the registry was not loaded, and the caller fails closed)."""
+    in_workspace, in_home = settings_paths()
+    files = [Path(root) / rel for rel in in_workspace]
+    files += [_home() / rel for rel in in_home]
     files += [_codex_home() / "hooks.json", _codex_home() / "config.toml"]
     return [*files, *(Path(p) for p in extra)]
 
@@ -136,6 +139,12 @@ def ensure_hidden_dirs(root: Path) -> list[Path]:
             directory.mkdir(parents=True, mode=0o700, exist_ok=True)
             made.append(directory)
     return made
+
+
+def sandbox_tmpdir_too_long(tmpdir: str | None = None) -> bool:
+    """Whether Claude Code's sandbox cannot start under this TMPDIR (its sockets' paths too long)."""
+    base = (tmpdir if tmpdir is not None else os.environ.get("TMPDIR")) or "/tmp"
+    return len(os.fsencode(base.rstrip("/") + SANDBOX_SOCKET_NAME)) > SOCKET_PATH_MAX
 
 
 def missing_packages(path_value: str | None = None) -> list[str]:

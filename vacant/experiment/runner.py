@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from vacant.core import children
-from vacant.core.locations import ensure_state_dir
+from vacant.core.locations import ensure_state_dir, list_runs
 from vacant.experiment.arms import ARMS, PROMPT_SUFFIX
 from vacant.experiment.files import fresh_copy
 from vacant.experiment.plan import cells
@@ -247,7 +247,7 @@ class CellRunner:
             used_in, used_out = tokens((where / "do.out").read_text(errors="replace"))
             if used_in is not None:
                 spent_in, spent_out = (spent_in or 0) + used_in, (spent_out or 0) + (used_out or 0)
-            runs_ids += sorted(p.name for p in (ws / ".vacant" / "runs").glob("*") if p.is_dir())
+            runs_ids += sorted(p.name for p in list_runs(ws))
             accepted, hidden = judge(task, ws)
             if accepted or timed_out:
                 break

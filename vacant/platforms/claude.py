@@ -349,6 +349,11 @@ class Claude(PlatformBase):
         missing = [p for p in wall.hidden if p not in denied]
         if missing:
             return f"{path}: sandbox.filesystem.denyRead lacks {missing[0]}: run `vacant init --platform claude` again"
+        from vacant.core.wall import sandbox_tmpdir_too_long
+
+        if sandbox_tmpdir_too_long():
+            return (f"TMPDIR ({os.environ.get('TMPDIR')}) is too long for the unix sockets of Claude's sandbox: it "
+                    "cannot start, so every Bash call fails; run claude with a shorter TMPDIR (e.g. TMPDIR=/tmp)")
         return None
 
     @staticmethod
@@ -511,6 +516,11 @@ class ClaudeDriver(Driver):
                 settings, _ = overlay_apply(settings, Claude.sandbox_settings(self.wall))
             except ValueError as error:
                 raise DoError(f"cannot add the wall to the --settings you gave ({error})") from None
+            from vacant.core.wall import sandbox_tmpdir_too_long
+
+            if sandbox_tmpdir_too_long(self.env.get("TMPDIR")):
+                # its sandbox's sockets would not fit; /tmp's pointer directory is walled already
+                self.env["TMPDIR"] = "/tmp"
         self.settings = json.dumps(settings, separators=(",", ":"))
         self.session = parsed.value("--session-id") or parsed.value("-r", "--resume")
         self.pin = self.session is None and not parsed.has("-c", "--continue")
