@@ -27,7 +27,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterable
 
-from harness import UPSTREAMS, ScriptedUpstream, agent_binary
+from harness import UPSTREAMS, ScriptedUpstream, agent_binary, person_key
 
 FAKE_ANTHROPIC = UPSTREAMS / "fake_anthropic.py"
 
@@ -69,6 +69,7 @@ def isolated_home(home: Path, workspace: Path, api_key: str = FAKE_API_KEY) -> P
     """
     home = Path(home)
     home.mkdir(parents=True, exist_ok=True)
+    person_key(home)
     cfg_path = home / ".claude.json"
     cfg: dict = {}
     if cfg_path.exists():

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Iterable
 
 from harness import (
+    person_key,
     AGENTS_BIN,
     BIN,
     REPO_ROOT,
@@ -96,6 +97,7 @@ class CodexScratch:
             raise RuntimeError(f"{self.path} is under a temporary directory: Codex refuses its helper binaries there")
         self.codex_home.mkdir(parents=True)
         self.vacant_home.mkdir(parents=True)
+        person_key(self.home)
         return self
 
     def __exit__(self, exc_type, *exc) -> None:

@@ -185,3 +185,16 @@ def assert_out_of_band(steps, writer: str) -> None:
     ]
     assert steps[1].actor is None and steps[1].out_of_band
     assert steps[1].changes[0]["changed"]["notes.txt"][3] == h(BEHIND_THE_BACK.encode())
+
+
+def person_key(home: Path) -> Path:
+    """The person's signing key in HOME's config directory, as their one `vacant init` made it
+    (vacant creates it nowhere else but in a person's terminal: vacant/core/keys.py); kept if there."""
+    path = Path(home) / ".config" / "vacant" / "key"
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(os.urandom(32))
+    return path

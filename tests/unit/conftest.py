@@ -26,15 +26,20 @@ os.environ.setdefault("VACANT_DAEMON_IDLE_S", "60")
 
 
 @pytest.fixture
-def isolated_home(tmp_path, monkeypatch) -> Path:
+def isolated_home(request, tmp_path, monkeypatch) -> Path:
     """HOME (with XDG_CONFIG_HOME in it, where the signing key lives) and vacant's data directory
-    under tmp_path, and none of the caller's VACANT_STATE_DIR or VACANT_DO. Returns HOME."""
+    under tmp_path, and none of the caller's VACANT_STATE_DIR or VACANT_DO; the person's key made
+(unless the test is marked `no_key`). Returns HOME."""
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
     for name in ("VACANT_STATE_DIR", "VACANT_DO"):
         monkeypatch.delenv(name, raising=False)
+    if request.node.get_closest_marker("no_key") is None:
+        from vacant.core.keys import create_user_key
+
+        create_user_key()  # the person's `vacant init` made it once (core/keys.py: nothing else may)
     return home
 
 

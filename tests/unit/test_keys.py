@@ -18,25 +18,43 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
-def test_key_is_created_on_first_use_with_mode_0600(tmp_path):
+@pytest.mark.no_key
+def test_the_key_is_created_with_mode_0600_and_kept(tmp_path):
     path = tmp_path / "home" / ".config" / "vacant" / "key"
     assert not path.exists()
-    key = keys.user_key()
+    key = keys.create_user_key()
     assert path.is_file() and path.read_bytes() == key and len(key) == 32
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert keys.user_key() == key
+    assert keys.user_key() == key and keys.create_user_key() == key
     assert [p.name for p in path.parent.iterdir()] == ["key"]  # no temp file left behind
 
 
+@pytest.mark.no_key
 def test_default_location_is_under_home_config(tmp_path, monkeypatch):
     monkeypatch.delenv("XDG_CONFIG_HOME")
-    keys.user_key()
+    keys.create_user_key()
     assert (tmp_path / "home" / ".config" / "vacant" / "key").is_file()
 
 
-def test_concurrent_first_use_agrees_on_one_key(tmp_path):
+@pytest.mark.no_key
+def test_no_signer_but_the_person_creates_the_key(tmp_path):
+    """Signing, verifying or a person's command outside a terminal never makes a key: the first
+    to sign could be an agent's process, and its key would then verify its own approvals."""
+    path = tmp_path / "home" / ".config" / "vacant" / "key"
+    with pytest.raises(keys.KeyMissing, match="vacant init"):
+        keys.sign({"a": 1})
+    assert not keys.verify_signature({"a": 1}, "0" * 64)
+    with pytest.raises(keys.KeyMissing):
+        keys.person_key(interactive=False)
+    assert not path.exists()
+    key = keys.person_key(interactive=True)
+    assert path.read_bytes() == key
+
+
+@pytest.mark.no_key
+def test_concurrent_creation_agrees_on_one_key(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    code = "import sys; from vacant.core.keys import user_key; sys.stdout.write(user_key().hex())"
+    code = "import sys; from vacant.core.keys import create_user_key; sys.stdout.write(create_user_key().hex())"
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE) for _ in range(6)]
     outputs = {proc.communicate(timeout=30)[0] for proc in procs}
     assert len(outputs) == 1
@@ -58,9 +76,11 @@ def test_another_users_key_does_not_verify(tmp_path, monkeypatch):
     record = {"a": 1}
     signature = keys.sign(record)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "other"))
+    keys.create_user_key()
     assert not keys.verify_signature(record, signature)
 
 
+@pytest.mark.no_key
 def test_a_damaged_key_is_a_clear_error(tmp_path):
     path = tmp_path / "home" / ".config" / "vacant" / "key"
     path.parent.mkdir(parents=True)
@@ -71,7 +91,6 @@ def test_a_damaged_key_is_a_clear_error(tmp_path):
 
 
 def test_a_key_readable_by_others_is_tightened(tmp_path):
-    keys.user_key()
     path = tmp_path / "home" / ".config" / "vacant" / "key"
     path.chmod(0o644)
     with pytest.warns(UserWarning, match="0600"):

@@ -10,11 +10,10 @@ import typer
 from vacant.commands.asks import (
     fail,
     receipt_lines,
-    refuse_inside_agent,
     resolve_id,
     when,
 )
-from vacant.commands.common import print_json, workspace
+from vacant.commands.common import print_json, speak_for_person, workspace
 from vacant.policy import asks as book
 
 
@@ -29,7 +28,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="The answered card as one JSON object."),
     ) -> None:
         """Approve an action the gate held back: the same action passes exactly once (signed with your key)."""
-        refuse_inside_agent()
+        speak_for_person("approve")
         seconds = None
         if expires is not None:
             try:
@@ -56,7 +55,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="The answered card as one JSON object."),
     ) -> None:
         """Decline an action the gate held back (signed with your key); the agent is told, nothing runs."""
-        refuse_inside_agent()
+        speak_for_person("decline")
         root = workspace()
         resolve_id(root, ask_id, False)
         try:

@@ -107,13 +107,6 @@ def resolve_id(root, ask_id: str, as_json: bool) -> dict:
         fail(f"refused: {error}")
 
 
-def refuse_inside_agent() -> None:
-    name = book.agent_env()
-    if name:
-        fail(f"refused: this shell belongs to an agent's tool ({name} is set). The answer must come from the "
-              "person's own terminal; nothing was approved or declined.")
-
-
 def register(app: typer.Typer) -> None:
     @app.command("asks")
     def asks_command(

@@ -29,3 +29,18 @@ def refuse_inside_agent(verb: str) -> None:
         sys.stderr.write(f"vacant: refused: `vacant {verb}` speaks for the person, and this shell belongs to an "
                          f"agent's tool ({name} is set). Run it from your own terminal; nothing was done.\n")
         raise SystemExit(int(Exit.USER_ERROR))
+
+
+def speak_for_person(verb: str) -> None:
+    """Before a verb that signs for the person: refused inside an agent's tool call, and the key
+    there (created now only in a terminal: an agent's tool commands have none, so a key it could
+    plant is never one the person's first answer then trusts; vacant/core/keys.py)."""
+    from vacant.core.exitcodes import Exit
+    from vacant.core.keys import KeyMissing, person_key
+
+    refuse_inside_agent(verb)
+    try:
+        person_key(sys.stdin.isatty())
+    except KeyMissing as error:
+        sys.stderr.write(f"vacant: `vacant {verb}` signs with your key, and {error}; nothing was done.\n")
+        raise SystemExit(int(Exit.USER_ERROR)) from None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from vacant.commands.common import print_json, refuse_inside_agent, workspace
+from vacant.commands.common import print_json, speak_for_person, workspace
 from vacant.policy.flags import add_flag, list_flags, locate, withdraw
 
 
@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="The flag as one JSON object."),
     ) -> None:
         """Flag lines of a file as wrong (signed with your key); it blocks until the text is gone."""
-        refuse_inside_agent("flag")
+        speak_for_person("flag")
         flag = add_flag(workspace(), spec, note, cwd=Path.cwd())
         if as_json:
             print_json(flag.to_json())
@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="The withdrawn flag as one JSON object."),
     ) -> None:
         """Withdraw a flag."""
-        refuse_inside_agent("unflag")
+        speak_for_person("unflag")
         flag = withdraw(workspace(), flag_id)
         if as_json:
             print_json(flag.to_json())

@@ -75,6 +75,7 @@ def register(app: typer.Typer) -> None:
         before = footprint.snapshot(footprint.candidates(root, files))
         moved = migrate_legacy(root)  # a `.vacant/` of an older vacant: out of reach of git clean
         ensure_state_dir(root)  # the daemon's config lives there
+        key_made = _make_key()
         walled = chosen is not None and walls(chosen) and not no_wall
         wall, made = build_wall(root, chosen) if walled else (None, [])
         target = _install(chosen, root, scope, wall) if chosen is not None else None
@@ -88,11 +89,14 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json({"workspace": str(root), "state_dir": str(state), "moved_legacy": str(moved) if moved else None, "platform": platform, "scope": scope,
                         "settings": str(target) if target else None, "touched": [c._asdict() for c in done],
-                        "wall": walled, "created_dirs": [str(d) for d in made], "missing_packages": missing})
+                        "wall": walled, "created_dirs": [str(d) for d in made], "missing_packages": missing,
+                        "key_created": str(key_made) if key_made else None})
             return
         if moved is not None:
             typer.echo(f"moved {legacy_state_dir(root)} to {moved} (out of reach of git clean and git stash)")
         typer.echo(f"state directory: {state}")
+        if key_made is not None:
+            typer.echo(f"created your signing key {key_made} (0600): your approvals and flags are signed with it")
         if chosen is not None:
             typer.echo(f"{chosen.name} hooks installed in {target}")
             for line in wall_lines(chosen, walled, made, missing):
@@ -104,6 +108,18 @@ def register(app: typer.Typer) -> None:
             typer.echo("a watch daemon for this workspace will be started by the first hook call "
                        "(`vacant daemon status` shows it; it exits after 30 min idle)")
             typer.echo(f"next: `vacant doctor --platform {chosen.name}` checks that the hooks will fire")
+
+
+def _make_key():
+    """The person's signing key, created here if missing (the one place besides a person's command in a
+    terminal: vacant/core/keys.py); the path when it was created now, else None."""
+    from vacant.core.keys import create_user_key, key_path
+
+    path = key_path()
+    if path.exists():
+        return None
+    create_user_key()
+    return path
 
 
 def _walled_record(root, chosen, walled: bool, no_wall: bool) -> dict:

@@ -1,7 +1,10 @@
 """The per-user signing key (`~/.config/vacant/key`): flags and human decisions are HMAC-signed.
 
-The key is 32 random bytes, mode 0600, created on first use in the user's config directory and
-never inside a workspace. A signature is HMAC-SHA256 over the canonical JSON of an object (sorted
+The key is 32 random bytes, mode 0600, in the user's config directory and never inside a
+workspace. Only the person creates it: `vacant init`, or a command that signs for the person
+(`vacant approve`, `vacant flag`, …) run in a terminal. Nothing else does, a hook above all: a key
+made by whoever signs first could be the agent's, planted before the person's first approval.
+Without a key nothing verifies (an approval, a flag), so a missing key fails closed. A signature is HMAC-SHA256 over the canonical JSON of an object (sorted
 keys, no spaces), so any edit of a signed record, by hand or by an agent, fails verification.
 """
 
@@ -23,12 +26,37 @@ class KeyFileError(RuntimeError):
     """The key file exists but cannot be used (one sentence saying what to do)."""
 
 
+class KeyMissing(KeyFileError):
+    """No key yet, and this process may not create it (one sentence saying who can)."""
+
+
 def key_path() -> Path:
     return user_config_dir() / "key"
 
 
 def user_key() -> bytes:
-    """The user's key, created (atomically, 0600) on first use."""
+    """The user's key; `KeyMissing` when the person has not created it yet."""
+    path = key_path()
+    try:
+        return _read(path)
+    except FileNotFoundError:
+        raise KeyMissing(f"there is no vacant key yet ({path}): the person creates it with `vacant init`, "
+                         "or by running this command in a terminal") from None
+
+
+def person_key(interactive: bool) -> bytes:
+    """The key for a command the person runs: created when missing only if `interactive` (stdin is a
+    terminal; an agent's tool commands have none), else `KeyMissing`."""
+    try:
+        return user_key()
+    except KeyMissing:
+        if not interactive:
+            raise
+    return create_user_key()
+
+
+def create_user_key() -> bytes:
+    """The user's key, created (atomically, 0600) if missing; a key already there is kept."""
     path = key_path()
     try:
         return _read(path)
@@ -77,11 +105,12 @@ def sign(obj: object) -> str:
 
 
 def verify_signature(obj: object, signature: object) -> bool:
+    """Whether `signature` is the key's over `obj`; never, while there is no key."""
     if not isinstance(signature, str):
         return False
     try:
         expected = sign(obj)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, KeyMissing):
         return False
     import hmac
 

@@ -47,8 +47,7 @@ def root(tmp_path) -> Path:
     ws.mkdir()
     mark_installed(ws)
     key_dir = Path(os.environ["XDG_CONFIG_HOME"]) / "vacant"
-    key_dir.mkdir(parents=True)
-    (key_dir / "key").write_bytes(b"k" * 32)
+    assert (key_dir / "key").is_file()  # the person's, made by isolated_home
     (key_dir.parent / "other").mkdir()
     return ws
 
