@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.keys import create_user_key
+
 from vacant.core.locations import state_dir
 
 from vacant.core.findings import finding_id
@@ -221,6 +223,7 @@ def test_unparseable_renamed_and_foreign_flags_are_tampered(ws, tmp_path, monkey
     (flags_dir(ws) / f"{flag.id}.json").rename(flags_dir(ws) / "f-0badf00d.json")
     assert set(states(ws).values()) == {"tampered"}
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "someone-else"))
+    create_user_key()  # someone else's own key
     forged = add_flag(ws, "report.md:4", "written with another key")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
     assert states(ws)[forged.id] == "tampered"
