@@ -1,6 +1,6 @@
 """`vacant verify` and `vacant report` notice what the chain vouches for, edited behind vacant's
 back: a saved report (its sha256 is chained by `report_saved`) and an object file (content-
-addressed). The run is recorded by the real hook entry, Stop included; the control is the
+addressed), the run's small state (`run.json`, against the step log it caches). The run is recorded by the real hook entry, Stop included; the control is the
 untouched run, which verifies."""
 
 from __future__ import annotations
@@ -69,7 +69,14 @@ def _edit_object(run_dir: Path) -> None:
     loose[0].write_bytes(loose[0].read_bytes() + b"forged\n")
 
 
-@pytest.mark.parametrize("edit", [None, _edit_report, _edit_object])
+def _edit_state(run_dir: Path) -> None:
+    """Step numbers handed out again: the next step would share the Write's number."""
+    state = json.loads((run_dir / "run.json").read_text())
+    state["next_step"] = 1
+    (run_dir / "run.json").write_text(json.dumps(state))
+
+
+@pytest.mark.parametrize("edit", [None, _edit_report, _edit_object, _edit_state])
 def test_verify_names_an_edited_report_or_object(run, capsys, monkeypatch, edit):
     if edit is not None:
         edit(run)
