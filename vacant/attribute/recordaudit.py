@@ -12,6 +12,9 @@ Problems, each {kind, detail, path}:
   call-unheard     a recorded call the agent's transcript does not hold (forged hook call)
   close-forged     a step closed `ok` whose tool_result in the transcript says it failed
   report-edited    a saved Stop report no longer matches the sha256 its `report_saved` event chained
+  state-edited     the run's small state (`run.json`: next step number, open and closed steps) no
+                   longer agrees with the step log it caches (step numbers could be handed out
+                   again, a step never closed)
   object-edited    a stored object's bytes no longer hash to its key (content-addressed)
   unwalled         the agent's commands ran without vacant's wall (`--no-wall`, or a platform with
                    no sandbox vacant configures): the record holds only against an agent that did
@@ -116,6 +119,31 @@ def report_problems(run_dir: Path) -> list[Problem]:
     return out
 
 
+def state_problems(run_dir: Path) -> list[Problem]:
+    """The run's `run.json` against the step log it caches (vacant.record.recovery); a missing or
+    unreadable one is no problem (the recorder starts afresh from the log's tail)."""
+    import json
+
+    from vacant.record.recovery import reconcile, state_disagreements
+
+    log, path = StepLog(run_dir), Path(run_dir) / "run.json"
+    try:
+        run = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(run, dict) or not log.path.exists():
+        return []
+    try:
+        reconcile(run, log)  # what a killed hook left unsaved is not an edit
+        found = state_disagreements(run, log)
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        found = [f"it cannot be read as a run state ({type(error).__name__})"]
+    if not found:
+        return []
+    return [{"kind": "state-edited", "path": str(path),
+             "detail": f"{path} no longer agrees with the step log it caches: {'; '.join(found)}"}]
+
+
 def object_problems(state: Path) -> list[Problem]:
     from vacant.store.objects import ObjectStore
 
@@ -137,7 +165,8 @@ def _installed_unwalled(run_dir: Path, platform: object) -> bool:
 
 
 def problems(root: Path, run_dir: Path) -> list[Problem]:
-    return chain_problems(run_dir) + ledger_problems(root) + run_problems(run_dir) + report_problems(run_dir)
+    return (chain_problems(run_dir) + ledger_problems(root) + run_problems(run_dir) + report_problems(run_dir)
+            + state_problems(run_dir))
 
 
 def as_findings(found: list[Problem]) -> list[Finding]:

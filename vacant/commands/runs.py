@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 from typing import Any, Optional
 
 import typer
@@ -76,6 +77,14 @@ def _short(value: Any, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _edited(root: Path, run_dir: Path) -> list[dict]:
+    """Content the chain vouches for, changed behind vacant's back: saved reports, objects, the run's
+    state, and calls the transcript never made."""
+    return (recordaudit.report_problems(run_dir) + recordaudit.object_problems(state_dir(root))
+            + recordaudit.state_problems(run_dir)
+            + [p for p in recordaudit.run_problems(run_dir) if p["kind"] in recordaudit.FORGED])
+
+
 def register(app: typer.Typer) -> None:
     @app.command("runs")
     def runs_command(as_json: bool = typer.Option(False, "--json", help="A JSON list: one object per run, oldest first.")) -> None:
@@ -120,8 +129,7 @@ def register(app: typer.Typer) -> None:
         problems = verify(log)
         if as_json:
             fatal = [p for p in problems if p.fatal]
-            edited = recordaudit.report_problems(log.run_dir) + recordaudit.object_problems(state_dir(root)) + [
-                p for p in recordaudit.run_problems(log.run_dir) if p["kind"] in recordaudit.FORGED]
+            edited = _edited(root, log.run_dir)
             print_json({"run": log.run_id, "intact": not fatal and not edited, "records": len(log.records()),
                         "problems": [{"line": p.line, "kind": p.kind, "detail": p.detail, "fatal": p.fatal}
                                      for p in problems]
@@ -136,8 +144,7 @@ def register(app: typer.Typer) -> None:
         for problem in recordaudit.ledger_problems(root) + [p for p in recordaudit.run_problems(log.run_dir)
                                                             if p["kind"] not in recordaudit.FORGED]:
             typer.echo(f"warning: {problem['kind']}: {problem['detail']}")  # the person's records, not the chain
-        edited = recordaudit.report_problems(log.run_dir) + recordaudit.object_problems(state_dir(root)) + [
-            p for p in recordaudit.run_problems(log.run_dir) if p["kind"] in recordaudit.FORGED]
+        edited = _edited(root, log.run_dir)
         for problem in edited:  # content the chain vouches for, changed: as fatal as a broken chain
             typer.echo(f"TAMPERED: {problem['kind']}: {problem['detail']}")
         if edited and not fatal:

@@ -82,6 +82,8 @@ class PlatformBase:
     sandbox: object = None  # the trust wall's configuration for this platform, or None: no sandbox of its own
     settled: object = None  # optional method (call, open ids) -> {id: (outcome, exit code)}: finished, no Post to come
     unhooked: object = None  # optional method (call, known ids) -> [(BatchCall, outcome)]: calls that reached no hook
+    unheard: object = None  # optional method (call, agent id or None, {id: outcome}) -> [(id, kind)] or None:
+    #                         recorded calls the platform's transcript does not hold (None: it cannot judge)
 
     def events_of(self, *kinds: str) -> tuple[str, ...]:
         """The platform's own names of the events of these kinds (e.g. "tool_pre")."""
@@ -124,6 +126,7 @@ def _protocol() -> type:
         sandbox: Any
         settled: Callable[..., dict[str, Any]] | None
         unhooked: Callable[..., list[Any]] | None
+        unheard: Callable[..., list[Any] | None] | None
 
         def events_of(self, *kinds: str) -> tuple[str, ...]: ...
 

@@ -262,9 +262,19 @@ class Claude(PlatformBase):
         path = subagent_transcript(call.transcript_path, call.agent_id) if call.agent_id else call.transcript_path
         return claude_transcript.unhooked(path, known)
 
-    def unheard(self, call: HookCall, recorded: dict[str, str]) -> list[tuple[str, str]] | None:
-        """The main agent's recorded calls its transcript does not back (see claude_transcript)."""
-        return None if call.agent_id else claude_transcript.unheard(call.transcript_path, recorded)
+    def unheard(self, call: HookCall, agent_id: str | None, recorded: dict[str, str]) -> list[tuple[str, str]] | None:
+        """An agent's recorded calls its transcript does not back (see claude_transcript): the main
+        agent's is the session's, a sub-agent's its own file beside it (`subagents/agent-<id>.jsonl`).
+        A sub-agent the session never spawned has no file: every call recorded for it is unheard,
+        once the session's own transcript can judge at all."""
+        if agent_id is None:
+            return claude_transcript.unheard(call.transcript_path, recorded)
+        path = subagent_transcript(call.transcript_path, agent_id)
+        if path is not None and os.path.isfile(path):
+            return claude_transcript.unheard(path, recorded)
+        if claude_transcript.unheard(call.transcript_path, {}) is None:
+            return None
+        return [(key, "call-unheard") for key in recorded]
 
     # -- responses ---------------------------------------------------------------------------
 

@@ -472,35 +472,42 @@ class Recorder:
         self.log.emit("stop", agent_id=call.agent_id, stop_hook_active=call.stop_hook_active)
 
     def _cross_check(self, call: HookCall) -> None:
-        """Only hooks speak as hooks: each call recorded for this agent is checked against the
-        platform's transcript; a call it does not hold (a forged Pre/Post from another process on
-        the socket or the HTTP door) or an `ok` close of a call that failed there is a
+        """Only hooks speak as hooks: each recorded call is checked against the platform's transcript
+        of its agent (at a sub-agent's Stop its own calls, at the main Stop every agent's, a sub-agent
+        whose Stop never came included); a call it does not hold (a forged Pre/Post from another
+        process on the socket or the HTTP door) or an `ok` close of a call that failed there is a
         `record_problem` (a `record` finding at Stop), named once."""
         check = getattr(self.platform, "unheard", None)
         if check is None:
             return
-        prefix = f"{call.agent_id or MAIN}/"
-        recorded: dict[str, str] = {}
+        recorded: dict[str, dict[str, str]] = {}
         reconciled: set[str] = set()
         for record in self.log.records():
             key = record.get("key")
-            if not isinstance(key, str) or not key.startswith(prefix) or record.get("tool") == "oob":
+            if not isinstance(key, str) or "/" not in key or record.get("tool") == "oob":
                 continue
+            key = key.split("#again", 1)[0]  # the same call id heard twice: one call of the transcript's
             if record.get("type") == "step_start":
-                recorded.setdefault(key[len(prefix):], "unknown")
+                recorded.setdefault(key.split("/", 1)[0], {}).setdefault(key.split("/", 1)[1], "unknown")
             elif record.get("type") == "step_end":
-                recorded[key[len(prefix):]] = str(record.get("outcome"))
+                recorded.setdefault(key.split("/", 1)[0], {})[key.split("/", 1)[1]] = str(record.get("outcome"))
                 if record.get("reconciled"):
-                    reconciled.add(key[len(prefix):])
+                    reconciled.add(key)
+        agents = [call.agent_id] if call.agent_id else list(recorded)
         named = self.run.setdefault("unheard", [])
-        for tool_use_id, kind in check(call, {k: v for k, v in recorded.items() if k not in reconciled}) or []:
-            if f"{kind}:{tool_use_id}" in named:
+        for agent in agents:
+            prefix = f"{agent or MAIN}/"
+            calls = {k: v for k, v in recorded.get(agent or MAIN, {}).items() if prefix + k not in reconciled}
+            if not calls:
                 continue
-            named.append(f"{kind}:{tool_use_id}")
-            why = ("the agent's transcript holds no such tool call: it was sent to vacant by something other than the "
-                   "platform's hook" if kind == "call-unheard" else
-                   "it was recorded as ok but the agent's transcript says it failed: the close was forged")
-            self.log.emit("record_problem", kind=kind, detail=f"step {prefix}{tool_use_id}: {why}")
+            for tool_use_id, kind in check(call, None if agent in (None, MAIN) else agent, calls) or []:
+                if f"{kind}:{prefix}{tool_use_id}" in named or f"{kind}:{tool_use_id}" in named:
+                    continue
+                named.append(f"{kind}:{prefix}{tool_use_id}")
+                why = ("the agent's transcript holds no such tool call: it was sent to vacant by something other than "
+                       "the platform's hook" if kind == "call-unheard" else
+                       "it was recorded as ok but the agent's transcript says it failed: the close was forged")
+                self.log.emit("record_problem", kind=kind, detail=f"step {prefix}{tool_use_id}: {why}")
 
     def _reconcile(self, call: HookCall) -> dict[str, str]:
         """Steps that reached no hook (an http hook to a daemon that was down), found in the

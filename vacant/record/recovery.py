@@ -90,3 +90,35 @@ def _size(log: StepLog) -> int:
 def dangling(run: dict) -> list[str]:
     """Keys of the open steps a killed hook left behind."""
     return [key for key, info in run["open"].items() if info.get("dangling")]
+
+
+def state_disagreements(run: dict, log: StepLog) -> list[str]:
+    """Where a saved run state (`run.json`, already reconciled with the log's tail) disagrees with
+    the step log it caches, one sentence each; [] when they agree. The log is the record: the
+    state only remembers what it says (the next step number, the steps open and closed). Steps of
+    out-of-band changes (`oob-N`) open and close in one call and are not kept in the state."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torn lines are the chain's problems, reported there
+        records = [r for r in events.load(log.path) if isinstance(r, dict)]
+    started = any(r.get("type") == "run_start" for r in records)
+    numbers = [r["step"] for r in records if r.get("type") == "step_start" and isinstance(r.get("step"), int)]
+    opened = {str(r.get("key")): r["step"] for r in records if r.get("type") == "step_start" and isinstance(r.get("step"), int)}
+    closed = {str(r.get("key")): r["step"] for r in records if r.get("type") == "step_end" and isinstance(r.get("step"), int)}
+    still_open = {key: step for key, step in opened.items() if key not in closed}
+    out = []
+    if bool(run.get("started")) != started:
+        out.append(f"it says the run {'started' if run.get('started') else 'never started'}; the log says otherwise")
+    want = max(numbers, default=0) + 1
+    if run.get("next_step") != want:
+        out.append(f"its next step number is {run.get('next_step')!r}; the log's is {want}")
+    state_open = {str(k): (v or {}).get("step") if isinstance(v, dict) else v for k, v in (run.get("open") or {}).items()}
+    if state_open != still_open:
+        out.append(f"its open steps {sorted(map(str, state_open.values()))} are not the log's "
+                   f"{sorted(map(str, still_open.values()))}")
+    state_closed = {str(k): v for k, v in (run.get("closed") or {}).items() if not str(k).startswith("oob-")}
+    log_closed = {k: v for k, v in closed.items() if not k.startswith("oob-")}
+    if state_closed != log_closed:
+        out.append("its closed steps are not the log's")
+    return out

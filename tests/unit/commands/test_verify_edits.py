@@ -1,6 +1,6 @@
 """`vacant verify` and `vacant report` notice what the chain vouches for, edited behind vacant's
 back: a saved report (its sha256 is chained by `report_saved`) and an object file (content-
-addressed). The run is recorded by the real hook entry, Stop included; the control is the
+addressed), the run's small state (`run.json`, against the step log it caches). The run is recorded by the real hook entry, Stop included; the control is the
 untouched run, which verifies."""
 
 from __future__ import annotations
@@ -69,7 +69,14 @@ def _edit_object(run_dir: Path) -> None:
     loose[0].write_bytes(loose[0].read_bytes() + b"forged\n")
 
 
-@pytest.mark.parametrize("edit", [None, _edit_report, _edit_object])
+def _edit_state(run_dir: Path) -> None:
+    """Step numbers handed out again: the next step would share the Write's number."""
+    state = json.loads((run_dir / "run.json").read_text())
+    state["next_step"] = 1
+    (run_dir / "run.json").write_text(json.dumps(state))
+
+
+@pytest.mark.parametrize("edit", [None, _edit_report, _edit_object, _edit_state])
 def test_verify_names_an_edited_report_or_object(run, capsys, monkeypatch, edit):
     if edit is not None:
         edit(run)
@@ -125,3 +132,35 @@ def test_forged_hook_calls_are_named_at_stop_and_by_verify(tmp_path, capsys, mon
     assert not any("main/real" in p["detail"] for p in report["record_problems"])  # the control
     code, out, _err = vacant(capsys, monkeypatch, "verify", run_dir.name)
     assert code != 0 and "call-unheard" in out and "chain intact (" not in out, out
+
+
+def test_forged_sub_agent_calls_are_named_against_their_own_transcript(tmp_path, capsys, monkeypatch):
+    """A sub-agent's calls are judged by its own transcript (`<session>/subagents/agent-<id>.jsonl`);
+    a sub-agent the session never spawned (no such file) has every call named; the real ones are not."""
+    root = tmp_path / "ws"
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    mark_installed(root)
+    monkeypatch.chdir(root)
+    transcript = tmp_path / "project" / "s1.jsonl"
+    transcript.parent.mkdir()
+    _transcript(transcript, ["main-real"], set())
+    (transcript.parent / "s1" / "subagents").mkdir(parents=True)
+    _transcript(transcript.parent / "s1" / "subagents" / "agent-a1.jsonl", ["sub-real"], set())
+
+    def send(event: str, **fields) -> None:
+        _send(root, event, transcript_path=str(transcript), **fields)
+
+    send("SessionStart", source="startup")
+    for agent, key in ((None, "main-real"), ("a1", "sub-real"), ("a1", "sub-invented"), ("ghost", "ghost-call")):
+        bash = {"tool_name": "Bash", "tool_use_id": key, "tool_input": {"command": "true"},
+                **({"agent_id": agent, "agent_type": "general-purpose"} if agent else {})}
+        send("PreToolUse", **bash)
+        send("PostToolUse", **bash, tool_response={"stdout": "", "stderr": "", "interrupted": False})
+    send("Stop", stop_hook_active=False)
+    (run_dir,) = list_runs(root)
+    report = json.loads((run_dir / "report.json").read_text())
+    named = {(p["kind"], p["detail"].split(":")[0]) for p in report["record_problems"]}
+    assert ("call-unheard", "step a1/sub-invented") in named
+    assert ("call-unheard", "step ghost/ghost-call") in named
+    assert not any("real" in p["detail"] for p in report["record_problems"])  # the controls

@@ -119,6 +119,43 @@ def _transcript_records(path: str | None, item_id: str | None, tail: int = TRANS
     return records
 
 
+ROLLOUT_JUDGE_MAX = 8 * 1024 * 1024
+CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call", *OUTPUT_TYPES)
+
+
+def rollout_call_ids(path: str | None, limit: int = ROLLOUT_JUDGE_MAX) -> set[str] | None:
+    """Every tool call id the rollout holds (the model's calls and their outputs by `call_id`, the
+    items by `id`), parsed line by line (an id printed in a command's output is not a call); None
+    when it cannot judge: absent, not a regular file, larger than `limit`, or holding no call."""
+    if not path or not isinstance(path, str):
+        return None
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except (OSError, ValueError):
+        return None
+    ids: set[str] = set()
+    for raw in data.split(b"\n"):
+        if b"call" not in raw and b"item_" not in raw:
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        payload = line.get("payload") if isinstance(line, dict) else None
+        if not isinstance(payload, dict):
+            continue
+        item = payload.get("item")
+        if str(payload.get("type", "")).startswith("item_") and isinstance(item, dict) and isinstance(item.get("id"), str):
+            ids.add(item["id"])
+        elif payload.get("type") in CALL_TYPES and isinstance(payload.get("call_id"), str):
+            ids.add(payload["call_id"])
+    return ids or None
+
+
 def _completed_item(records: list[dict], item_id: str) -> dict | None:
     for payload in records:
         item = payload.get("item")

@@ -21,6 +21,7 @@ from vacant.platforms.codex.payloads import (
     SHELL_TOOLS,
     command_reads,
     finished_unreported,
+    rollout_call_ids,
     tool_scope,
     transcript_item,
 )
@@ -161,6 +162,17 @@ class Codex(PlatformBase):
             ok = item["status"] == "completed" and exit_code in (None, 0)
             done[item_id] = ("ok" if ok else "failed", exit_code)
         return done
+
+    def unheard(self, call: HookCall, agent_id: str | None, recorded: dict[str, str]) -> list[tuple[str, str]] | None:
+        """The main agent's recorded calls its rollout does not hold (`call-unheard`); a failed
+        close is not judged here (the recorder takes a call's outcome from the rollout itself).
+        A sub-agent's calls: not judged (where Codex writes them was not measured)."""
+        if agent_id is not None:
+            return None
+        ids = rollout_call_ids(call.transcript_path)
+        if ids is None:
+            return None
+        return [(key, "call-unheard") for key in recorded if key not in ids]
 
     def _parse_subagent_stop(self, call: HookCall, payload: dict) -> None:
         message = payload.get("last_assistant_message")
