@@ -45,8 +45,25 @@ def _resolve(git_dir: Path, common: Path, ref: str) -> str | None:
     return None
 
 
+def _exists(git_dir: Path, common: Path, ref: str) -> bool:
+    """Whether the ref is there at all (loose or packed): one that is but holds no object id is
+    damaged, not unborn."""
+    if (git_dir / ref).exists() or (common / ref).exists():
+        return True
+    packed = common / "packed-refs"
+    return packed.is_file() and any(line.partition(" ")[2] == ref
+                                    for line in packed.read_text(errors="replace").splitlines())
+
+
 def head_commit(root: Path) -> str | None:
     """The commit HEAD names, or None (no git, an unborn branch, anything unexpected)."""
+    state = head_state(root)
+    return None if state is None or state.startswith("unborn ") else state
+
+
+def head_state(root: Path) -> str | None:
+    """The commit HEAD names, `unborn REF` on a branch with no commit yet, or None (no git,
+    anything unexpected): what an approval's fingerprint compares (a first commit moves it)."""
     try:
         git_dir = _git_dir(Path(root).resolve())
         if git_dir is None:
@@ -57,7 +74,8 @@ def head_commit(root: Path) -> str | None:
         if _OID.match(head):
             return head
         if head.startswith("ref: refs/"):
-            return _resolve(git_dir, common, head[5:].strip())
+            ref = head[5:].strip()
+            return _resolve(git_dir, common, ref) or (f"unborn {ref}" if not _exists(git_dir, common, ref) else None)
     except (OSError, ValueError):
         return None
     return None

@@ -8,31 +8,14 @@ import json
 import os
 from pathlib import Path
 
+from vacant.core.githead import head_state
 from vacant.core.locations import state_dir
 from vacant.store.hasher import Index, Scanner
 
 
 def git_head(root: Path) -> str | None:
-    git = Path(root) / ".git"
-    try:
-        if git.is_file():
-            text = git.read_text().strip()
-            if not text.startswith("gitdir:"):
-                return None
-            git = (Path(root) / text[len("gitdir:"):].strip()).resolve()
-        head = (git / "HEAD").read_text().strip()
-        if not head.startswith("ref:"):
-            return head
-        ref = head[4:].strip()
-        try:
-            return (git / ref).read_text().strip()
-        except FileNotFoundError:
-            for line in (git / "packed-refs").read_text().splitlines():
-                if line.endswith(" " + ref):
-                    return line.split(" ", 1)[0]
-            return f"unborn {ref}"
-    except OSError:
-        return None
+    """The workspace's HEAD as the fingerprint keeps it (vacant.core.githead: linked worktrees too)."""
+    return head_state(Path(root))
 
 
 def workspace_fingerprint(root: Path) -> dict:
