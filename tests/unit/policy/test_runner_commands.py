@@ -13,9 +13,11 @@ import textwrap
 import pytest
 from runner_tools import go_env
 
-from vacant.policy import runners
-from vacant.policy.checks import findings_from, run_command
-from vacant.policy.runners import go_run_pattern, plan_run, read_reports
+from vacant.attribute.statechecks import reports_on
+from vacant.core.findings import Finding
+from vacant.policy import checks, runners, testreport
+from vacant.policy.checks import CheckResult, findings_from, run_command
+from vacant.policy.runners import Reported, go_run_pattern, plan_run, read_reports
 
 
 def _plan(command, select=(), junit=None, tmp_path=None):
@@ -143,3 +145,21 @@ def test_each_go_selection_runs_exactly_its_test_in_the_real_toolchain(tmp_path,
         assert result.exit_code == 0
         parent = "go::example.com/sel::TestNames"
         assert ran == ({test, parent} if test != parent else set(subtests) | {parent}), test
+    gone = Finding("f", "check", "go", None, None, None, "", "", test="go::example.com/sel::TestGone")
+    plan = runners.plan_run("go test ./...", tmp_path, None, (gone.test,))
+    try:
+        run_command(plan.command, tmp_path, 120, tmp_path, extra_env=plan.environment(os.environ["PATH"]))
+        reported = read_reports(plan)
+    finally:
+        plan.cleanup()
+    assert reported is not None and reported.results == []  # a test not there: the whole command answers
+    assert not reports_on(CheckResult("go", True, 0, "", 0.1, False, False, tests=reported.outcomes()), gone)
+
+
+def test_a_go_failure_line_is_found_in_its_packages_directory(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "s_test.go").write_text("package decoy\n\n\n")
+    (tmp_path / "sub" / "s_test.go").write_text("package sub\n\nfunc TestS(t *testing.T) { t.Error(1) }\n")
+    result = testreport.TestResult(("go",), "example.com/m/sub", "TestS", "failed", "1", "    s_test.go:3: 1\n", dirs=("sub",))
+    [finding] = checks.test_findings("go", Reported([result]), tmp_path)
+    assert (finding.path, finding.line, finding.test) == ("sub/s_test.go", 3, "go::example.com/m/sub::TestS")
