@@ -30,7 +30,8 @@ A check's command stays as the contract wrote it. Around it:
   selection adds `-run '^TestName$/^subtest$'` (each level anchored and escaped).
 - jest writes its own JSON: a jest the command runs (`jest`, `npx jest`, `node_modules/.bin/jest`,
   `yarn jest`, `pnpm jest`, at a command's start) gets `--json --outputFile=SCRATCH
-  --testLocationInResults` right after its name (its printed output is the same). A selection adds
+  --testLocationInResults` right after its name (its printed output is the same); `npm test` gets
+  them after `--` when package.json's `test` script ends in a jest run. A selection adds
   `--testNamePattern '^full name$'` (escaped), and every other test file ignored.
 - Python writes no bytecode in a check (`PYTHONDONTWRITEBYTECODE`): a reconstructed file can have
   the size and second of the one before it, and a `.pyc` written on one state would answer for
@@ -73,9 +74,12 @@ _NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
 _UNITTEST = re.compile(r"(?<![\w.-])-m\s+unittest(?![\w.])")
 _GO = re.compile(r"(?<![\w./-])go(?![\w.-])")
 # where a command starts (a line, `;`, `&&`, `||`, `|`, `(`, `$(`), then env assignments and a launcher
-_COMMAND_START = r"(?:^|(?<=[;&|(\n`]))\s*(?:(?:then|do|else|exec|time|command|env)\s+)*(?:[A-Za-z_]\w*=\S*\s+)*"
+_COMMAND_START = r"(?:^|(?<=[;&|(\n`]))\s*(?:(?:then|do|else|exec|time|command|env|cross-env)\s+)*(?:[A-Za-z_]\w*=\S*\s+)*"
 _JEST = re.compile(_COMMAND_START + r"(?:(?:npx|bunx|yarn|pnpm)(?:\s+(?:exec|-\S+))*\s+|node\s+)?"
                    r"(?:\S*/)?jest(?:\.js)?(?=\s|$|[;&|)])", re.MULTILINE)
+_NPM_TEST = re.compile(_COMMAND_START + r"npm\s+(?:(?:run|run-script)\s+test|test|t)(?=\s|$|[;&|)])"
+                       r"(?P<dashes>\s+--(?=\s|$))?", re.MULTILINE)
+PACKAGE_JSON_CAP = 1 << 20
 _REGEX_SPECIAL = re.compile(r"[\\.+*?()|\[\]{}^$/]")
 
 
@@ -212,15 +216,35 @@ def go_run_pattern(select: tuple[str, ...]) -> str | None:
 
 def _plan_jest(plan: RunPlan, select: tuple[str, ...]) -> None:
     """jest's JSON report to scratch, and a selection, right after jest's name (module docstring)."""
-    if "jest" not in plan.command or "--json" in plan.command:
+    if "--json" in plan.command or ("jest" not in plan.command and "npm" not in plan.command):
         return
     report = plan.scratch / JEST_REPORT
     extra = f" --json --outputFile={shlex.quote(str(report))} --testLocationInResults" + _jest_selection(select)
     command = _JEST.sub(lambda m: m.group(0) + extra, plan.command, count=1)
+    if command == plan.command and _jest_script(plan.cwd):
+        command = _NPM_TEST.sub(lambda m: m.group(0) + ("" if m.group("dashes") else " --") + extra,
+                                plan.command, count=1)
     if command != plan.command:
         plan.command = command
         plan.reports.append(report)
         plan.kinds[report] = JEST
+
+
+def _jest_script(cwd: Path) -> bool:
+    """Whether package.json's `test` script ends in a jest run (so `npm test -- ARGS` reaches it)."""
+    try:
+        with open(Path(cwd) / "package.json", "rb") as handle:
+            manifest = json.loads(handle.read(PACKAGE_JSON_CAP + 1))
+    except (OSError, ValueError, RecursionError):
+        return False
+    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
+    script = scripts.get("test") if isinstance(scripts, dict) else None
+    if not isinstance(script, str):
+        return False
+    last = None
+    for last in _JEST.finditer(script):
+        pass
+    return last is not None and not re.search(r"[;&|]", script[last.end():])
 
 
 def _jest_selection(select: tuple[str, ...]) -> str:

@@ -163,3 +163,35 @@ def test_a_go_failure_line_is_found_in_its_packages_directory(tmp_path):
     result = testreport.TestResult(("go",), "example.com/m/sub", "TestS", "failed", "1", "    s_test.go:3: 1\n", dirs=("sub",))
     [finding] = checks.test_findings("go", Reported([result]), tmp_path)
     assert (finding.path, finding.line, finding.test) == ("sub/s_test.go", 3, "go::example.com/m/sub::TestS")
+
+
+@pytest.mark.parametrize("script, command, reached", [
+    ("jest --ci", "npm test", True), ("eslint . && jest", "npm run test", True),
+    ("cross-env CI=1 jest", "npm test -- --coverage", True), ("jest && eslint .", "npm test", False),
+    ("mocha", "npm test", False), ("jest", "npm run build", False),
+])
+def test_npm_test_reaches_jest_after_dashes_when_the_script_ends_in_jest(script, command, reached, tmp_path):
+    (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": script}}))
+    made, _env, _path, kinds = _plan(command, tmp_path=tmp_path)
+    assert ("jest" in kinds.values()) == reached
+    if reached:
+        [report] = kinds
+        options = f" --json --outputFile={report} --testLocationInResults"
+        assert made == (command.replace(" --", " --" + options, 1) if " -- " in command else command + " --" + options)
+
+
+@pytest.mark.slow
+def test_npm_test_running_jest_reports_per_test(tmp_path):
+    from runner_tools import jest_modules
+
+    jest = jest_modules() / ".bin" / "jest"
+    (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": f"{jest} --ci -i --watchman=false"}}))
+    (tmp_path / "a.test.js").write_text("test('one', () => { expect(1).toBe(2); });\ntest('two', () => {});\n")
+    plan = plan_run("npm test", tmp_path, None, ("jest::a.test.js::one",))
+    try:
+        result = run_command(plan.command, tmp_path, 120, tmp_path, extra_env=plan.environment(os.environ["PATH"]))
+        reported = read_reports(plan)
+    finally:
+        plan.cleanup()
+    assert result.exit_code == 1 and reported is not None
+    assert reported.outcomes() == {"jest::a.test.js::one": "failed", "jest::a.test.js::two": "skipped"}
