@@ -39,6 +39,9 @@ _FRAMING = re.compile(r"^\s*(?:=== (?:RUN|PAUSE|CONT|NAME)\b|--- (?:FAIL|PASS|SK
 _BUILD_FAILED = re.compile(r"^FAIL\s+(?P<package>\S+)\s+\[(?:build|setup) failed\]\s*$")
 _BUILD_HEADER = re.compile(r"^# (?P<package>\S+)")
 _GO_PLACE = re.compile(r"^[^\s:]+\.go:\d+(?::\d+)?: ")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_PAIR = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}")
+_BRACKET = re.compile(r"[\[\]{}]")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _RANK = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}
 
@@ -53,7 +56,7 @@ def _text(data: bytes) -> str:
 
 
 def _json(text: str, where: str) -> object:
-    if text.count("[") + text.count("{") > 0 and _nesting(text) > MAX_DEPTH:
+    if _too_deep(text):
         raise ReportError(f"{where}: nested deeper than {MAX_DEPTH} levels")
     try:
         return json.loads(text)
@@ -61,30 +64,18 @@ def _json(text: str, where: str) -> object:
         raise ReportError(f"{where}: not JSON ({str(error).split(':')[0][:80]})") from None
 
 
-def _nesting(text: str) -> int:
-    """How deep brackets nest outside strings (before json.loads, so a deep document costs no
-    recursion)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    return deepest
-        elif char in "]}":
-            depth -= 1
-    return deepest
+def _too_deep(text: str) -> bool:
+    """Whether brackets nest deeper than MAX_DEPTH outside strings, found before json.loads (so
+    a deep document costs no recursion) by regular expressions only: strings emptied, then the
+    innermost pairs removed MAX_DEPTH times; a bracket left over is deeper (or unbalanced)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    bare = _STRING.sub('""', text)
+    for _ in range(MAX_DEPTH):
+        bare, removed = _PAIR.subn("", bare)
+        if not removed:
+            break
+    return _BRACKET.search(bare) is not None
 
 
 def _capped(parts: Iterable[str]) -> str:

@@ -275,3 +275,13 @@ def test_huge_failure_text_is_kept_to_its_head():
         {"fullName": "t", "status": "failed", "failureMessages": ["z" * 100_000, "w" * 100_000]}]}]}
     [case] = parse_jest_json(json.dumps(jest).encode(), runner_json.Path("/"))
     assert len(case.details) == testreport.MAX_TEXT and case.details == "z" * testreport.MAX_TEXT
+
+
+def test_brackets_inside_strings_and_wide_flat_arrays_are_not_depth():
+    output = "    x_test.go:4: " + "[{" * 5000 + "\n"
+    stream = [{"Action": "output", "Package": "p", "Test": "T", "Output": output, "Extra": [[] for _ in range(50_000)]},
+              {"Action": "fail", "Package": "p", "Test": "T"}]
+    started = time.monotonic()
+    [result] = parse_go_json("\n".join(map(json.dumps, stream)).encode())
+    assert time.monotonic() - started < 1.0
+    assert (result.outcome, frames(result.details)) == ("failed", [("x_test.go", 4)])
