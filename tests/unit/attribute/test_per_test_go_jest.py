@@ -74,7 +74,8 @@ def test_go_each_failing_test_is_a_finding_on_its_step_rechecked_alone(go_ws, mo
     seen = _spy(monkeypatch)
     steps = [{"README.md": "calc\n"}, {"calc.go": GO_LIB.replace("a + b", "a - b")}, {"NOTES.md": "n\n"},
              {"calc.go": GO_LIB.replace("a + b", "a - b").replace("a * b", "a * b * b")}, {"README.md": "c\n"}]
-    report = stop(go_ws, record_steps(go_ws, steps)).report
+    outcome = stop(go_ws, record_steps(go_ws, steps))
+    report = outcome.report
     by_test = {finding["test"]: finding for finding in report["findings"]}
     add, mul = "go::example.com/calc::TestAdd", "go::example.com/calc::TestMul/two_by_three"
     assert set(by_test) == {add, mul}  # TestMul failed only through its subtest: not a finding of its own
@@ -82,6 +83,8 @@ def test_go_each_failing_test_is_a_finding_on_its_step_rechecked_alone(go_ws, mo
     assert (by_test[mul]["path"], by_test[mul]["line"]) == ("calc_test.go", 15)
     assert (by_test[add]["flip_step"], by_test[add]["level"], by_test[add]["changed"]) == (2, "provable", ["calc.go"])
     assert (by_test[mul]["flip_step"], by_test[mul]["level"]) == (4, "provable")
+    assert "+func Add(a, b int) int { return a - b }" in by_test[add]["diff"]
+    assert f"test {add} fails at calc_test.go:7" in outcome.feedback and "which changed calc.go" in outcome.feedback
     whole, *replay = seen
     assert whole["select"] == () and whole["run"] is None
     assert replay and all(len(run["select"]) == 1 for run in replay)
