@@ -180,8 +180,8 @@ def regex_literal(text: str) -> str:
 
 def _plan_go(plan: RunPlan, select: tuple[str, ...]) -> None:
     """vacant's `go` first on the PATH of a command that names go (module docstring)."""
-    if not _GO.search(plan.command):
-        return
+    if not _GO.search(plan.command) or _noexec(plan.scratch):
+        return  # on a noexec mount it could not run: go's text is read instead
     directory = plan.scratch / "go-bin"
     directory.mkdir()
     script = directory / "go_json.py"
@@ -198,6 +198,13 @@ def _plan_go(plan: RunPlan, select: tuple[str, ...]) -> None:
     pattern = go_run_pattern(select)
     if pattern:
         plan.env[GO_RUN_ENV] = pattern
+
+
+def _noexec(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_NOEXEC)
+    except (OSError, AttributeError):
+        return False
 
 
 def go_run_pattern(select: tuple[str, ...]) -> str | None:
