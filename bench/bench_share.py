@@ -39,7 +39,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from vacant.share import sync as share_sync
 from vacant.share.gitstore import GitStore
-from vacant.share.publish import AUTHORS, add_entries, entry_path, seal
+from vacant.share.gitstore import AUTHORS
+from vacant.share.publish import add_entries, entry_path, seal
 from vacant.share.records import (
     Cell,
     Hunk,

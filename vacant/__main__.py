@@ -1,6 +1,8 @@
 """`python -m vacant …` and the `vacant` command: the command line of `vacant.cli`.
 
-`vacant --version` answers before anything heavy is imported (typer, pydantic, every command).
+`vacant --version` answers before anything heavy is imported (typer, pydantic, every command), and
+so does `vacant reputation [--json] [--local]` (vacant/commands/reputation.py `answer_quickly`),
+whose warm answer is otherwise mostly that import; any trouble there runs the full command line.
 """
 
 import sys
@@ -12,6 +14,11 @@ def main() -> None:
 
         print(f"vacant {__version__}")
         sys.exit(0)
+    if sys.argv[1:2] == ["reputation"]:
+        from vacant.commands.reputation import answer_quickly
+
+        if answer_quickly(sys.argv[1:]):
+            sys.exit(0)
     from vacant.cli import main as cli_main
 
     cli_main()

@@ -23,6 +23,7 @@ from typing import IO
 from vacant.core import children
 
 NAMESPACE = "refs/vacant/"
+AUTHORS = NAMESPACE + "authors/"  # one ref per signing key: refs/vacant/authors/<fingerprint>
 _SAFE_REF = re.compile(r"^refs/vacant/[A-Za-z0-9][A-Za-z0-9/_.-]*$")
 NETWORK_TIMEOUT_S = 600.0
 LOCAL_TIMEOUT_S = 300.0

@@ -30,6 +30,8 @@ from vacant.core.docgen import GeneratedDoc
 FORMAT = 2  # the newest; what each kind is written in: WRITTEN_FORMAT
 FORMATS = (1, 2)
 KINDS = ("run", "review", "manifest")
+KIND_DIRS = {"run": "runs", "review": "reviews", "manifest": "manifests"}  # where each kind sits in an author's tree
+ENTRY = re.compile(r"^(runs|reviews|manifests)/([0-9a-f]{2})/([0-9a-f]{62})$")
 WRITTEN_FORMAT = {"run": 2, "review": 1, "manifest": 1}  # reviews and manifests did not change in 2
 
 # line data (format 2): bounded so a record stays small whatever the run touched

@@ -25,23 +25,17 @@ from typing import Any
 
 from vacant.core.locations import (
     WorkspaceError,
-    find_root,
     list_runs,
-    new_root,
     state_dir,
 )
-from vacant.share.gitstore import GitError, GitStore
-from vacant.share.publish import (
-    AUTHORS,
-    ENTRY,
-    load_json,
-    publish,
-    run_stamp,
-    save_json,
-)
+from vacant.share.cache import load_json, save_json
+from vacant.share.gitstore import AUTHORS, GitError, GitStore
+from vacant.share.publish import publish, run_stamp
+from vacant.share.records import ENTRY
 from vacant.share.publish import cache_path as published_path
 from vacant.share.signing import Signer, existing_signer, own_signer
 from vacant.share.team import FINGERPRINT, read_team, team_keys
+from vacant.share.teamkey import open_store
 
 TRACKING = "refs/vacant/remotes/"
 ATTEMPTS = 10
@@ -66,21 +60,6 @@ class SyncResult:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def repository_root(start: Path) -> Path:
-    """The workspace whose records a command shares: the nearest `.vacant/` ancestor, unless a git
-    checkout lies between (a stray `.vacant/` above a clone never hijacks the clone's records)."""
-    found = find_root(start)
-    checkout = new_root(start)
-    return checkout if (checkout / ".git").exists() and found in checkout.parents else found
-
-
-def open_store(root: Path) -> GitStore:
-    store = GitStore(root)
-    if not store.is_repository():
-        raise WorkspaceError(f"{root} is not a git repository: vacant sync shares records through its git remote")
-    return store
 
 
 def remote_id(store: GitStore, remote: str) -> str:
