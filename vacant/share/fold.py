@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vacant.share.cache import load_sealed, save_sealed
-from vacant.share.gitstore import GitStore
+from vacant.share.gitstore import GitError, GitStore
 from vacant.share.teamkey import cache_dir, view_key
 from vacant.store import reputation
 from vacant.store.reputation import CellStats, ReviewRow
@@ -165,10 +165,15 @@ def folded_stats(root: Path | None, local_only: bool = False,
     if local_only:
         return reputation.cell_stats(path), Provenance("local", local=len(local), counted=len(local))
     store = GitStore(root) if root is not None else None
-    if root is None or store is None or not store.is_repository():
+    try:
+        summary = team_summary(root, store) if root is not None and store is not None else None
+    except GitError:
+        if store is not None and store.is_repository():
+            raise
+        summary = None  # asked only when git failed: a warm answer spends no git call on it
+    if summary is None:
         return reputation.aggregate(local), Provenance("team", local=len(local), counted=len(local),
                                                        note="not in a git repository: no team records")
-    summary = team_summary(root, store)
     stats, overlap, counted = fold(local, summary)
     note = None if summary.team or summary.rejected else "no shared records yet: vacant sync fetches the team's"
     return stats, Provenance("team", len(local), summary.team, overlap, counted, summary.rejected,

@@ -106,10 +106,15 @@ def _optional(inner: Check) -> Check:
 
 
 def _list(inner: Check, limit: int) -> Check:
+    check = inner.parse
+
     def parse(value: Any, where: str) -> list[Any]:
         if not isinstance(value, list) or len(value) > limit:
             raise RecordError(f"{where}: expected a list of at most {limit}")
-        return [inner.parse(item, f"{where}[{n}]") for n, item in enumerate(value)]
+        try:
+            return [check(item, where) for item in value]
+        except RecordError:  # again, naming the item
+            return [check(item, f"{where}[{n}]") for n, item in enumerate(value)]
     return Check(f"list (<= {limit}) of {inner.describe}", parse)
 
 
@@ -293,15 +298,40 @@ def parse_typed(cls: type, value: Any, where: str = "record", version: int = FOR
     through (a key a later format added is unknown to an earlier one)."""
     if not isinstance(value, dict):
         raise RecordError(f"{where}: expected an object")
-    known = [f for f in fields(cls) if _since(f) <= version]
-    names = [f.name for f in known]
-    extra = sorted(set(value) - set(names))
-    if extra:
-        raise RecordError(f"{where}: unknown key(s) {', '.join(extra)}")
-    missing = [n for n in names if n not in value]
-    if missing:
+    layout = _layout(cls, version)
+    if value.keys() != layout.names:
+        extra = sorted(set(value) - layout.names)
+        if extra:
+            raise RecordError(f"{where}: unknown key(s) {', '.join(extra)}")
+        missing = [name for name, _ in layout.checks if name not in value]
         raise RecordError(f"{where}: missing key(s) {', '.join(missing)}")
-    return cls(**{f.name: f.metadata["check"].parse(value[f.name], f"{where}.{f.name}") for f in known})
+    try:
+        parsed = {name: parse(value[name], where) for name, parse in layout.checks}
+    except RecordError:  # the same checks again, naming the key: a bad record is rare, a good one common
+        parsed = {name: parse(value[name], f"{where}.{name}") for name, parse in layout.checks}
+    record = object.__new__(cls)  # a frozen dataclass, filled without its __init__'s per-key setattr
+    record.__dict__.update(layout.absent, **parsed)
+    return record
+
+
+@dataclass(frozen=True)
+class _Layout:
+    names: frozenset[str]
+    checks: tuple[tuple[str, Callable[[Any, str], Any]], ...]  # (key, parse), in field order
+    absent: dict[str, Any]  # keys a later format added: their defaults
+
+
+_LAYOUTS: dict[tuple[type, int], _Layout] = {}
+
+
+def _layout(cls: type, version: int) -> _Layout:
+    found = _LAYOUTS.get((cls, version))
+    if found is None:
+        known = [f for f in fields(cls) if _since(f) <= version]
+        absent = {f.name: f.default for f in fields(cls) if _since(f) > version}
+        found = _LAYOUTS[(cls, version)] = _Layout(frozenset(f.name for f in known),
+                                                  tuple((f.name, f.metadata["check"].parse) for f in known), absent)
+    return found
 
 
 def to_json(record: Any, version: int = FORMAT) -> dict[str, Any]:
@@ -344,6 +374,26 @@ def parse_blob(data: bytes) -> tuple[Envelope, Any]:
     if canonical(raw) + b"\n" != data:  # what was signed is exactly these bytes' content
         raise RecordError("not in canonical form (edited by hand?)")
     return envelope, body
+
+
+def cut_body(envelope: Envelope, data: bytes) -> bytes:
+    """The canonical JSON of the body of `data`, a blob `parse_blob` accepted, cut from its bytes
+    rather than serialised again: the envelope's keys sort as author, body, kind, sig, v, and none
+    of their values needs escaping, so the body sits between a head and a tail of known length."""
+    head = len(f'{{"author":"{envelope.author}","body":')
+    tail = len(f',"kind":"{envelope.kind}","sig":"{envelope.sig}","v":{envelope.v}}}\n')
+    return data[head:len(data) - tail]
+
+
+def signed_bytes_of(envelope: Envelope, body: bytes) -> bytes:
+    """`signed_bytes` of a parsed blob, from its body's canonical bytes (`cut_body`)."""
+    return (f'vacant-share-record\x00{{"author":"{envelope.author}","body":'.encode() + body
+            + f',"kind":"{envelope.kind}","v":{envelope.v}}}'.encode())
+
+
+def body_id_of(kind: str, body: bytes) -> str:
+    """`body_id` from the body's canonical bytes (`cut_body`)."""
+    return hashlib.sha256(kind.encode() + b"\x00" + body).hexdigest()
 
 
 # -- the generated doc ----------------------------------------------------------------------------

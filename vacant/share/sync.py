@@ -11,6 +11,9 @@ Contract:
 - Push sends only refs that differ from the remote's, without force. A rejected ref (someone
   pushed first) means: fetch again, merge again, push again, up to `ATTEMPTS` times with a
   growing, jittered pause. Two clones pushing at once therefore converge on the union.
+- A sync ends by verifying what it fetched into the sealed team cache (vacant/share/team.py,
+  fold.py): the refs changed now, so the next `vacant reputation` or `blame --team` reads the
+  cache instead of every record.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from vacant.core.locations import (
     state_dir,
 )
 from vacant.share.cache import load_json, save_json
+from vacant.share.fold import team_summary
 from vacant.share.gitstore import AUTHORS, GitError, GitStore
 from vacant.share.publish import publish, run_stamp
 from vacant.share.records import ENTRY
@@ -155,6 +159,7 @@ def sync(root: Path, remote: str = "origin", signer: Signer | None = None, attem
             raise GitError(f"the remote kept rejecting vacant's push after {attempts} attempts "
                            "(others are pushing right now): nothing is lost, run vacant sync again")
         time.sleep(random.uniform(0.05, 0.25) * attempt)
+    team_summary(root, store)  # the refs just moved: verify now, so the next reputation or blame reads the cache
     result.seconds = round(time.monotonic() - started, 3)
     save_json(last_sync_path(root), {"at": time.time(), **result.to_json()})
     return result

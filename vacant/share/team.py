@@ -14,7 +14,8 @@ Contract:
   (`.git/vacant/share/team/view-*.json`), keyed by every author ref's commit and the team keys'
   blob ids at HEAD, so any change of a ref or of trust rebuilds it; per author ref, what its
   commit held (`.git/vacant/share/authors/`), keyed by the commit and the author's trust; and
-  verified blobs by git object id (`.git/vacant/share/verified.json`). A cache holds only the
+  verified blobs by git object id, per author ref (`.git/vacant/share/verified/`, so a ref that
+  moved loads only its own author's verdicts). A cache holds only the
   verdicts of records verified when it was built. Deleting any of them costs time only.
 """
 
@@ -34,9 +35,10 @@ from vacant.share.records import (
     ENTRY,
     RecordError,
     RunRecord,
-    body_id,
+    body_id_of,
+    cut_body,
     parse_blob,
-    signed_bytes,
+    signed_bytes_of,
 )
 from vacant.share.signing import TeamKey, TeamKeys, parse_team_keys
 from vacant.share.teamkey import TEAM_KEY_SUFFIX, TEAM_KEYS_FILE, view_key, view_path
@@ -93,8 +95,9 @@ def team_keys(store: GitStore) -> TeamKeys:
     return keys
 
 
-def cache_path(root: Path) -> Path:
-    return state_dir(root) / "share" / "verified.json"
+def cache_path(root: Path, author: str) -> Path:
+    """The verdicts of the blobs found under one author's ref, by object id."""
+    return state_dir(root) / "share" / "verified" / f"{author}.json"
 
 
 def author_refs(refs: dict[str, str], view: TeamView, prefix: str = AUTHORS) -> dict[str, str]:
@@ -134,19 +137,19 @@ def build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[s
     """Every author ref of `refs` read and each record verified (per-author snapshots and the
     verified-blob cache spare the unchanged ones)."""
     view = TeamView(team_keys(store))
-    cache = _OidCache(cache_path(root))
     for author, commit in author_refs(refs, view, prefix).items():
         trusted = author in view.keys.keys
         snap_path = snapshot_dir(root) / f"{author}.{'-'.join(sorted(kinds))}.json"
         snap_key = json.dumps([author, commit, trusted, sorted(kinds)])
         snap = load_sealed(snap_path, snap_key)
         if not isinstance(snap, dict) or not isinstance(snap.get("counted"), list):
+            cache = _OidCache(cache_path(root, author))
             snap = _read_author(store, view.keys, cache, author, commit, kinds)
             save_sealed(snap_path, snap_key, snap)
+            cache.save()
         for kind, record_id, oid, body in snap["counted"]:
             _count(view, Counted(record_id, author, oid, body), kind)
         view.rejected += [Rejected(prefix + author, path, oid, reason) for path, oid, reason in snap["rejected"]]
-    cache.save()
     return view
 
 
@@ -182,7 +185,7 @@ def snapshot_dir(root: Path) -> Path:
     return state_dir(root) / "share" / "authors"
 
 
-_OID_CACHE_KEY = "verified blobs by object id, format 1"
+_OID_CACHE_KEY = "verified blobs by object id, format 2"
 
 
 class _OidCache:
@@ -257,12 +260,13 @@ def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]],
         return f"malformed: {error}"
     if envelope.author not in keys.keys:
         return f"unknown key {envelope.author} (not in {TEAM_KEYS_FILE} at HEAD)"
-    signed = signed_bytes(envelope.kind, envelope.author, envelope.body, envelope.v)
-    if vouched_by != envelope.author and not keys.verify(envelope.author, signed, envelope.sig):
+    body_bytes = cut_body(envelope, data)  # the canonical body, without serialising it again
+    if vouched_by != envelope.author and not keys.verify(envelope.author, signed_bytes_of(envelope, body_bytes),
+                                                         envelope.sig):
         return f"bad signature: edited after signing, or not signed by {envelope.author}"
     summary = ({"run": body.run, "through_seq": body.through_seq, "lines": bool(body.lines), "paths": _paths(body)}
                if envelope.kind == "run" else envelope.body)
-    verdict = [hashlib.sha256(data).hexdigest(), envelope.author, envelope.kind, body_id(envelope.kind, envelope.body),
+    verdict = [hashlib.sha256(data).hexdigest(), envelope.author, envelope.kind, body_id_of(envelope.kind, body_bytes),
                summary]
     cache[oid] = verdict
     return verdict

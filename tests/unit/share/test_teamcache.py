@@ -149,10 +149,10 @@ local_rows = st.lists(st.tuples(st.integers(0, 2), st.sampled_from([0.0, 1.0]), 
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=team_records, local=local_rows, later=team_records)
-def test_cached_figures_equal_a_fresh_verification_before_and_after_the_refs_move(tmp_path_factory, records, local,
-                                                                                    later):
+def test_cached_figures_equal_a_fresh_verification_before_and_after_the_refs_move(tmp_path_factory, monkeypatch,
+                                                                                    records, local, later):
     base = tmp_path_factory.mktemp("team")
-    os.environ["VACANT_HOME"] = str(base / "data")  # this example's own local table (the fixture restores it)
+    monkeypatch.setenv("VACANT_HOME", str(base / "data"))  # this example's own local table
     store = make_repo(base, PEOPLE)
     for cell, score, run in local:  # the local table overlaps the team's rows where they say the same
         reputation.record_review(CELLS[cell].__dict__, score, 1.0, f"run-{run}", None if score else "f0")
@@ -210,7 +210,8 @@ CACHE_FILES = {  # each cache, and the caches above it that must be gone for it 
     "reputation": (lambda root: fold.summary_path(root), []),
     "view": (lambda root: view_path(root, fold.KINDS), []),
     "snapshot": (lambda root: sorted((share_dir(root) / "authors").iterdir())[0], ["reputation", "view"]),
-    "verified-blobs": (lambda root: share_dir(root) / "verified.json", ["reputation", "view", "snapshot"]),
+    "verified-blobs": (lambda root: sorted((share_dir(root) / "verified").iterdir())[0],
+                       ["reputation", "view", "snapshot"]),
 }
 
 
