@@ -443,6 +443,34 @@ Limits, said plainly:
 """
 
 
+CACHE_DOC = """## Reading at scale: the sealed team cache
+
+Verifying every record is parse-bound (tens of microseconds a review, more for a run record with
+line data), so a clone verifies each state of the refs once and keeps what it found, sealed, in
+its state directory (`share/team/`, `share/authors/`, `share/verified/`; docs/STORAGE.md):
+
+- **What it is keyed by**: every `refs/vacant/authors/*` ref's name and commit, and the team
+  keys' entries at `HEAD` (mode, blob id, path), plus the cache's format. A sync, a rewritten or
+  deleted ref, or a commit that adds or removes a key gives another key, and the cache is built
+  again from the refs: only the records of refs that moved are read again (per-author snapshots,
+  keyed by the ref's commit and the author's trust, and verdicts by blob id per author).
+- **What it holds**: only the verdicts of the build: each counted record's summary and each
+  rejected record's reason. A record whose signature failed was never counted and is not counted
+  from the cache either.
+- **Why it is believed**: each file is a header `vacant-sealed <format> <mac>` and its JSON; the
+  MAC is HMAC-SHA256 under the person's own key (`~/.config/vacant/key`) over the key above and the
+  bytes. A file edited, truncated, replaced by garbage, sealed by someone else or for other refs
+  reads as no cache and is rebuilt; it is never an error. Without a usable key nothing is cached.
+- **When it is built**: `vacant sync` ends by verifying what it fetched, so the next `vacant
+  reputation` (answered before the command line is imported: `vacant/__main__.py`) reads only the
+  folded figures' inputs (per-cell sums and an 8-byte digest per team review) and `blame --team`
+  the view. Refs moved by hand (`git fetch`) are verified by the first command that reads them.
+- **The path index**: each run's verdict lists the paths the record says it changed (its steps and
+  line data, up to `MAX_INDEXED_PATHS` of vacant/share/team.py; a record with more is always
+  read), so `blame FILE --team` reads only the run records that changed FILE.
+"""
+
+
 def render_doc() -> str:
     lines = ["# Shared records (`vacant sync`)", "", DOC.header(), "", DOC_HEAD]
     for cls in (Envelope, RunRecord, ReviewRecord, ManifestRecord, Cell, StepEntry, FindingEntry, ReadCoverage,
@@ -456,7 +484,8 @@ def render_doc() -> str:
             since = f" (format {_since(f)}; absent before)" if _since(f) > 1 else ""
             lines.append(f"| `{f.name}` | {f.metadata['check'].describe} | {f.metadata['doc']}{since} |")
         lines.append("")
-    lines += [LINES_DOC.format(hex=LINE_HASH_HEX, version_lines=MAX_VERSION_LINES, record=MAX_RECORD_HASHES)]
+    lines += [LINES_DOC.format(hex=LINE_HASH_HEX, version_lines=MAX_VERSION_LINES, record=MAX_RECORD_HASHES),
+              CACHE_DOC]
     return "\n".join(lines)
 
 

@@ -307,3 +307,29 @@ def test_the_cli_answers_the_same_warm_and_without_a_repository(tmp_path):
     assert '"team": 7' in said["reputation --json"].stdout and said["reputation --bogus"].returncode == 2
     outside = subprocess.run(vacant + ["reputation"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert outside.returncode == 0 and "not in a git repository" in outside.stdout
+
+
+def test_after_a_sync_the_first_reputation_of_a_fresh_clone_reads_no_record(tmp_path, monkeypatch):
+    """`vacant sync` verifies what it fetched: the clone's first figures come from the sealed cache."""
+    from vacant.share import gitstore, signing
+    from vacant.share.sync import sync
+
+    store = make_repo(tmp_path, PEOPLE[:2])
+    publish(store, PEOPLE[0], [("review", review(n, n % 3, float(n % 2))) for n in range(6)])
+    publish(store, PEOPLE[1], [("review", review(9, 1, 0.0))])
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(store.root, "push", "-q", str(bare), "main", f"{AUTHORS}*:{AUTHORS}*")
+    git(tmp_path, "clone", "-q", "-b", "main", str(bare), str(tmp_path / "clone"))
+    clone = GitStore(tmp_path / "clone")
+    sync(clone.root, "origin", signer=STRANGER)  # a clone of someone whose key is not (yet) trusted: nothing to push
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read a record after the sync had verified them")
+
+    with monkeypatch.context() as refusing:
+        refusing.setattr(gitstore.GitStore, "read_blobs", refuse)
+        refusing.setattr(signing.TeamKeys, "verify", refuse)
+        stats, provenance = fold.folded_stats(clone.root)
+    assert (provenance.team, provenance.rejected) == (7, 0)
+    assert answer(clone) == oracle(clone)
