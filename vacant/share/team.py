@@ -172,7 +172,7 @@ def view_from_json(data: Any) -> TeamView | None:
         view = TeamView(keys, ignored_refs=[str(r) for r in data["ignored_refs"]],
                         per_author={str(a): int(n) for a, n in data["per_author"].items()})
         view.reviews = {c[0]: Counted(*c) for c in data["reviews"]}
-        view.runs = {c[2]["run"]: Counted(*c) for c in data["runs"]}
+        view.runs = {c[3]["run"]: Counted(*c) for c in data["runs"]}
         view.rejected = [Rejected(*r) for r in data["rejected"]]
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         return None
