@@ -16,9 +16,13 @@ def main() -> None:
         sys.exit(0)
     if sys.argv[1:2] == ["reputation"]:
         from vacant.commands.reputation import answer_quickly
+        from vacant.core import children
 
-        if answer_quickly(sys.argv[1:]):
-            sys.exit(0)
+        try:
+            if answer_quickly(sys.argv[1:]):
+                sys.exit(0)
+        except (children.Interrupted, KeyboardInterrupt) as stop:
+            children.exit_interrupted(stop)
     from vacant.cli import main as cli_main
 
     cli_main()

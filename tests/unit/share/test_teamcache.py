@@ -334,3 +334,31 @@ def test_after_a_sync_the_first_reputation_of_a_fresh_clone_reads_no_record(tmp_
         stats, provenance = fold.folded_stats(clone.root)
     assert (provenance.team, provenance.rejected) == (7, 0)
     assert answer(clone) == oracle(clone)
+
+
+def test_an_interrupt_stops_a_reputation_answered_before_the_command_line(tmp_path):
+    """SIGINT while the quick answer waits on git: exit 130, the command line's sentence, the git
+    child killed, within a second (a slow git: a real script on PATH that sleeps, then runs git)."""
+    import shutil
+    import signal
+    import time
+
+    store = make_repo(tmp_path, PEOPLE[:1])
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    marker = tmp_path / "git-started"
+    (slow / "git").write_text(f"#!/bin/sh\ntouch {marker}\nsleep 30\nexec {shutil.which('git')} \"$@\"\n")
+    (slow / "git").chmod(0o755)
+    env = {**os.environ, "PATH": f"{slow}:{os.environ['PATH']}"}
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "vacant"), "reputation", "--json"], cwd=store.root,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "git was never started"
+        time.sleep(0.02)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 2.0
+    assert proc.returncode == 130 and out == ""
+    assert err.startswith("vacant: stopped by SIGINT;") and "Traceback" not in err
