@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from vacant.core.keys import create_user_key
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
@@ -48,6 +50,7 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))  # the cache's HMAC key lives here
     monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
     monkeypatch.delenv("VACANT_STATE_DIR", raising=False)
+    create_user_key()  # the person's, as their `vacant init` made it
 
 
 def make_repo(base: Path, trusted: list[Signer]) -> GitStore:
