@@ -39,7 +39,7 @@ from vacant.policy.contract import ContractError
 from vacant.policy.flags import FlagError
 from vacant.share.gitstore import GitError
 from vacant.store.states import ReconstructionError
-from vacant.store.steplog import LockTimeout
+from vacant.core.filelock import LockTimeout
 
 # Help shows an argument by its name and an option by its metavar (or its name in capitals), never
 # typer's type tags (`<str>`, `<list[str]>`): they say nothing a person needs there.

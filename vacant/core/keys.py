@@ -17,6 +17,7 @@ import stat
 import warnings
 from pathlib import Path
 
+from vacant.core.atomic import create_secret
 from vacant.core.locations import user_config_dir
 
 KEY_BYTES = 32
@@ -62,20 +63,7 @@ def create_user_key() -> bytes:
         return _read(path)
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temp = path.with_name(f".key.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, os.urandom(KEY_BYTES))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(temp, path)  # fails if another process created the key first: theirs wins
-    except FileExistsError:
-        pass
-    finally:
-        os.unlink(temp)
+    create_secret(path, os.urandom(KEY_BYTES))
     return _read(path)
 
 

@@ -26,7 +26,8 @@ from vacant.platforms.all_platforms import ALIASES, PROGRAMS, load, names
 from vacant.platforms.driver import DoError, Driver, run_session
 from vacant.core.trustenv import mark_do, unmark_do
 from vacant.record.recorder import DO_ENV
-from vacant.store.steplog import StepLog, file_lock
+from vacant.core.filelock import file_lock
+from vacant.store.steplog import StepLog
 
 PLATFORMS = names()
 DEFAULT_BURST_GAP_S = 0.5

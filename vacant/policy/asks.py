@@ -37,7 +37,8 @@ from vacant.core.redact import redact
 from vacant.policy.askprint import git_head, moved_since, workspace_fingerprint
 from vacant.policy.decided import DECIDED_MISSING, decided_by_person
 from vacant.policy.rules import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
-from vacant.store.steplog import StepLog, file_lock
+from vacant.core.filelock import file_lock
+from vacant.store.steplog import StepLog
 
 __all__ = ["git_head", "moved_since", "workspace_fingerprint"]  # their home is askprint.py
 

@@ -26,7 +26,8 @@ from vacant.store.exclude import excluded
 from vacant.store.hasher import ScanResult, relative_to_root
 from vacant.store.objects import hash_bytes
 from vacant.store.states import open_scanner, save_manifest
-from vacant.store.steplog import StepLog, file_lock
+from vacant.core.filelock import file_lock
+from vacant.store.steplog import StepLog
 
 WORKSPACE_LOCK_TIMEOUT_S = 60.0
 MAIN = "main"

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vacant.core.atomic import create_secret
 from vacant.core.keys import KeyFileError
 from vacant.core.locations import user_config_dir
 from vacant.share.teamkey import TEAM_KEY_SUFFIX, TEAM_KEYS_FILE  # noqa: F401 - named here for readers of keys
@@ -80,20 +81,7 @@ def own_signer() -> Signer:
     """The person's signing key, created atomically (0600) on first use."""
     path = key_path()
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = path.with_name(f".share-ed25519.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, os.urandom(KEY_BYTES))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(temp, path)  # another process made one first: theirs wins
-        except FileExistsError:
-            pass
-        finally:
-            os.unlink(temp)
+        create_secret(path, os.urandom(KEY_BYTES))  # another process made one first: theirs wins
     data = path.read_bytes()
     if len(data) != KEY_BYTES:
         raise KeyFileError(f"{path} is not a vacant share key ({len(data)} bytes, expected {KEY_BYTES}): move it away")

@@ -10,28 +10,21 @@ cut off the end. Stdlib only (hot path).
 from __future__ import annotations
 
 import bisect
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import time
 from collections import namedtuple
-from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 from vacant.core import children, events
+from vacant.core.filelock import file_lock
 from vacant.core.redact import redact
 
 LOG_NAME = "events.jsonl"
 GENESIS = "0" * 64
-LOCK_TIMEOUT_S = 30.0
 TAIL_PROBE = 1 << 20
-
-
-class LockTimeout(RuntimeError):
-    pass
 
 
 def canonical(record: dict[str, object]) -> bytes:
@@ -42,35 +35,6 @@ def chain_hash(record: dict[str, object]) -> str:
     """sha256 over the record without its own `hash` field (its `prev` is included)."""
     body = {key: value for key, value in record.items() if key != "hash"}
     return hashlib.sha256(canonical(body)).hexdigest()
-
-
-@contextlib.contextmanager
-def file_lock(path: Path, timeout: float | None = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """An exclusive flock that gives up after `timeout` seconds instead of hanging a hook.
-
-    With timeout None it blocks in the kernel's queue, which is fair: polling lets late comers
-    overtake a waiter for seconds under contention. Hooks bound that wait with their own alarm.
-    """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        if timeout is None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-            return
-        deadline = time.monotonic() + timeout
-        delay = 0.0005
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise LockTimeout(f"could not lock {path} within {timeout:.0f} s") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.02)
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock
 
 
 Head = namedtuple("Head", "seq hash size")  # the chain's tip and the log size it was written at

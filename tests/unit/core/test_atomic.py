@@ -8,7 +8,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from vacant.core.atomic import atomic_write
+from vacant.core.atomic import atomic_write, create_secret
 
 
 def _write_many(args: tuple[str, int]) -> None:
@@ -44,3 +44,20 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path):
         atomic_write(target, 12345)  # not bytes: fails before the swap
     assert target.read_text() == "old"
     assert [entry.name for entry in tmp_path.iterdir()] == ["run.json"]
+
+
+def _create(args: tuple[str, bytes]) -> None:
+    create_secret(args[0], args[1])
+
+
+def test_concurrent_creators_of_a_secret_agree_on_one_and_it_is_never_replaced(tmp_path):
+    target = tmp_path / "cfg" / "key"
+    candidates = [os.urandom(32) for _ in range(8)]
+    with ProcessPoolExecutor(4) as pool:
+        list(pool.map(_create, [(str(target), data) for data in candidates]))
+    assert target.read_bytes() in candidates
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600 and stat.S_IMODE(target.parent.stat().st_mode) == 0o700
+    assert [entry.name for entry in target.parent.iterdir()] == ["key"]  # no temp file left
+    kept = target.read_bytes()
+    create_secret(target, b"another")
+    assert target.read_bytes() == kept
