@@ -10,13 +10,13 @@ writes several lines puts values there that the finding is not about). A source 
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import keyword
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from vacant.attribute.replay import Timeline
+from vacant.core.globs import glob_matches
 from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView
 
@@ -135,7 +135,7 @@ def find_source(view: RunView, timeline: Timeline, store: ObjectStore, value: se
         if _holds(store, read, value):
             return classify(view, _shown_file(reads, read, store, value), _ValueIn(timeline, store, value))
     for path, entry in sorted(timeline.states[0].items()):
-        if entry[0] == "f" and any(fnmatch.fnmatch(path, glob) for glob in pinned) and store.has(entry[3]):
+        if entry[0] == "f" and any(glob_matches(glob, path) for glob in pinned) and store.has(entry[3]):
             if contains(_decode(store.get(entry[3])), value):
                 return Source("external", "pinned", path, None, None)
     return None

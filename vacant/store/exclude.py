@@ -3,8 +3,8 @@
     [store]
     exclude = ["secrets/**", ".env", "*.pem"]
 
-Globs relative to the workspace root: `*` and `?` stay within one path segment, `**` spans any
-number of them, and a pattern naming a directory covers everything below it. An excluded file
+Globs relative to the workspace root (vacant/core/globs.py: `*` and `?` stay within one path
+segment, `**` spans any number of them, a pattern naming a directory covers everything below it). An excluded file
 is still hashed (its changes are attributed like any other), but its bytes never reach the
 object store, whether seen by a scan or read by the agent's Read tool; replay cannot restore
 it (it counts as unrestorable). The contract's pydantic model validates the table for the CLI;
@@ -19,32 +19,16 @@ import re
 import sys
 from pathlib import Path
 
+from vacant.core.globs import glob_regex as _glob_regex
+from vacant.core.globs import normal_glob
+
 _CACHE: dict[str, tuple[tuple[int, int], tuple[re.Pattern[str], ...]]] = {}
 _HAS_STORE = re.compile(rb"^\s*\[\s*store\s*\]|^\s*store\s*[.=]", re.MULTILINE)
 
 
 def glob_regex(pattern: str) -> str:
-    """The regex of one exclude glob (anchored at the workspace root)."""
-    pattern = pattern.strip().lstrip("/")
-    pattern = pattern.removeprefix("./")
-    out, index = [], 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(pattern[index]))
-            index += 1
-    return "".join(out).rstrip("/") + "(?:/.*)?$"
+    """The regex of one exclude glob (anchored at the workspace root; vacant/core/globs.py)."""
+    return _glob_regex(normal_glob(pattern))
 
 
 def patterns(root: Path) -> tuple[re.Pattern[str], ...]:
