@@ -424,3 +424,13 @@ def test_store_table_is_validated_by_the_contract(ws, table, ok):
     else:
         with pytest.raises(ContractError):
             load_contract(ws)
+
+
+@pytest.mark.parametrize("text, value", [
+    ('token access_token = "00000000"', "00000000"),  # found by the generated test above
+    ("Bearer api_token: 's3cr3tvalue'", "s3cr3tvalue"),
+    ("basic client_secret=hunter2hunter2", "hunter2hunter2"),
+])
+def test_a_secret_name_taken_by_an_earlier_rule_still_loses_its_value(text, value):
+    out = redact_text(text)
+    assert value not in out and redact_text(out) == out, out

@@ -80,8 +80,11 @@ _EXTRA_ANCHORS: dict[str, tuple[tuple[str, ...], bool]] = {
 # bounded affixes from a token start: an unbounded `[…]*` prefix would make the scan quadratic
 _NAME = r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{0,40}?(?:" + "|".join(KEYWORDS + MORE_KEYWORDS) + r")[A-Za-z0-9_\-]{0,40}"
 # `DB_PASSWORD=x`, `password: "x"`, `"api_key": "x"`, `--password=x`: the name stays, the value goes
+# a name an earlier rule already redacted (`token access_token = "x"`: the header rule took
+# `access_token`) still names a secret: its value goes too
+_MARKED = r"\[REDACTED:[a-z0-9-]{1,40}\]"
 _KEYWORD = re.compile(
-    r"(" + _NAME + r"[\"'\]]{0,2}[ \t]*(?:=|:=|=>|:)[ \t]*)"
+    r"((?:" + _NAME + r"|" + _MARKED + r")[\"'\]]{0,2}[ \t]*(?:=|:=|=>|:)[ \t]*)"
     r"(?:([\"'`])((?:(?!\2)[^\n]){1,256}?)\2"  # a quoted value: up to its closing quote
     r"|((?!\$\{|\$[A-Za-z_]|<[a-z]|\*\*\*|\[REDACTED|/|null\b|None\b|true\b|false\b|[\w.]*[(\[])"
     r"[^\s\"'`,;&|(){}\[\]]{3,}))",
@@ -227,11 +230,11 @@ def _redact(text: str) -> str:
         if cleaned != text:
             text, folded, needed = cleaned, None, {}
     lowered = text.lower()
-    if any(anchor in lowered for anchor in _KEYWORD_ANCHORS):  # line by line: only lines naming a secret
+    if any(anchor in lowered for anchor in _KEYWORD_ANCHORS) or "[redacted:" in lowered:  # only lines naming a secret
         lines, low_lines = text.split("\n"), lowered.split("\n")
         if len(lines) == len(low_lines):  # (lower() can change the length of some characters)
             for index, low in enumerate(low_lines):
-                if any(anchor in low for anchor in _KEYWORD_ANCHORS):
+                if any(anchor in low for anchor in _KEYWORD_ANCHORS) or "[redacted:" in low:
                     lines[index] = _KEYWORD.sub(_keyword, lines[index])
             text = "\n".join(lines)
         else:

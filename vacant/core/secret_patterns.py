@@ -132,7 +132,9 @@ EXTRA: tuple[tuple[str, str, int, int], ...] = (
     ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b", 0, 0),
     ("aws-secret-key", r"((?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY|SecretAccessKey)[\"']?\s*[=:]\s*[\"']?)"
      r"([A-Za-z0-9/+=]{40})", 0, 2),
-    ("auth-header", r"(\b(?:[Bb]earer|[Bb]asic|[Tt]oken|Digest)\s+)([A-Za-z0-9._~+/\-]{8,}=*)", 0, 2),
+    # the credential whole (no shorter prefix of a longer word), its `=` padding only where no value follows
+    ("auth-header", r"(\b(?:[Bb]earer|[Bb]asic|[Tt]oken|Digest)\s+)([A-Za-z0-9._~+/\-]{8,}=*)(?![A-Za-z0-9._~+/\-])",
+     0, 2),
     ("user-password-option", r"((?:^|\s)(?:-u|--user|--basic-auth|--auth)[ =]?['\"]?[^\s:'\"]+:)([^\s'\"]+)", 0, 2),
     ("url-password", r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:)([^\s@/]{1,256})(?=@)", 0, 2),
 )
