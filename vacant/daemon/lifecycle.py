@@ -57,10 +57,41 @@ def ensure_config(root: Path) -> dict:
     return config
 
 
+PORT_FLOOR = 10000  # above the registered services most machines run
+EPHEMERAL = "/proc/sys/net/ipv4/ip_local_port_range"
+
+
 def _free_port() -> int:
+    """A free port below the kernel's ephemeral range, kept for the life of the install: every
+    outgoing connection of every program takes its local port from that range, so a port chosen
+    there (bind to 0) is soon someone's, and the daemon then serves elsewhere (measured: an e2e run
+    lost its http hooks so). Falls back to the kernel's choice when no such range is known."""
+    low = _ephemeral_low()
+    if low is not None and low - PORT_FLOOR > 1000:
+        for _ in range(64):
+            port = PORT_FLOOR + secrets.randbelow(low - PORT_FLOOR)
+            if _bindable(port):
+                return port
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def _ephemeral_low() -> int | None:
+    try:
+        with open(EPHEMERAL) as handle:
+            return int(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def running(root: Path) -> bool:
