@@ -203,16 +203,17 @@ def cpu_seconds(pid: int) -> float:
 
 @pytest.mark.slow
 def test_report_stops_while_it_writes_a_run_view_and_leaves_no_page(repo, tmp_path):
-    """No child here: the work is vacant's own (a 1,000-step run view), interrupted mid-way."""
+    """No child here: the work is vacant's own (a 4,000-step run view), interrupted mid-way (with
+    1,000 steps a loaded machine's report could finish between the check and the signal)."""
     browser = str(Path(__file__).resolve().parents[2] / "browser")
     if browser not in sys.path:
         sys.path.insert(0, browser)
     from gen_run import generate
 
-    generate(repo, steps=1000)
+    generate(repo, steps=4000, run_id="gen-4000")
     out = tmp_path / "views"
     out.mkdir()
-    proc = start(["report", "gen-1000", "--html", str(out / "big.html")], repo)
+    proc = start(["report", "gen-4000", "--html", str(out / "big.html")], repo)
     wait_until(lambda: cpu_seconds(proc.pid) >= 0.6 or proc.poll() is not None, 60, "the report to be at work")
     assert proc.poll() is None, f"the report ended before it was interrupted: {proc.communicate()}"
     sent = time.monotonic()
