@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import time
@@ -20,6 +19,8 @@ from collections import namedtuple
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
+
+from vacant.core.sha import sha256
 
 from vacant.core import children, events
 from vacant.core.redact import redact
@@ -41,7 +42,7 @@ def canonical(record: dict[str, object]) -> bytes:
 def chain_hash(record: dict[str, object]) -> str:
     """sha256 over the record without its own `hash` field (its `prev` is included)."""
     body = {key: value for key, value in record.items() if key != "hash"}
-    return hashlib.sha256(canonical(body)).hexdigest()
+    return sha256(canonical(body)).hexdigest()
 
 
 @contextlib.contextmanager
