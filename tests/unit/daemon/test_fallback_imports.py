@@ -40,6 +40,11 @@ STDLIB_ALLOWED = {
 VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.", "vacant.record.", "vacant.platforms.")
 VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant.record", "vacant.platforms",
                "vacant.hook", "vacant.daemon", "vacant.daemon.paths"}
+# a Claude call loads Claude's platform only (vacant/platforms/lean_registry.py), and the asks of
+# ACT calls only when one is held
+VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vacant.platforms.opencode",
+                "vacant.platforms.gemini", "vacant.platforms.qwen", "vacant.platforms.copilot",
+                "vacant.platforms.command", "vacant.policy.asks", "vacant.platforms.codex.doctor"}
 # costly and never needed by a tool call: named so that a failure says which one came back
 NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "subprocess", "inspect", "ast",
          "traceback", "textwrap", "tomllib", "socket", "selectors", "tempfile", "logging", "datetime"}
@@ -103,6 +108,7 @@ def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspa
         assert stdlib <= STDLIB_ALLOWED, f"{where} imported stdlib modules beyond the allowlist: {sorted(stdlib - STDLIB_ALLOWED)}"
         strays = {name for name in vacant if not name.startswith(VACANT_ALLOWED) and name not in VACANT_ALSO}
         assert not strays, f"{where} imported vacant modules off the tool-call path: {sorted(strays)}"
+        assert not vacant & VACANT_NEVER, f"{where} imported {sorted(vacant & VACANT_NEVER)}"
     state = state_dir(workspace)
     assert not (state / "errors.log").exists(), (state / "errors.log").read_text()
     assert list((state / "runs").iterdir()), "nothing was recorded: the probe measured an idle hook"
