@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 import warnings
 
@@ -79,16 +78,8 @@ def one_line_warning(message, category, filename, lineno, line=None) -> str:  # 
     return f"vacant: warning: {text}\n"
 
 
-def interrupted_sentence(stop: children.Interrupted) -> str:
-    killed = f"killed the {stop.killed} process group(s) it had started, " if stop.killed else ""
-    return f"vacant: stopped by {stop.name}; {killed}nothing half-written was kept"
-
-
 def _exit_interrupted(stop: BaseException) -> None:
-    if not isinstance(stop, children.Interrupted):
-        stop = children.Interrupted(signal.SIGINT)
-    print(interrupted_sentence(stop), file=sys.stderr)
-    sys.exit(int(Exit.INTERRUPTED))
+    children.exit_interrupted(stop)
 
 
 def main() -> None:

@@ -149,11 +149,15 @@ def test_claude_rounds_until_green(plain_scratch):
         workspace, env = claude_setup(scratch, upstream.url)
         seed_person_files(scratch, workspace)
         before = person_files(scratch, workspace)
-        done = vacant_do(["--", str(claude_binary()), "-p", "set the rate in config.py", *CLAUDE_FLAGS], workspace, env)
+        # walled, as `vacant do` runs by default: Claude's sandbox around its Bash (a TMPDIR too long
+        # for the sandbox's sockets is replaced), the hooks outside it
+        done = vacant_do(["--", str(claude_binary()), "-p", "set the rate in config.py", *CLAUDE_FLAGS], workspace, env,
+                         wall=True)
         requests = upstream.scripted_requests()
     assert done.returncode == 0, done.stderr
     log = log_of(workspace)
     assert rounds(log) == [(1, "continue"), (2, "green")]
+    assert {r.get("walled") for r in log if r["type"] == "round"} == {True}
     assert tools(log) == ["Write", "Edit"]
     first = report(workspace, 1)
     (finding,) = first["findings"]

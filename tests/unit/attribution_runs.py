@@ -530,6 +530,9 @@ def fast_home(isolated_home, monkeypatch):
     with tempfile.TemporaryDirectory(prefix="vacant-diff-home-", dir=FAST_TMP) as home:
         monkeypatch.setenv("XDG_CONFIG_HOME", os.path.join(home, "config"))
         monkeypatch.setenv("VACANT_HOME", os.path.join(home, "data"))
+        from vacant.core.keys import create_user_key
+
+        create_user_key()  # the person's, as isolated_home made it
         yield Path(home)
 
 

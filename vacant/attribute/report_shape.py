@@ -76,8 +76,9 @@ FINDING_FIELDS = (
     Field("origin_source", "string|null", "the source outside the run, if the value came from one"),
     Field("evidence", "object", "how the grade was reached (below)"),
     Field("test", "string|null", "the failing test's id (its suites, class name and name from the runner's JUnit "
-                                 "report, joined by `::`), when the check's runner reported per test; `path` and "
-                                 "`line` are then its assert line"),
+                                 "report, joined by `::`; `go::PACKAGE::TestName/subtest` from `go test -json`, "
+                                 "`jest::FILE::full name` from jest's `--json`), when the check's runner reported per "
+                                 "test; `path` and `line` are then its assert line (the failure's line)"),
     Field("diff", "string|null", "what the change that broke it changed (a short unified diff rebuilt from the "
                                  "recorded states): the hunk at the finding's location first when that change "
                                  "touched its file, then the other files it touched; null only when no flip "

@@ -94,7 +94,7 @@ def _in_repo(root: Path, repo: Path | None, path: str) -> str:
 def _team(root: Path, path: str, rev: str | None, runs: list[Path], content: bytes | None) -> Found:
     """Line-level across machines: this workspace's runs and the team's synced run records."""
     # imported here: the share package loads cryptography (~50 ms) that plain blame never needs
-    from vacant.share.sync import open_store, repository_root
+    from vacant.share.teamkey import open_store, repository_root
     from vacant.share.teamblame import BASELINE as TEAM_BASELINE
     from vacant.share.teamblame import file_level_text, team_blame
 

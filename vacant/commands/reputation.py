@@ -1,18 +1,67 @@
 """`vacant reputation`, `vacant route --task-family F`: reviews per agent cell with Wilson 95%
-intervals, the team's verified reviews folded in unless `--local`."""
+intervals, the team's verified reviews folded in unless `--local`.
+
+typer is imported in `register` only: `vacant reputation [--json] [--local]` is answered by
+`answer_quickly` before the command line (typer and every command, ~1 s here) is imported
+(vacant/__main__.py), which is most of a warm reputation's time.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
-from typing import Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from vacant.commands.common import print_json
 from vacant.store import reputation
 
+if TYPE_CHECKING:
+    import typer
+
+
+def reputation_text(as_json: bool, local: bool) -> str:
+    """What `vacant reputation` prints, whole (nothing is printed until it is all known)."""
+    stats, provenance = _folded(local)
+    cells = [s.to_json() for s in stats]
+    sources = [{"source": s, "count": n} for s, n in reputation.counts("source_counts", "source")]
+    gaps = [{"platform": p, "count": n} for p, n in reputation.counts("coverage_gaps", "platform")]
+    if as_json:
+        return json.dumps({"cells": cells, "sources": sources, "integration_coverage": gaps,
+                           "provenance": provenance.to_json()}, sort_keys=False) + "\n"
+    out = [] if cells else ["no reviews yet"]
+    for cell in cells:
+        name = "/".join(cell[k] for k in reputation.CELL_FIELDS)
+        low, high = cell["wilson95"]
+        verdict = "" if cell["enough_data"] else "  (not enough data)"
+        out.append(f"{name}: n={cell['n']} mean={cell['mean']:.2f} 95% [{low:.2f}, {high:.2f}]{verdict}")
+    out += [f"source {row['source']}: {row['count']} finding(s) traced to it" for row in sources]
+    out += [f"integration coverage {row['platform']}: {row['count']} out-of-band finding(s)" for row in gaps]
+    out.append(provenance.sentence())
+    return "\n".join(out) + "\n"
+
+
+def answer_quickly(args: list[str]) -> bool:
+    """`vacant reputation [--json] [--local]` answered without the command line; False (nothing
+    printed) for any other arguments or when anything goes wrong, so the full command line runs
+    it and says what, as every command does. An interrupt stops it as it stops any command."""
+    if not args or args[0] != "reputation" or len(set(args[1:])) != len(args[1:]) \
+            or not set(args[1:]) <= {"--json", "--local"}:
+        return False
+    from vacant.core import children
+
+    try:
+        with children.interruptible():
+            text = reputation_text("--json" in args, "--local" in args)
+    except Exception:
+        return False
+    sys.stdout.write(text)
+    return True
+
 
 def register(app: typer.Typer) -> None:
+    import typer
+
     @app.command("reputation")
     def reputation_command(
         as_json: bool = typer.Option(False, "--json"),
@@ -20,26 +69,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Per agent cell: n, mean and a Wilson 95% interval; plus source and coverage counts.
         The team's verified reviews (from `vacant sync`) are folded in unless --local."""
-        stats, provenance = _folded(local)
-        cells = [s.to_json() for s in stats]
-        sources = [{"source": s, "count": n} for s, n in reputation.counts("source_counts", "source")]
-        gaps = [{"platform": p, "count": n} for p, n in reputation.counts("coverage_gaps", "platform")]
-        if as_json:
-            print_json({"cells": cells, "sources": sources, "integration_coverage": gaps,
-                        "provenance": provenance.to_json()})
-            return
-        if not cells:
-            typer.echo("no reviews yet")
-        for cell in cells:
-            name = "/".join(cell[k] for k in reputation.CELL_FIELDS)
-            low, high = cell["wilson95"]
-            verdict = "" if cell["enough_data"] else "  (not enough data)"
-            typer.echo(f"{name}: n={cell['n']} mean={cell['mean']:.2f} 95% [{low:.2f}, {high:.2f}]{verdict}")
-        for row in sources:
-            typer.echo(f"source {row['source']}: {row['count']} finding(s) traced to it")
-        for row in gaps:
-            typer.echo(f"integration coverage {row['platform']}: {row['count']} out-of-band finding(s)")
-        typer.echo(provenance.sentence())
+        sys.stdout.write(reputation_text(as_json, local))
 
     @app.command("route")
     def route_command(
@@ -68,6 +98,6 @@ def _folded(local: bool) -> tuple[list[reputation.CellStats], Any]:
     # imported here: the share package loads cryptography and the Stop pipeline (~0.2 s), which
     # every other `vacant` command would otherwise pay at start-up
     from vacant.share.fold import folded_stats
-    from vacant.share.sync import repository_root
+    from vacant.share.teamkey import repository_root
 
     return folded_stats(None if local else repository_root(Path.cwd()), local_only=local)

@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         if as_json and markdown:
             raise WorkspaceError("give --json or --markdown, not both")
         # imported here: the share package loads cryptography (~50 ms)
-        from vacant.share.sync import open_store, repository_root
+        from vacant.share.teamkey import open_store, repository_root
         from vacant.share.teamblame import BASELINE, team_runs
 
         root = repository_root(Path.cwd())

@@ -61,9 +61,9 @@ def register(app: typer.Typer) -> None:
         # every `vacant` start-up
         import getpass
 
-        from vacant.share import signing, sync
+        from vacant.share import signing, sync, teamkey
 
-        root = sync.repository_root(Path.cwd())
+        root = teamkey.repository_root(Path.cwd())
         if key:
             signer = signing.own_signer()
             line = signer.team_line(name or getpass.getuser())

@@ -190,3 +190,19 @@ def reset() -> None:
     with _lock:
         _stopping = _pending = None
         _killed = 0
+
+
+def interrupted_sentence(stop: Interrupted) -> str:
+    killed = f"killed the {stop.killed} process group(s) it had started, " if stop.killed else ""
+    return f"vacant: stopped by {stop.name}; {killed}nothing half-written was kept"
+
+
+def exit_interrupted(stop: BaseException) -> None:
+    """What a command says and exits with when an interrupt stopped it (exit 130), whichever
+    entry ran it (the command line, or a command answered before it: vacant/__main__.py)."""
+    from vacant.core.exitcodes import Exit
+
+    if not isinstance(stop, Interrupted):
+        stop = Interrupted(signal.SIGINT)
+    print(interrupted_sentence(stop), file=sys.stderr)
+    sys.exit(int(Exit.INTERRUPTED))

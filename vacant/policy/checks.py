@@ -476,7 +476,8 @@ def test_findings(name: str, reported: Reported, root: Path) -> list[Finding]:
     for result in reported.results:
         if not result.broken:
             continue
-        located = [(path, line) for path, line in ((resolve(p), n) for p, n in frames(result.details)) if path]
+        located = [(path, line) for path, line in ((_in_dirs(resolve, p, result.dirs), n)
+                                                   for p, n in frames(result.details)) if path]
         test_file = next((path for path in map(resolve, module_candidates(result)) if path), None)
         path, line = assert_frame(located, test_file) or (test_file, None)
         if path is not None and path not in files:
@@ -486,6 +487,17 @@ def test_findings(name: str, reported: Reported, root: Path) -> list[Finding]:
         ident = test_finding_id(name, result.id)
         found[ident] = Finding(ident, "check", name, path, line, None, message, text, test=result.id)
     return list(found.values())
+
+
+def _in_dirs(resolve: _Resolver, raw: str, dirs: tuple[str, ...]) -> str | None:
+    """A frame's file: under the first of `dirs` that holds it (a Go package's directory), else
+    as printed."""
+    if not os.path.isabs(raw):
+        for directory in dirs:
+            found = resolve(f"{directory}/{raw}") if directory else None
+            if found:
+                return found
+    return resolve(raw)
 
 
 def findings_from(name: str, result: CommandResult, root: Path, timeout: float,
@@ -530,11 +542,12 @@ def run_check(check: CheckLike, root: Path, timeout: float | None = None, precon
     `select`, only those tests where the runner can select them (vacant.policy.runners)."""
     cap = check.timeout if timeout is None else min(timeout, check.timeout)
     plan = plan_run(check.command, Path(root), getattr(check, "junit", None), select)
+    path = check_env(Path(root)).get("PATH", "")
     try:
-        result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.env)
+        result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.environment(path))
         if refused_options(result.exit_code, result.output):
             plan = plan.plain()
-            result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.env)
+            result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.environment(path))
         reported = read_reports(plan)
         reads = read_reads(plan)
     finally:

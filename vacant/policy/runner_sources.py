@@ -1,6 +1,7 @@
 """The Python source vacant puts in front of a test runner (written to a scratch directory, never
 into the workspace): the read trace both share, pytest's selection plugin, and the reporter that
-makes `python -m unittest` write JUnit XML and run only the selected tests.
+makes `python -m unittest` write JUnit XML and run only the selected tests, and the `go` in front
+of the real one that has `go test` write its JSON events to a report.
 
 Each is a string: it runs inside the check's own Python, not vacant's, so it imports nothing of
 vacant. vacant.policy.runners writes them and sets the environment they read."""
@@ -10,6 +11,8 @@ from __future__ import annotations
 SELECT_ENV = "VACANT_SELECT_TESTS"
 READS_ENV = "VACANT_READS_FILE"
 UNITTEST_REPORT_ENV = "VACANT_UNITTEST_REPORT"
+GO_REPORT_ENV = "VACANT_GO_REPORT"
+GO_RUN_ENV = "VACANT_GO_RUN"
 
 # every file opened and directory listed under the check's directory, and any child process
 TRACE_SOURCE = r'''
@@ -225,4 +228,75 @@ if _REPORT:
     if _READS:
         sys.addaudithook(_audit)
     _install()
+'''
+
+# `go` first on the check's PATH: `go test` runs as `go test -json` (and `-run PATTERN` for a
+# selection, before any `-args`), its events and its stderr go to the report (at most CAP bytes),
+# and the check's output is the text the events carry (what `go test -v` prints), so whatever reads
+# the output reads the same words. Any other go command runs untouched; no real go: exit 127.
+GO_WRAPPER_SOURCE = r'''
+import json, os, shutil, subprocess, sys, threading
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+CAP = int(sys.argv[1])
+
+def real_go():
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and os.path.realpath(d) != HERE]
+    return shutil.which("go", path=os.pathsep.join(dirs))
+
+def own_json(args):
+    cut = args.index("-args") if "-args" in args else len(args)
+    return any(a.lstrip("-") in ("json", "json=true") for a in args[:cut] if a.startswith("-"))
+
+def as_text(line):
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(event, dict):
+        return line
+    output = event.get("Output")
+    return output.encode("utf-8", "surrogateescape") if isinstance(output, str) else b""
+
+def main():
+    go, args = real_go(), sys.argv[2:]
+    if go is None:
+        sys.stderr.write("go: command not found\n")
+        return 127
+    report = os.environ.get("''' + GO_REPORT_ENV + r'''")
+    if not args or args[0] != "test" or not report:
+        os.execv(go, [go] + args)
+    rest, mine = args[1:], own_json(args[1:])
+    pattern = os.environ.get("''' + GO_RUN_ENV + r'''")
+    if pattern:
+        cut = rest.index("-args") if "-args" in rest else len(rest)
+        rest = rest[:cut] + ["-run", pattern] + rest[cut:]
+    proc = subprocess.Popen([go, "test"] + ([] if mine else ["-json"]) + rest,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lock, left = threading.Lock(), [CAP + 1]
+    out = open(report, "ab")
+
+    def keep(line):
+        with lock:
+            if left[0] > 0:
+                out.write(line[: left[0]])
+                left[0] -= len(line)
+
+    def pump(source, sink, convert):
+        for line in iter(source.readline, b""):
+            keep(line if convert else line.decode("utf-8", "replace").encode("utf-8"))
+            sink.write(as_text(line) if convert and not mine else line)
+            sink.flush()
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, sys.stdout.buffer, True)),
+               threading.Thread(target=pump, args=(proc.stderr, sys.stderr.buffer, False))]
+    for thread in threads:
+        thread.start()
+    code = proc.wait()
+    for thread in threads:
+        thread.join()
+    out.close()
+    return code if code >= 0 else 128 - code
+
+sys.exit(main())
 '''

@@ -1,5 +1,5 @@
-"""Test runners behind a check: where their JUnit report goes, how one test is run alone, and one
-finding per failing test.
+"""Test runners behind a check: where their report goes (JUnit XML, or the runner's own JSON), how
+one test is run alone, and one finding per failing test.
 
 A check's command stays as the contract wrote it. Around it:
 
@@ -23,6 +23,16 @@ A check's command stays as the contract wrote it. Around it:
   replay reuses a selected run's result on another state whose files that run read are the same
   (vacant.attribute.statechecks). It collects only the test files that can hold the selected tests
   (their dotted path is a prefix of a selected id's class name), so it reads no other.
+- `go test` writes its own JSON (vacant.policy.runner_json): when the command names `go`, a `go`
+  of vacant's (vacant.policy.runner_sources) comes first on its PATH and runs the real one's
+  `go test` as `go test -json`, writing the events to a scratch report and printing the text they
+  carry, so the check's output reads as `go test -v`'s; any other go command runs untouched. A
+  selection adds `-run '^TestName$/^subtest$'` (each level anchored and escaped).
+- jest writes its own JSON: a jest the command runs (`jest`, `npx jest`, `node_modules/.bin/jest`,
+  `yarn jest`, `pnpm jest`, at a command's start) gets `--json --outputFile=SCRATCH
+  --testLocationInResults` right after its name (its printed output is the same); `npm test` gets
+  them after `--` when package.json's `test` script ends in a jest run. A selection adds
+  `--testNamePattern '^full name$'` (escaped), and every other test file ignored.
 - Python writes no bytecode in a check (`PYTHONDONTWRITEBYTECODE`): a reconstructed file can have
   the size and second of the one before it, and a `.pyc` written on one state would answer for
   it on the next.
@@ -35,11 +45,17 @@ import os
 import re
 import shlex
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vacant.policy import testreport
+from vacant.policy.runner_json import GO, JEST, read_json_report
 from vacant.policy.runner_sources import (
+    GO_REPORT_ENV,
+    GO_RUN_ENV,
+    GO_WRAPPER_SOURCE,
     PLUGIN_SOURCE,
     READS_ENV,
     SELECT_ENV,
@@ -52,8 +68,19 @@ PYTEST_REPORT = "pytest.xml"
 PLUGIN = "_vacant_select"
 READS = "reads.json"
 UNITTEST_REPORT = "unittest.xml"
+GO_REPORT = "go.jsonl"
+JEST_REPORT = "jest.json"
 _NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
 _UNITTEST = re.compile(r"(?<![\w.-])-m\s+unittest(?![\w.])")
+_GO = re.compile(r"(?<![\w./-])go(?![\w.-])")
+# where a command starts (a line, `;`, `&&`, `||`, `|`, `(`, `$(`), then env assignments and a launcher
+_COMMAND_START = r"(?:^|(?<=[;&|(\n`]))\s*(?:(?:then|do|else|exec|time|command|env|cross-env)\s+)*(?:[A-Za-z_]\w*=\S*\s+)*"
+_JEST = re.compile(_COMMAND_START + r"(?:(?:npx|bunx|yarn|pnpm)(?:\s+(?:exec|-\S+))*\s+|node\s+)?"
+                   r"(?:\S*/)?jest(?:\.js)?(?=\s|$|[;&|)])", re.MULTILINE)
+_NPM_TEST = re.compile(_COMMAND_START + r"npm\s+(?:(?:run|run-script)\s+test|test|t)(?=\s|$|[;&|)])"
+                       r"(?P<dashes>\s+--(?=\s|$))?", re.MULTILINE)
+PACKAGE_JSON_CAP = 1 << 20
+_REGEX_SPECIAL = re.compile(r"[\\.+*?()|\[\]{}^$/]")
 
 
 
@@ -68,11 +95,22 @@ class RunPlan:
     reports: list[Path]  # where to look, in order (the contract's own first)
     before: dict[Path, tuple[int, int, int] | None] = field(default_factory=dict)
     selected: tuple[str, ...] = ()
+    path_first: list[str] = field(default_factory=list)  # directories to put before the check's PATH
+    kinds: dict[Path, str] = field(default_factory=dict)  # a report that is a runner's own JSON, not JUnit
+    cwd: Path = Path(".")
 
     def plain(self) -> RunPlan:
         """The same run without the pytest options (a pytest that refused them)."""
         env = {k: v for k, v in self.env.items() if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV)}
-        return RunPlan(self.command, env, self.scratch, self.reports[:-1], dict(self.before), self.selected)
+        reports = [path for path in self.reports if path.name != PYTEST_REPORT]
+        return RunPlan(self.command, env, self.scratch, reports, dict(self.before), self.selected,
+                       list(self.path_first), dict(self.kinds), self.cwd)
+
+    def environment(self, path: str) -> dict[str, str]:
+        """The extra environment, with `path` (the check's own PATH) after vacant's directories."""
+        if not self.path_first:
+            return dict(self.env)
+        return {**self.env, "PATH": os.pathsep.join([*self.path_first, path] if path else self.path_first)}
 
     def cleanup(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
@@ -96,7 +134,12 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     pytest_report = scratch / PYTEST_REPORT
     options = [f"--junitxml={pytest_report}", "-o", "junit_family=xunit1"]
     paths: list[str] = []
-    reports = own + [pytest_report]
+    reports = list(own)
+    plan = RunPlan(command, env, scratch, reports, {path: _stamp(path) for path in own}, tuple(select), cwd=Path(cwd))
+    if junit is None:
+        _plan_go(plan, select)
+        _plan_jest(plan, select)
+    reports.append(pytest_report)
     if junit is None and _UNITTEST.search(command):  # unittest writes no report of its own: a reporter does
         paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
         env[UNITTEST_REPORT_ENV] = str(scratch / UNITTEST_REPORT)
@@ -106,12 +149,12 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
         options += ["-p", PLUGIN]
         env[SELECT_ENV] = json.dumps(list(select))
         env[READS_ENV] = str(scratch / READS)
-        command = _node_selected(command, select) if junit else command
+        plan.command = _node_selected(plan.command, select) if junit else plan.command
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(paths + ([env_in["PYTHONPATH"]] if env_in.get("PYTHONPATH") else []))
     env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in options) + (
         " " + env_in["PYTEST_ADDOPTS"] if env_in.get("PYTEST_ADDOPTS") else "")
-    return RunPlan(command, env, scratch, reports, {path: _stamp(path) for path in own}, tuple(select))
+    return plan
 
 
 def _source_dir(directory: Path, module: str, source: str) -> str:
@@ -128,6 +171,102 @@ def _node_selected(command: str, select: tuple[str, ...]) -> str:
     names = "|".join(re.escape(test_id.rsplit("::", 1)[-1]) for test_id in select)
     pattern = shlex.quote(f"^(?:{names})$")
     return _NODE_TEST.sub(lambda m: f"--test --test-name-pattern={pattern}", command, count=1)
+
+
+def regex_literal(text: str) -> str:
+    """`text` matched literally by a Go (RE2) or JavaScript regular expression."""
+    return _REGEX_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+
+
+def _plan_go(plan: RunPlan, select: tuple[str, ...]) -> None:
+    """vacant's `go` first on the PATH of a command that names go (module docstring)."""
+    if not _GO.search(plan.command) or _noexec(plan.scratch):
+        return  # on a noexec mount it could not run: go's text is read instead
+    directory = plan.scratch / "go-bin"
+    directory.mkdir()
+    script = directory / "go_json.py"
+    script.write_text(GO_WRAPPER_SOURCE)
+    wrapper = directory / "go"
+    wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))} "
+                       f"{testreport.MAX_BYTES} \"$@\"\n")
+    wrapper.chmod(0o755)
+    plan.path_first.append(str(directory))
+    report = plan.scratch / GO_REPORT
+    plan.env[GO_REPORT_ENV] = str(report)
+    plan.reports.append(report)
+    plan.kinds[report] = GO
+    pattern = go_run_pattern(select)
+    if pattern:
+        plan.env[GO_RUN_ENV] = pattern
+
+
+def _noexec(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_NOEXEC)
+    except (OSError, AttributeError):
+        return False
+
+
+def go_run_pattern(select: tuple[str, ...]) -> str | None:
+    """`go test -run`'s pattern for the selected tests: each level of one test anchored, or
+    several top-level tests; None when it cannot say (run them all)."""
+    names = [test_id.split("::", 2)[2] for test_id in select
+             if test_id.startswith("go::") and test_id.count("::") >= 2 and test_id.split("::", 2)[2]]
+    if not names or len(names) != len(select):
+        return None
+    if len(names) == 1:
+        return "/".join(f"^{regex_literal(level)}$" for level in names[0].split("/"))
+    if any("/" in name for name in names):
+        return None
+    return "^(?:" + "|".join(regex_literal(name) for name in names) + ")$"
+
+
+def _plan_jest(plan: RunPlan, select: tuple[str, ...]) -> None:
+    """jest's JSON report to scratch, and a selection, right after jest's name (module docstring)."""
+    if "--json" in plan.command or ("jest" not in plan.command and "npm" not in plan.command):
+        return
+    report = plan.scratch / JEST_REPORT
+    extra = f" --json --outputFile={shlex.quote(str(report))} --testLocationInResults" + _jest_selection(select)
+    command = _JEST.sub(lambda m: m.group(0) + extra, plan.command, count=1)
+    if command == plan.command and _jest_script(plan.cwd):
+        command = _NPM_TEST.sub(lambda m: m.group(0) + ("" if m.group("dashes") else " --") + extra,
+                                plan.command, count=1)
+    if command != plan.command:
+        plan.command = command
+        plan.reports.append(report)
+        plan.kinds[report] = JEST
+
+
+def _jest_script(cwd: Path) -> bool:
+    """Whether package.json's `test` script ends in a jest run (so `npm test -- ARGS` reaches it)."""
+    try:
+        with open(Path(cwd) / "package.json", "rb") as handle:
+            manifest = json.loads(handle.read(PACKAGE_JSON_CAP + 1))
+    except (OSError, ValueError, RecursionError):
+        return False
+    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
+    script = scripts.get("test") if isinstance(scripts, dict) else None
+    if not isinstance(script, str):
+        return False
+    last = None
+    for last in _JEST.finditer(script):
+        pass
+    return last is not None and not re.search(r"[;&|]", script[last.end():])
+
+
+def _jest_selection(select: tuple[str, ...]) -> str:
+    """`--testNamePattern '^full name$'` (escaped) for jest ids, and every file but theirs ignored
+    (`--testPathIgnorePatterns`: a test file path the command names as well would still run)."""
+    parts = [test_id.split("::", 2) for test_id in select]
+    if not parts or any(len(part) < 2 or part[0] != "jest" for part in parts):
+        return ""
+    files = "|".join(regex_literal(path) for path in sorted({part[1] for part in parts}))
+    words = ["--testPathIgnorePatterns=" + shlex.quote(f"^(?!.*/(?:{files})$)")]
+    names = [part[2] for part in parts if len(part) == 3 and part[2]]
+    if names and len(names) == len(parts):
+        names_pattern = "|".join(regex_literal(name) for name in names)
+        words.insert(0, "--testNamePattern=" + shlex.quote(f"^(?:{names_pattern})$"))
+    return " " + " ".join(words)
 
 
 def refused_options(exit_code: int | None, output: str) -> bool:
@@ -154,7 +293,9 @@ def read_reports(plan: RunPlan) -> Reported | None:
         if stamp is None or (path in plan.before and plan.before[path] == stamp):
             continue  # not written, or left from before this run
         try:
-            return Reported(read_junit(path), None, str(path))
+            kind = plan.kinds.get(path)
+            results = read_json_report(path, kind, plan.cwd) if kind else read_junit(path)
+            return Reported(results, None, str(path))
         except ReportError as error:
             return Reported([], str(error), str(path))
     return None

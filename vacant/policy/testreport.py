@@ -49,6 +49,7 @@ class TestResult:
     details: str = ""  # the failure's text (a traceback), at most MAX_TEXT characters
     file: str | None = None  # the testcase's `file` attribute, as written
     line: int | None = None  # the testcase's `line` attribute (where the test is defined)
+    dirs: tuple[str, ...] = ()  # where the relative paths its failure names may be (a Go package's directory)
 
     @property
     def id(self) -> str:
@@ -179,13 +180,17 @@ def parse_junit(data: bytes) -> list[TestResult]:
     return reader.results
 
 
-def read_junit(path: Path) -> list[TestResult]:
-    """The report at `path`, read within MAX_BYTES (ReportError when it cannot be read)."""
+def read_bytes(path: Path) -> bytes:
+    """A report's bytes, at most MAX_BYTES + 1 of them (ReportError when it cannot be read)."""
     try:
-        data = read_capped(path, MAX_BYTES)
+        return read_capped(path, MAX_BYTES)
     except OSError as error:
         raise ReportError(f"cannot read {path}: {error.strerror or error}") from None
-    return parse_junit(data)
+
+
+def read_junit(path: Path) -> list[TestResult]:
+    """The report at `path`, read within MAX_BYTES (ReportError when it cannot be read)."""
+    return parse_junit(read_bytes(path))
 
 
 # -- where a failure points ------------------------------------------------------------------------
@@ -194,18 +199,22 @@ def read_junit(path: Path) -> list[TestResult]:
 _PY_LINE = re.compile(r"^(?P<path>[^\s:][^:\n]*?):(?P<line>\d+):(?:\s|$)")
 _PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')  # a Python traceback
 _JS_FRAME = re.compile(r"^\s*at (?:.*\()?(?:file://)?(?P<path>[^\s()]+?):(?P<line>\d+):\d+\)?\s*$")  # node
+# Go: `    lib_test.go:7: got 1` (t.Errorf), `./lib.go:3:9: syntax error` (the compiler)
+_GO_LINE = re.compile(r"^\s*(?P<path>[^\s:]+\.go):(?P<line>\d+)(?::\d+)?: ")
+_GO_FRAME = re.compile(r"^\t(?P<path>\S+\.go):(?P<line>\d+)(?: \+0x[0-9a-f]+)?\s*$")  # a panic's stack
 
 
 def frames(details: str) -> list[tuple[str, int]]:
     """The (path as written, line) frames a failure's traceback names, outermost first. A JS stack
-    lists the innermost first, so its frames are reversed; node's own (`node:…`) are left out."""
+    lists the innermost first, so its frames are reversed; node's own (`node:…`) are left out.
+    Go's lines are in order; a panic's stack lists the innermost first, like a JS one."""
     python, js = [], []
     for raw in details.splitlines():
-        match = _PY_LINE.match(raw) or _PY_FRAME.match(raw)
+        match = _PY_LINE.match(raw) or _PY_FRAME.match(raw) or _GO_LINE.match(raw)
         if match:
             python.append((match.group("path"), int(match.group("line"))))
             continue
-        match = _JS_FRAME.match(raw)
+        match = _JS_FRAME.match(raw) or _GO_FRAME.match(raw)
         if match and not match.group("path").startswith("node:"):
             js.append((match.group("path"), int(match.group("line"))))
     return python + js[::-1]

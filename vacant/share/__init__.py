@@ -5,6 +5,8 @@ signing   Ed25519 keys: the person's own, and the team's trusted keys committed 
 gitstore  git plumbing: objects, trees, commits and refs under refs/vacant/ only
 publish   one's own runs -> signed records -> one's own author ref
 team      reading every author ref back: verified, deduplicated, with the rejected listed
+teamkey   which repository, and what a cached team view is built from (light: the warm path)
+cache     the state directory's files: plain JSON, and sealed (HMAC) caches of what was verified
 sync      fetch -> union merge -> push, retried on rejection, never forced
 fold      the team's reviews folded into the reputation table's figures
 lines     a run's line data for its record: keyed line hashes and edit scripts, never the lines

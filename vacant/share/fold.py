@@ -6,19 +6,34 @@ reviews on the repository's `refs/vacant/authors/*`. A review is identified by w
 identical reviews of one run (two green Stops) are kept: for each identity the larger of the two
 multiplicities counts, so syncing any number of times never inflates a figure. Source and
 integration-coverage counts stay local (they are not shared).
+
+Speed: the team's side is folded once per state of the refs into a `TeamSummary` (per-cell sums,
+and the identity of every team row as an 8-byte digest, sorted), sealed beside the team view under
+the same key (vacant/share/team.py), so a warm `vacant reputation` reads neither the records nor
+the view: it adds to the team's sums the local rows the team does not hold (as many times as the
+local table holds them more often), which is the same multiset union as `union_rows`.
 """
 
 from __future__ import annotations
 
+import bisect
+import hashlib
+from array import array
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vacant.share.gitstore import GitStore
-from vacant.share.team import Counted, read_team
+from vacant.share.cache import load_sealed, save_sealed
+from vacant.share.gitstore import GitError, GitStore
+from vacant.share.teamkey import cache_dir, view_key
 from vacant.store import reputation
 from vacant.store.reputation import CellStats, ReviewRow
+
+if TYPE_CHECKING:
+    from vacant.share.team import Counted, TeamView
+
+KINDS = ("run", "review")  # every kind: the rejected count is the one `vacant sync --status` gives
 
 
 @dataclass
@@ -63,20 +78,103 @@ def union_rows(local: list[ReviewRow], team: list[ReviewRow]) -> tuple[list[Revi
     return rows, overlap
 
 
+def row_digest(row: ReviewRow) -> int:
+    """A row's identity (what `union_rows` compares) as 8 bytes."""
+    text = repr((row.cell, row.score, row.weight, row.run, row.finding)).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
+
+
+@dataclass
+class TeamSummary:
+    """The team's verified reviews, folded: what the figures need of them and nothing else."""
+    sums: dict[tuple[str, str, str, str], list[float]]  # per cell: [reviews, weights, score * weight]
+    digests: array[int]  # every team row's `row_digest`, sorted (a row held k times is there k times)
+    team: int
+    rejected: int
+    authors: list[dict[str, Any]]
+
+    def multiplicity(self, row: ReviewRow) -> int:
+        digest = row_digest(row)
+        return bisect.bisect_right(self.digests, digest) - bisect.bisect_left(self.digests, digest)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sums": [[list(cell), *total] for cell, total in sorted(self.sums.items())],
+                "digests": self.digests.tobytes().hex(), "team": self.team, "rejected": self.rejected,
+                "authors": self.authors}
+
+    @classmethod
+    def from_json(cls, data: Any) -> TeamSummary | None:
+        try:
+            digests = array("Q")
+            digests.frombytes(bytes.fromhex(data["digests"]))
+            sums = {(str(c[0]), str(c[1]), str(c[2]), str(c[3])): [int(n), float(w), float(g)]
+                    for c, n, w, g in data["sums"]}
+            authors = [dict(a) for a in data["authors"]]
+            return cls(sums, digests, int(data["team"]), int(data["rejected"]), authors)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+
+def summarize(view: TeamView) -> TeamSummary:
+    rows = [team_row(c) for c in view.reviews.values()]
+    digests = array("Q", sorted(row_digest(row) for row in rows))
+    authors = [{"author": a, "name": view.keys.keys[a].name if a in view.keys.keys else None, "reviews": n}
+               for a, n in sorted(view.per_author.items(), key=lambda item: -item[1])]
+    return TeamSummary(reputation.row_sums(rows), digests, len(rows), len(view.rejected), authors)
+
+
+def summary_path(root: Path) -> Path:
+    return cache_dir(root) / "reputation.json"
+
+
+def team_summary(root: Path, store: GitStore) -> TeamSummary:
+    """The team's side of the figures for the refs as they are now: sealed under the team view's
+    key, else folded from the view (itself cached or verified again) and sealed."""
+    key, _ = view_key(store, KINDS)
+    summary = TeamSummary.from_json(load_sealed(summary_path(root), key))
+    if summary is None:
+        from vacant.share.team import read_team_keyed  # records and cryptography: only to build it
+
+        view, key = read_team_keyed(root, store, KINDS)
+        summary = summarize(view)
+        save_sealed(summary_path(root), key, summary.to_json())
+    return summary
+
+
+def fold(local: list[ReviewRow], summary: TeamSummary) -> tuple[list[CellStats], int, int]:
+    """The figures of the multiset union of the local rows and the team's; and how many team rows
+    the local table also holds, how many rows count."""
+    sums = {cell: list(total) for cell, total in summary.sums.items()}
+    overlap = extra = 0
+    for row, mine in Counter(local).items():
+        theirs = summary.multiplicity(row)
+        overlap += min(mine, theirs)
+        more = mine - theirs
+        if more > 0:
+            total = sums.setdefault(row.cell, [0, 0.0, 0.0])
+            total[0] += more
+            total[1] += row.weight * more
+            total[2] += row.score * row.weight * more
+            extra += more
+    return reputation.stats_of(sums), overlap, summary.team + extra
+
+
 def folded_stats(root: Path | None, local_only: bool = False,
                  path: Path | None = None) -> tuple[list[CellStats], Provenance]:
     local = reputation.review_rows(path)
     if local_only:
         return reputation.cell_stats(path), Provenance("local", local=len(local), counted=len(local))
     store = GitStore(root) if root is not None else None
-    if root is None or store is None or not store.is_repository():
+    try:
+        summary = team_summary(root, store) if root is not None and store is not None else None
+    except GitError:
+        if store is not None and store.is_repository():
+            raise
+        summary = None  # asked only when git failed: a warm answer spends no git call on it
+    if summary is None:
         return reputation.aggregate(local), Provenance("team", local=len(local), counted=len(local),
                                                        note="not in a git repository: no team records")
-    view = read_team(root, store)  # every kind: the rejected count is the one `vacant sync --status` gives
-    team = [team_row(c) for c in view.reviews.values()]
-    rows, overlap = union_rows(local, team)
-    authors = [{"author": a, "name": view.keys.keys[a].name if a in view.keys.keys else None, "reviews": n}
-               for a, n in sorted(view.per_author.items(), key=lambda item: -item[1])]
-    note: str | None = None if view.reviews or view.rejected else "no shared records yet: vacant sync fetches the team's"
-    return reputation.aggregate(rows), Provenance("team", len(local), len(team), overlap, len(rows),
-                                                  len(view.rejected), authors, note)
+    stats, overlap, counted = fold(local, summary)
+    note = None if summary.team or summary.rejected else "no shared records yet: vacant sync fetches the team's"
+    return stats, Provenance("team", len(local), summary.team, overlap, counted, summary.rejected,
+                             summary.authors, note)

@@ -23,6 +23,7 @@ from typing import IO
 from vacant.core import children
 
 NAMESPACE = "refs/vacant/"
+AUTHORS = NAMESPACE + "authors/"  # one ref per signing key: refs/vacant/authors/<fingerprint>
 _SAFE_REF = re.compile(r"^refs/vacant/[A-Za-z0-9][A-Za-z0-9/_.-]*$")
 NETWORK_TIMEOUT_S = 600.0
 LOCAL_TIMEOUT_S = 300.0
@@ -109,10 +110,11 @@ class GitStore:
         return entries
 
     def read_blobs(self, oids: list[str]) -> dict[str, bytes]:
-        """The bytes of each blob, in one `cat-file --batch`; a missing object is left out."""
+        """The bytes of each blob, in one `cat-file --batch --buffer` (one write per pipe-full, not
+        per object); a missing object is left out."""
         if not oids:
             return {}
-        out = self.git("cat-file", "--batch", data="".join(f"{oid}\n" for oid in oids).encode()).stdout
+        out = self.git("cat-file", "--batch", "--buffer", data="".join(f"{oid}\n" for oid in oids).encode()).stdout
         found: dict[str, bytes] = {}
         position = 0
         while position < len(out):

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vacant.attribute.stop import read_coverage
 from vacant.core import events
-from vacant.core.atomic import atomic_write
 from vacant.core.locations import WorkspaceError, list_runs, state_dir
-from vacant.share.gitstore import GitStore
+from vacant.share.cache import load_json, save_json
+from vacant.share.gitstore import AUTHORS, GitStore
 from vacant.share.lines import line_key, run_lines
 from vacant.share.records import (
+    KIND_DIRS,
     WRITTEN_FORMAT,
     Cell,
     Envelope,
@@ -47,9 +47,6 @@ from vacant.share.signing import Signer
 from vacant.store.loaded import load_run
 from vacant.store.reputation import cell_key
 
-AUTHORS = "refs/vacant/authors/"
-KIND_DIRS = {"run": "runs", "review": "reviews", "manifest": "manifests"}
-ENTRY = re.compile(r"^(runs|reviews|manifests)/([0-9a-f]{2})/([0-9a-f]{62})$")
 CAS_ATTEMPTS = 20
 
 
@@ -192,18 +189,6 @@ def add_entries(store: GitStore, signer: Signer, blobs: dict[str, bytes], messag
 
 def cache_path(root: Path) -> Path:
     return state_dir(root) / "share" / "published.json"
-
-
-def load_json(path: Path, default: Any) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return default
-
-
-def save_json(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(value))
 
 
 def publish(root: Path, store: GitStore, signer: Signer) -> Made:

@@ -30,6 +30,8 @@ from vacant.core.docgen import GeneratedDoc
 FORMAT = 2  # the newest; what each kind is written in: WRITTEN_FORMAT
 FORMATS = (1, 2)
 KINDS = ("run", "review", "manifest")
+KIND_DIRS = {"run": "runs", "review": "reviews", "manifest": "manifests"}  # where each kind sits in an author's tree
+ENTRY = re.compile(r"^(runs|reviews|manifests)/([0-9a-f]{2})/([0-9a-f]{62})$")
 WRITTEN_FORMAT = {"run": 2, "review": 1, "manifest": 1}  # reviews and manifests did not change in 2
 
 # line data (format 2): bounded so a record stays small whatever the run touched
@@ -104,10 +106,15 @@ def _optional(inner: Check) -> Check:
 
 
 def _list(inner: Check, limit: int) -> Check:
+    check = inner.parse
+
     def parse(value: Any, where: str) -> list[Any]:
         if not isinstance(value, list) or len(value) > limit:
             raise RecordError(f"{where}: expected a list of at most {limit}")
-        return [inner.parse(item, f"{where}[{n}]") for n, item in enumerate(value)]
+        try:
+            return [check(item, where) for item in value]
+        except RecordError:  # again, naming the item
+            return [check(item, f"{where}[{n}]") for n, item in enumerate(value)]
     return Check(f"list (<= {limit}) of {inner.describe}", parse)
 
 
@@ -291,15 +298,40 @@ def parse_typed(cls: type, value: Any, where: str = "record", version: int = FOR
     through (a key a later format added is unknown to an earlier one)."""
     if not isinstance(value, dict):
         raise RecordError(f"{where}: expected an object")
-    known = [f for f in fields(cls) if _since(f) <= version]
-    names = [f.name for f in known]
-    extra = sorted(set(value) - set(names))
-    if extra:
-        raise RecordError(f"{where}: unknown key(s) {', '.join(extra)}")
-    missing = [n for n in names if n not in value]
-    if missing:
+    layout = _layout(cls, version)
+    if value.keys() != layout.names:
+        extra = sorted(set(value) - layout.names)
+        if extra:
+            raise RecordError(f"{where}: unknown key(s) {', '.join(extra)}")
+        missing = [name for name, _ in layout.checks if name not in value]
         raise RecordError(f"{where}: missing key(s) {', '.join(missing)}")
-    return cls(**{f.name: f.metadata["check"].parse(value[f.name], f"{where}.{f.name}") for f in known})
+    try:
+        parsed = {name: parse(value[name], where) for name, parse in layout.checks}
+    except RecordError:  # the same checks again, naming the key: a bad record is rare, a good one common
+        parsed = {name: parse(value[name], f"{where}.{name}") for name, parse in layout.checks}
+    record = object.__new__(cls)  # a frozen dataclass, filled without its __init__'s per-key setattr
+    record.__dict__.update(layout.absent, **parsed)
+    return record
+
+
+@dataclass(frozen=True)
+class _Layout:
+    names: frozenset[str]
+    checks: tuple[tuple[str, Callable[[Any, str], Any]], ...]  # (key, parse), in field order
+    absent: dict[str, Any]  # keys a later format added: their defaults
+
+
+_LAYOUTS: dict[tuple[type, int], _Layout] = {}
+
+
+def _layout(cls: type, version: int) -> _Layout:
+    found = _LAYOUTS.get((cls, version))
+    if found is None:
+        known = [f for f in fields(cls) if _since(f) <= version]
+        absent = {f.name: f.default for f in fields(cls) if _since(f) > version}
+        found = _LAYOUTS[(cls, version)] = _Layout(frozenset(f.name for f in known),
+                                                  tuple((f.name, f.metadata["check"].parse) for f in known), absent)
+    return found
 
 
 def to_json(record: Any, version: int = FORMAT) -> dict[str, Any]:
@@ -342,6 +374,26 @@ def parse_blob(data: bytes) -> tuple[Envelope, Any]:
     if canonical(raw) + b"\n" != data:  # what was signed is exactly these bytes' content
         raise RecordError("not in canonical form (edited by hand?)")
     return envelope, body
+
+
+def cut_body(envelope: Envelope, data: bytes) -> bytes:
+    """The canonical JSON of the body of `data`, a blob `parse_blob` accepted, cut from its bytes
+    rather than serialised again: the envelope's keys sort as author, body, kind, sig, v, and none
+    of their values needs escaping, so the body sits between a head and a tail of known length."""
+    head = len(f'{{"author":"{envelope.author}","body":')
+    tail = len(f',"kind":"{envelope.kind}","sig":"{envelope.sig}","v":{envelope.v}}}\n')
+    return data[head:len(data) - tail]
+
+
+def signed_bytes_of(envelope: Envelope, body: bytes) -> bytes:
+    """`signed_bytes` of a parsed blob, from its body's canonical bytes (`cut_body`)."""
+    return (f'vacant-share-record\x00{{"author":"{envelope.author}","body":'.encode() + body
+            + f',"kind":"{envelope.kind}","v":{envelope.v}}}'.encode())
+
+
+def body_id_of(kind: str, body: bytes) -> str:
+    """`body_id` from the body's canonical bytes (`cut_body`)."""
+    return hashlib.sha256(kind.encode() + b"\x00" + body).hexdigest()
 
 
 # -- the generated doc ----------------------------------------------------------------------------
@@ -391,6 +443,34 @@ Limits, said plainly:
 """
 
 
+CACHE_DOC = """## Reading at scale: the sealed team cache
+
+Verifying every record is parse-bound (tens of microseconds a review, more for a run record with
+line data), so a clone verifies each state of the refs once and keeps what it found, sealed, in
+its state directory (`share/team/`, `share/authors/`, `share/verified/`; docs/STORAGE.md):
+
+- **What it is keyed by**: every `refs/vacant/authors/*` ref's name and commit, and the team
+  keys' entries at `HEAD` (mode, blob id, path), plus the cache's format. A sync, a rewritten or
+  deleted ref, or a commit that adds or removes a key gives another key, and the cache is built
+  again from the refs: only the records of refs that moved are read again (per-author snapshots,
+  keyed by the ref's commit and the author's trust, and verdicts by blob id per author).
+- **What it holds**: only the verdicts of the build: each counted record's summary and each
+  rejected record's reason. A record whose signature failed was never counted and is not counted
+  from the cache either.
+- **Why it is believed**: each file is a header `vacant-sealed <format> <mac>` and its JSON; the
+  MAC is HMAC-SHA256 under the person's own key (`~/.config/vacant/key`) over the key above and the
+  bytes. A file edited, truncated, replaced by garbage, sealed by someone else or for other refs
+  reads as no cache and is rebuilt; it is never an error. Without a usable key nothing is cached.
+- **When it is built**: `vacant sync` ends by verifying what it fetched, so the next `vacant
+  reputation` (answered before the command line is imported: `vacant/__main__.py`) reads only the
+  folded figures' inputs (per-cell sums and an 8-byte digest per team review) and `blame --team`
+  the view. Refs moved by hand (`git fetch`) are verified by the first command that reads them.
+- **The path index**: each run's verdict lists the paths the record says it changed (its steps and
+  line data, up to `MAX_INDEXED_PATHS` of vacant/share/team.py; a record with more is always
+  read), so `blame FILE --team` reads only the run records that changed FILE.
+"""
+
+
 def render_doc() -> str:
     lines = ["# Shared records (`vacant sync`)", "", DOC.header(), "", DOC_HEAD]
     for cls in (Envelope, RunRecord, ReviewRecord, ManifestRecord, Cell, StepEntry, FindingEntry, ReadCoverage,
@@ -404,7 +484,8 @@ def render_doc() -> str:
             since = f" (format {_since(f)}; absent before)" if _since(f) > 1 else ""
             lines.append(f"| `{f.name}` | {f.metadata['check'].describe} | {f.metadata['doc']}{since} |")
         lines.append("")
-    lines += [LINES_DOC.format(hex=LINE_HASH_HEX, version_lines=MAX_VERSION_LINES, record=MAX_RECORD_HASHES)]
+    lines += [LINES_DOC.format(hex=LINE_HASH_HEX, version_lines=MAX_VERSION_LINES, record=MAX_RECORD_HASHES),
+              CACHE_DOC]
     return "\n".join(lines)
 
 

@@ -11,8 +11,9 @@ state directory (and may move into `.git/`), and not in `vacant.toml`, so a chan
 hides in a change of checks. One key per line: `ed25519 <base64 raw public key> <name>`; `#`
 starts a comment.
 
-`cryptography` is imported here only: `vacant sync` and the reputation commands use it, the hook
-never does.
+`cryptography` is imported here only, and only when a key is made, loaded or checked: `vacant
+sync` and the reputation commands use it, the hook never does, and a reading from the sealed team
+cache (vacant/share/team.py) checks nothing, so it does not load it.
 """
 
 from __future__ import annotations
@@ -21,21 +22,17 @@ import base64
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import (
-    Ed25519PrivateKey,
-    Ed25519PublicKey,
-)
+from typing import TYPE_CHECKING, Any
 
 from vacant.core.keys import KeyFileError
 from vacant.core.locations import user_config_dir
+from vacant.share.teamkey import TEAM_KEY_SUFFIX, TEAM_KEYS_FILE  # noqa: F401 - named here for readers of keys
 
-TEAM_KEYS_FILE = ".vacant-team-keys"  # a directory of `<name>.pub` files (one per person), or the older single file
-TEAM_KEY_SUFFIX = ".pub"
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 KEY_BYTES = 32
 _LINE = re.compile(r"^ed25519\s+([A-Za-z0-9+/=_-]{43,44})(?:\s+(.*))?$")
 
@@ -100,6 +97,9 @@ def own_signer() -> Signer:
     data = path.read_bytes()
     if len(data) != KEY_BYTES:
         raise KeyFileError(f"{path} is not a vacant share key ({len(data)} bytes, expected {KEY_BYTES}): move it away")
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     private = Ed25519PrivateKey.from_private_bytes(data)
     raw = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return Signer(private, raw)
@@ -108,7 +108,7 @@ def own_signer() -> Signer:
 @dataclass(frozen=True)
 class TeamKey:
     fingerprint: str
-    public: Ed25519PublicKey
+    raw: bytes | None  # the raw public key; None in a view read from the sealed cache (names only)
     name: str
 
 
@@ -116,13 +116,20 @@ class TeamKey:
 class TeamKeys:
     keys: dict[str, TeamKey]
     problems: list[str]  # lines that were not keys, said plainly
+    _public: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def verify(self, author: str, message: bytes, signature: str) -> bool:
         key = self.keys.get(author)
-        if key is None:
+        if key is None or key.raw is None:
             return False
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+        public = self._public.get(author)
+        if public is None:
+            public = self._public[author] = Ed25519PublicKey.from_public_bytes(key.raw)
         try:
-            key.public.verify(unb64(signature), message)
+            public.verify(unb64(signature), message)
         except (InvalidSignature, ValueError):
             return False
         return True
@@ -146,5 +153,5 @@ def parse_team_keys(text: str, source: str = TEAM_KEYS_FILE) -> TeamKeys:
             problems.append(f"{source}:{number}: not `ed25519 <base64 public key> <name>`")
             continue
         fp = fingerprint(raw)
-        keys[fp] = TeamKey(fp, Ed25519PublicKey.from_public_bytes(raw), (match.group(2) or "").strip() or fp[:8])
+        keys[fp] = TeamKey(fp, raw, (match.group(2) or "").strip() or fp[:8])
     return TeamKeys(keys, problems)

@@ -11,6 +11,9 @@ Contract:
 - Push sends only refs that differ from the remote's, without force. A rejected ref (someone
   pushed first) means: fetch again, merge again, push again, up to `ATTEMPTS` times with a
   growing, jittered pause. Two clones pushing at once therefore converge on the union.
+- A sync ends by verifying what it fetched into the sealed team cache (vacant/share/team.py,
+  fold.py): the refs changed now, so the next `vacant reputation` or `blame --team` reads the
+  cache instead of every record.
 """
 
 from __future__ import annotations
@@ -25,23 +28,18 @@ from typing import Any
 
 from vacant.core.locations import (
     WorkspaceError,
-    find_root,
     list_runs,
-    new_root,
     state_dir,
 )
-from vacant.share.gitstore import GitError, GitStore
-from vacant.share.publish import (
-    AUTHORS,
-    ENTRY,
-    load_json,
-    publish,
-    run_stamp,
-    save_json,
-)
+from vacant.share.cache import load_json, save_json
+from vacant.share.fold import team_summary
+from vacant.share.gitstore import AUTHORS, GitError, GitStore
+from vacant.share.publish import publish, run_stamp
+from vacant.share.records import ENTRY
 from vacant.share.publish import cache_path as published_path
 from vacant.share.signing import Signer, existing_signer, own_signer
 from vacant.share.team import FINGERPRINT, read_team, team_keys
+from vacant.share.teamkey import open_store
 
 TRACKING = "refs/vacant/remotes/"
 ATTEMPTS = 10
@@ -66,21 +64,6 @@ class SyncResult:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def repository_root(start: Path) -> Path:
-    """The workspace whose records a command shares: the nearest `.vacant/` ancestor, unless a git
-    checkout lies between (a stray `.vacant/` above a clone never hijacks the clone's records)."""
-    found = find_root(start)
-    checkout = new_root(start)
-    return checkout if (checkout / ".git").exists() and found in checkout.parents else found
-
-
-def open_store(root: Path) -> GitStore:
-    store = GitStore(root)
-    if not store.is_repository():
-        raise WorkspaceError(f"{root} is not a git repository: vacant sync shares records through its git remote")
-    return store
 
 
 def remote_id(store: GitStore, remote: str) -> str:
@@ -176,6 +159,7 @@ def sync(root: Path, remote: str = "origin", signer: Signer | None = None, attem
             raise GitError(f"the remote kept rejecting vacant's push after {attempts} attempts "
                            "(others are pushing right now): nothing is lost, run vacant sync again")
         time.sleep(random.uniform(0.05, 0.25) * attempt)
+    team_summary(root, store)  # the refs just moved: verify now, so the next reputation or blame reads the cache
     result.seconds = round(time.monotonic() - started, 3)
     save_json(last_sync_path(root), {"at": time.time(), **result.to_json()})
     return result

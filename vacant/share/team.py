@@ -8,33 +8,40 @@ Contract:
 - The same review counts once (by `body_id`), whoever published it and however many refs hold it.
   For a run, the record covering the most of its step log (`through_seq`) is the one shown.
 - Refs under `refs/vacant/authors/` whose name is not a fingerprint are listed, never read.
-- Two caches spare re-checking signatures on every read: verified blobs by git object id
-  (`.git/vacant/share/verified.json`) and, per author ref, what its commit held
-  (`.git/vacant/share/authors/`), used only while the ref names the same commit and the author's
-  trust at HEAD is unchanged, so removing a key from the team file takes effect at once. Both are
-  speed-ups for the person who owns the state directory, not trust anchors; deleting them costs
-  time only.
+- Three caches spare re-checking signatures on every read, all sealed (vacant/share/cache.py:
+  an HMAC under the person's own key over what the cache was built from and its bytes, so an
+  edited, truncated or foreign file is rebuilt, never believed): the whole view
+  (`.git/vacant/share/team/view-*.json`), keyed by every author ref's commit and the team keys'
+  blob ids at HEAD, so any change of a ref or of trust rebuilds it; per author ref, what its
+  commit held (`.git/vacant/share/authors/`), keyed by the commit and the author's trust; and
+  verified blobs by git object id, per author ref (`.git/vacant/share/verified/`, so a ref that
+  moved loads only its own author's verdicts). A cache holds only the
+  verdicts of records verified when it was built. Deleting any of them costs time only.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vacant.core.locations import state_dir
-from vacant.share.gitstore import GitStore
-from vacant.share.publish import AUTHORS, ENTRY, load_json, save_json
+from vacant.share.cache import load_sealed, save_sealed
+from vacant.share.gitstore import AUTHORS, GitStore
 from vacant.share.records import (
+    ENTRY,
     RecordError,
     RunRecord,
-    body_id,
+    body_id_of,
+    cut_body,
     parse_blob,
-    signed_bytes,
+    signed_bytes_of,
 )
-from vacant.share.signing import TEAM_KEY_SUFFIX, TEAM_KEYS_FILE, TeamKeys, parse_team_keys
+from vacant.share.signing import TeamKey, TeamKeys, parse_team_keys
+from vacant.share.teamkey import TEAM_KEY_SUFFIX, TEAM_KEYS_FILE, view_key, view_path
 
 FINGERPRINT = re.compile(r"^[0-9a-f]{32}$")
 DIR_KINDS = {"runs": "run", "reviews": "review", "manifests": "manifest"}
@@ -88,14 +95,15 @@ def team_keys(store: GitStore) -> TeamKeys:
     return keys
 
 
-def cache_path(root: Path) -> Path:
-    return state_dir(root) / "share" / "verified.json"
+def cache_path(root: Path, author: str) -> Path:
+    """The verdicts of the blobs found under one author's ref, by object id."""
+    return state_dir(root) / "share" / "verified" / f"{author}.json"
 
 
-def author_refs(store: GitStore, view: TeamView, prefix: str = AUTHORS) -> dict[str, str]:
+def author_refs(refs: dict[str, str], view: TeamView, prefix: str = AUTHORS) -> dict[str, str]:
     """Fingerprint -> commit for every well-named author ref; the others go to `ignored_refs`."""
     found = {}
-    for ref, oid in sorted(store.refs(prefix).items()):
+    for ref, oid in sorted(refs.items()):
         name = ref[len(prefix):]
         if FINGERPRINT.match(name):
             found[name] = oid
@@ -106,19 +114,68 @@ def author_refs(store: GitStore, view: TeamView, prefix: str = AUTHORS) -> dict[
 
 def read_team(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "review"),
               prefix: str = AUTHORS) -> TeamView:
+    """The team's verified records: from the sealed view cache when it was built from exactly the
+    refs and team keys there are now, else read and verified again (and cached)."""
+    return read_team_keyed(root, store, kinds, prefix)[0]
+
+
+def read_team_keyed(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "review"),
+                    prefix: str = AUTHORS) -> tuple[TeamView, str]:
+    """`read_team`, and the key of what the view was built from (for caches derived from it)."""
+    key, refs = view_key(store, kinds, prefix)
+    path = view_path(root, kinds, prefix)
+    cached = view_from_json(load_sealed(path, key))
+    if cached is not None:
+        return cached, key
+    view = build_view(root, store, refs, kinds, prefix)
+    save_sealed(path, key, view_to_json(view))
+    return view, key
+
+
+def build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[str, ...] = ("run", "review"),
+               prefix: str = AUTHORS) -> TeamView:
+    """Every author ref of `refs` read and each record verified (per-author snapshots and the
+    verified-blob cache spare the unchanged ones)."""
     view = TeamView(team_keys(store))
-    cache = _OidCache(cache_path(root))
-    for author, commit in author_refs(store, view, prefix).items():
+    for author, commit in author_refs(refs, view, prefix).items():
         trusted = author in view.keys.keys
         snap_path = snapshot_dir(root) / f"{author}.{'-'.join(sorted(kinds))}.json"
-        snap = load_json(snap_path, None)
-        if not isinstance(snap, dict) or snap.get("commit") != commit or snap.get("trusted") != trusted:
-            snap = {"commit": commit, "trusted": trusted, **_read_author(store, view.keys, cache, author, commit, kinds)}
-            save_json(snap_path, snap)
+        snap_key = json.dumps([author, commit, trusted, sorted(kinds)])
+        snap = load_sealed(snap_path, snap_key)
+        if not isinstance(snap, dict) or not isinstance(snap.get("counted"), list):
+            cache = _OidCache(cache_path(root, author))
+            snap = _read_author(store, view.keys, cache, author, commit, kinds)
+            save_sealed(snap_path, snap_key, snap)
+            cache.save()
         for kind, record_id, oid, body in snap["counted"]:
             _count(view, Counted(record_id, author, oid, body), kind)
         view.rejected += [Rejected(prefix + author, path, oid, reason) for path, oid, reason in snap["rejected"]]
-    cache.save()
+    return view
+
+
+def view_to_json(view: TeamView) -> dict[str, Any]:
+    def counted(items: dict[str, Counted]) -> list[list[Any]]:
+        return [[c.id, c.author, c.oid, c.body] for c in items.values()]
+
+    return {"keys": {fp: key.name for fp, key in view.keys.keys.items()}, "problems": view.keys.problems,
+            "reviews": counted(view.reviews), "runs": counted(view.runs),
+            "rejected": [[r.ref, r.path, r.oid, r.reason] for r in view.rejected],
+            "ignored_refs": view.ignored_refs, "per_author": view.per_author}
+
+
+def view_from_json(data: Any) -> TeamView | None:
+    """A view as `view_to_json` wrote it (its team keys carry names only: nothing is verified from
+    a cached view); None when it is not that shape."""
+    try:
+        keys = TeamKeys({fp: TeamKey(fp, None, str(name)) for fp, name in data["keys"].items()},
+                        [str(p) for p in data["problems"]])
+        view = TeamView(keys, ignored_refs=[str(r) for r in data["ignored_refs"]],
+                        per_author={str(a): int(n) for a, n in data["per_author"].items()})
+        view.reviews = {c[0]: Counted(*c) for c in data["reviews"]}
+        view.runs = {c[3]["run"]: Counted(*c) for c in data["runs"]}
+        view.rejected = [Rejected(*r) for r in data["rejected"]]
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return None
     return view
 
 
@@ -128,21 +185,26 @@ def snapshot_dir(root: Path) -> Path:
     return state_dir(root) / "share" / "authors"
 
 
+_OID_CACHE_KEY = "verified blobs by object id, format 2"
+
+
 class _OidCache:
     """Verified blobs by git object id, loaded only when some author ref has to be read again."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.entries, self.size = path, None, 0
+        self.path, self.size = path, 0
+        self.entries: dict[str, list[Any]] | None = None
 
     def get(self) -> dict[str, list[Any]]:
         if self.entries is None:
-            self.entries = load_json(self.path, {})
+            found = load_sealed(self.path, _OID_CACHE_KEY)
+            self.entries = found if isinstance(found, dict) else {}
             self.size = len(self.entries)
-        return self.entries
+        return self.entries if self.entries is not None else {}
 
     def save(self) -> None:
         if self.entries is not None and len(self.entries) != self.size:
-            save_json(self.path, self.entries)
+            save_sealed(self.path, _OID_CACHE_KEY, self.entries)
 
 
 def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: str, commit: str,
@@ -198,12 +260,13 @@ def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]],
         return f"malformed: {error}"
     if envelope.author not in keys.keys:
         return f"unknown key {envelope.author} (not in {TEAM_KEYS_FILE} at HEAD)"
-    signed = signed_bytes(envelope.kind, envelope.author, envelope.body, envelope.v)
-    if vouched_by != envelope.author and not keys.verify(envelope.author, signed, envelope.sig):
+    body_bytes = cut_body(envelope, data)  # the canonical body, without serialising it again
+    if vouched_by != envelope.author and not keys.verify(envelope.author, signed_bytes_of(envelope, body_bytes),
+                                                         envelope.sig):
         return f"bad signature: edited after signing, or not signed by {envelope.author}"
     summary = ({"run": body.run, "through_seq": body.through_seq, "lines": bool(body.lines), "paths": _paths(body)}
                if envelope.kind == "run" else envelope.body)
-    verdict = [hashlib.sha256(data).hexdigest(), envelope.author, envelope.kind, body_id(envelope.kind, envelope.body),
+    verdict = [hashlib.sha256(data).hexdigest(), envelope.author, envelope.kind, body_id_of(envelope.kind, body_bytes),
                summary]
     cache[oid] = verdict
     return verdict

@@ -155,12 +155,22 @@ def review_rows(path: Path | None = None) -> list[ReviewRow]:
 
 def aggregate(rows: list[ReviewRow]) -> list[CellStats]:
     """`cell_stats` over any list of rows (the same sums, in Python)."""
+    return stats_of(row_sums(rows))
+
+
+def row_sums(rows: list[ReviewRow]) -> dict[tuple[str, str, str, str], list[float]]:
+    """Per cell: [reviews, sum of weights, sum of score * weight]."""
     sums: dict[tuple[str, str, str, str], list[float]] = {}
     for row in rows:
         total = sums.setdefault(row.cell, [0, 0.0, 0.0])
         total[0] += 1
         total[1] += row.weight
         total[2] += row.score * row.weight
+    return sums
+
+
+def stats_of(sums: dict[tuple[str, str, str, str], list[float]]) -> list[CellStats]:
+    """The figures of per-cell sums (`row_sums`)."""
     stats = []
     for cell in sorted(sums):
         n, weight, good = sums[cell]

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from vacant.core.keys import create_user_key
+
 from vacant.core.locations import mark_installed
 from vacant import hook
 from vacant.core.locations import run_dir
@@ -60,6 +62,7 @@ class Team:
         person = Person(name, home, self.base / f"data-{name}")
         self.use(person)
         signing.own_signer()
+        create_user_key()  # the person's own, as their `vacant init` made it (kept on a second machine)
         return person
 
     def use(self, person: Person) -> None:

@@ -14,7 +14,7 @@ from vacant.core.locations import mark_installed
 from vacant.core import githead
 from vacant.share.fold import union_rows
 from vacant.share.gitstore import GitError, GitStore
-from vacant.share.sync import repository_root
+from vacant.share.teamkey import repository_root
 from vacant.store import reputation
 from vacant.store.reputation import ReviewRow
 

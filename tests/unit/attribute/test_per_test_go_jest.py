@@ -1,0 +1,143 @@
+"""One finding per failing test from the runners' own JSON, through the real Go toolchain and the
+real (pinned) jest and the real Stop pipeline: keyed by the runner's test id, located at the
+failure's line, blamed on the step that broke it, and re-checked alone during replay (the
+selected run's arguments and what it reported are looked at, not assumed)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from runner_tools import go_env, jest_modules
+from step_histories import record_steps
+
+from vacant.attribute import statechecks
+from vacant.attribute.stop import stop
+from vacant.policy import runners
+
+pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.slow]
+
+GO_LIB = "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Mul(a, b int) int { return a * b }\n"
+GO_TEST = textwrap.dedent('''\
+    package calc
+
+    import "testing"
+
+    func TestAdd(t *testing.T) {
+    \tif got := Add(2, 3); got != 5 {
+    \t\tt.Errorf("Add(2, 3) = %d, want 5", got)
+    \t}
+    }
+
+    func TestMul(t *testing.T) {
+    \tfor _, c := range []struct{ name string; a, b, want int }{{"two by three", 2, 3, 6}, {"x|y (1)", 1, 1, 1}} {
+    \t\tt.Run(c.name, func(t *testing.T) {
+    \t\t\tif got := Mul(c.a, c.b); got != c.want {
+    \t\t\t\tt.Fatalf("Mul = %d, want %d", got, c.want)
+    \t\t\t}
+    \t\t})
+    \t}
+    }
+    ''')
+
+
+def _spy(monkeypatch):
+    """Every replay run: what it selected, the command and environment it ran with, what it reported."""
+    seen = []
+    real_plan, real_run = runners.plan_run, statechecks.run_check
+
+    def plan(command, cwd, junit, select=(), base_env=None):
+        made = real_plan(command, cwd, junit, select, base_env)
+        seen.append({"select": select, "command": made.command, "run": made.env.get("VACANT_GO_RUN")})
+        return made
+
+    def run(check, directory, select=()):
+        result = real_run(check, directory, select=select)
+        seen[-1]["tests"] = sorted(result.tests)
+        return result
+    monkeypatch.setattr("vacant.policy.checks.plan_run", plan)
+    monkeypatch.setattr(statechecks, "run_check", run)
+    return seen
+
+
+@pytest.fixture
+def go_ws(ws, monkeypatch):
+    go_env(monkeypatch)
+    files = {"go.mod": "module example.com/calc\n\ngo 1.19\n", "calc.go": GO_LIB, "calc_test.go": GO_TEST,
+             "vacant.toml": '[[check]]\nname = "gotest"\ncommand = "go test ./..."\ntimeout = 120\n'}
+    for rel, text in files.items():
+        (ws / rel).write_text(text)
+    return ws
+
+
+def test_go_each_failing_test_is_a_finding_on_its_step_rechecked_alone(go_ws, monkeypatch):
+    seen = _spy(monkeypatch)
+    steps = [{"README.md": "calc\n"}, {"calc.go": GO_LIB.replace("a + b", "a - b")}, {"NOTES.md": "n\n"},
+             {"calc.go": GO_LIB.replace("a + b", "a - b").replace("a * b", "a * b * b")}, {"README.md": "c\n"}]
+    outcome = stop(go_ws, record_steps(go_ws, steps))
+    report = outcome.report
+    by_test = {finding["test"]: finding for finding in report["findings"]}
+    add, mul = "go::example.com/calc::TestAdd", "go::example.com/calc::TestMul/two_by_three"
+    assert set(by_test) == {add, mul}  # TestMul failed only through its subtest: not a finding of its own
+    assert (by_test[add]["path"], by_test[add]["line"]) == ("calc_test.go", 7)
+    assert (by_test[mul]["path"], by_test[mul]["line"]) == ("calc_test.go", 15)
+    assert (by_test[add]["flip_step"], by_test[add]["level"], by_test[add]["changed"]) == (2, "provable", ["calc.go"])
+    assert (by_test[mul]["flip_step"], by_test[mul]["level"]) == (4, "provable")
+    assert "+func Add(a, b int) int { return a - b }" in by_test[add]["diff"]
+    assert f"test {add} fails at calc_test.go:7" in outcome.feedback and "which changed calc.go" in outcome.feedback
+    whole, *replay = seen
+    assert whole["select"] == () and whole["run"] is None
+    assert replay and all(len(run["select"]) == 1 for run in replay)
+    runs = {run["select"][0]: run["run"] for run in replay}
+    assert runs == {add: "^TestAdd$", mul: "^TestMul$/^two_by_three$"}
+    assert all(set(run["tests"]) <= {run["select"][0], "go::example.com/calc::TestMul"} and run["select"][0] in run["tests"]
+               for run in replay)
+
+
+def test_go_a_build_failure_is_the_package_finding_at_the_compiler_line(go_ws):
+    broken = GO_LIB.replace("return a + b", "return a +")
+    report = stop(go_ws, record_steps(go_ws, [{"README.md": "x\n"}, {"calc.go": broken}])).report
+    [finding] = report["findings"]
+    assert finding["test"] == "go::example.com/calc"
+    assert (finding["path"], finding["line"], finding["flip_step"]) == ("calc.go", 3, 2)
+    assert "build failed" in finding["message"]
+
+
+JEST_LIB = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n"
+JEST_TEST = textwrap.dedent('''\
+    const lib = require('../lib.js');
+    test('adds', () => { expect(lib.add(2, 3)).toBe(5); });
+    describe('group (x|y)', () => {
+      it('muls [a]', () => {
+        expect(lib.mul(2, 3)).toBe(6);
+      });
+      it('muls again', () => { expect(lib.mul(1, 1)).toBe(1); });
+    });
+    ''')
+
+
+def test_jest_each_failing_test_is_a_finding_on_its_step_rechecked_alone(ws, monkeypatch):
+    jest = jest_modules() / ".bin" / "jest"
+    (ws / "test").mkdir()
+    (ws / "test" / "lib.test.js").write_text(JEST_TEST)
+    (ws / "test" / "other.test.js").write_text("test('adds', () => { expect(1).toBe(1); });\n")
+    (ws / "lib.js").write_text(JEST_LIB)
+    (ws / "package.json").write_text('{"name": "w", "private": true}\n')
+    (ws / "vacant.toml").write_text(
+        f'[[check]]\nname = "jest"\ncommand = "{jest} --ci --watchman=false -i test/"\n'
+        'timeout = 120\n')
+    seen = _spy(monkeypatch)
+    steps = [{"README.md": "r\n"}, {"lib.js": JEST_LIB.replace("a * b", "a * b + 1")}, {"NOTES.md": "n\n"}]
+    report = stop(ws, record_steps(ws, steps)).report
+    by_test = {finding["test"]: finding for finding in report["findings"]}
+    first, second = "jest::test/lib.test.js::group (x|y) muls [a]", "jest::test/lib.test.js::group (x|y) muls again"
+    assert set(by_test) == {first, second}
+    assert (by_test[first]["path"], by_test[first]["line"]) == ("test/lib.test.js", 5)
+    assert (by_test[second]["path"], by_test[second]["line"]) == ("test/lib.test.js", 7)
+    assert all((f["flip_step"], f["level"], f["changed"]) == (2, "provable", ["lib.js"]) for f in by_test.values())
+    whole, *replay = seen
+    assert whole["select"] == () and "--json" in whole["command"] and "--testNamePattern" not in whole["command"]
+    assert replay and all(len(run["select"]) == 1 and "--testNamePattern=" in run["command"] for run in replay)
+    for run in replay:  # the selected run ran its test and reported no other as run
+        [selected] = run["select"]
+        assert selected in run["tests"] and not any(test.endswith("other.test.js::adds") for test in run["tests"])
