@@ -81,7 +81,8 @@ ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC,
                                shapes.DOC, share_records.DOC, trustenv._doc(), LAYERS_DOC]
 # Generated code: a region of a module that may import nothing of vacant's (the lean client),
 # between a `# BEGIN generated …` line and `# END generated`.
-CODE_REGIONS = {"vacant/daemon/client.py": all_platforms.client_table}
+CODE_REGIONS = {"vacant/daemon/client.py": all_platforms.client_table,
+                "vacant/platforms/lean_registry.py": all_platforms.hook_table}
 CODE_BEGIN, CODE_END = "# BEGIN generated", "# END generated"
 
 

@@ -28,7 +28,7 @@ from vacant.core.calls import HookCall, Response
 from vacant.core.errlog import log_error
 from vacant.core.locations import install_gone, installed_root
 from vacant.core.trustenv import PEER_PID_ENV, budget, do_verified, scrub
-from vacant.platforms.all_platforms import REGISTERED, event_names, load
+from vacant.platforms.lean_registry import EVENT_KEYS, PRE_TOOL_NAMES, load
 from vacant.policy.gate import fail_closed
 from vacant.record.recorder import DO_ENV, Recorder
 
@@ -41,8 +41,8 @@ INSTALL_GONE = ("Not run: vacant is installed in {root} (the install registry ou
 
 # A payload that names a pre-tool event (of any registered platform): the call may be ACT, so an
 # unreadable one is denied.
-_PRE_NAMES = b"|".join(re.escape(name.encode()) for name in event_names("tool_pre"))
-_EVENT_KEYS = b"|".join(re.escape(key.encode()) for key in sorted({p.event_key for p in REGISTERED}))
+_PRE_NAMES = b"|".join(re.escape(name.encode()) for name in PRE_TOOL_NAMES)
+_EVENT_KEYS = b"|".join(re.escape(key.encode()) for key in EVENT_KEYS)
 PRE_TOOL = re.compile(rb'"(?:' + _EVENT_KEYS + rb')"\s*:\s*"(?:' + _PRE_NAMES + rb')"')
 PRE_TOOL_ANYWHERE = re.compile(_PRE_NAMES)
 EVENT_KEY = re.compile(rb'"(?:' + _EVENT_KEYS + rb')"\s*:')

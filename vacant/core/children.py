@@ -14,11 +14,11 @@ Stdlib only: the step log (hot path) uses `deferred`.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
 import sys
-import threading
 from collections.abc import Iterator
 
 TYPE_CHECKING = False  # not typing's: the hot path never imports typing (nor subprocess, until it spawns)
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading.Lock, without importing threading (the hot path)
 _groups: dict[int, bool] = {}  # pid -> whether it leads its own group, for children not yet released
 _stopping: int | None = None  # the signal that stopped this process, once one did
 _deferring = 0  # depth of `deferred()` sections in the main thread
@@ -143,11 +143,18 @@ def on_signal(signum: int, frame: object) -> None:
     raise Interrupted(signum)
 
 
+def _in_main_thread() -> bool:
+    """Whether this is the main thread. A process that never imported threading started no thread
+    through it (vacant starts threads only through threading), so it is in its main thread."""
+    threading = sys.modules.get("threading")
+    return threading is None or threading.current_thread() is threading.main_thread()
+
+
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """A section an interrupt must not cut: the signal is acted on when it ends."""
     global _deferring, _pending
-    if threading.current_thread() is not threading.main_thread():
+    if not _in_main_thread():
         yield
         return
     _deferring += 1
@@ -164,7 +171,7 @@ def deferred() -> Iterator[None]:
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
     """SIGINT/SIGTERM stop the command: children killed, `Interrupted` raised (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
+    if not _in_main_thread():
         yield
         return
     saved = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}

@@ -12,11 +12,12 @@ hook watch runs on every call).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from pathlib import Path
+
+from vacant.core.sha import sha256
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # never at run time: the hook's path imports no typing
@@ -64,7 +65,7 @@ def entries_digest(path: str) -> str | None:
     if not isinstance(settings, dict):
         if not any(mark.encode() in raw for mark in MARKS):
             return None
-        return "file:" + hashlib.sha256(raw).hexdigest()
+        return "file:" + sha256(raw).hexdigest()
     hooks = settings.get("hooks")
     ours: dict[str, list[object]] = {}
     if isinstance(hooks, dict):
@@ -76,7 +77,7 @@ def entries_digest(path: str) -> str | None:
                     ours.setdefault(str(event), []).append(group)
     if not ours:
         return None
-    return "entries:" + hashlib.sha256(json.dumps(ours, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return "entries:" + sha256(json.dumps(ours, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def entry_intact(entry: dict[str, Any]) -> bool:
@@ -91,11 +92,11 @@ def entry_intact(entry: dict[str, Any]) -> bool:
 
 
 def _files_digest(files: list[Path], base: Path) -> str:
-    digest = hashlib.sha256()
+    digest = sha256()
     for path in files:
         digest.update(str(path.relative_to(base)).encode() + b"\0")
         try:
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+            digest.update(sha256(path.read_bytes()).digest())
         except OSError:
             digest.update(b"unreadable")
     return digest.hexdigest()
@@ -117,7 +118,7 @@ def on_path() -> dict[str, Any]:
         return {"path": None, "digest": None}
     real = os.path.realpath(found)
     try:
-        digest = hashlib.sha256(Path(real).read_bytes()).hexdigest()
+        digest = sha256(Path(real).read_bytes()).hexdigest()
     except OSError:
         digest = None
     return {"path": real, "digest": digest}

@@ -10,7 +10,6 @@ keys, no spaces), so any edit of a signed record, by hand or by an agent, fails 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -87,7 +86,8 @@ def canonical(obj: object) -> bytes:
 
 def sign(obj: object) -> str:
     """HMAC-SHA256 (hex) of `obj`'s canonical JSON under the user's key."""
-    import hmac  # signing happens on a person's command or an ACT call, never on an ordinary hook call
+    import hashlib  # signing happens on a person's command or an ACT call, never on an ordinary hook call
+    import hmac
 
     return hmac.new(user_key(), canonical(obj), hashlib.sha256).hexdigest()
 

@@ -12,12 +12,13 @@ Stdlib only (the gate's side runs on the hot path).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from collections import namedtuple
 from pathlib import Path
+
+from vacant.core.sha import sha256
 
 from vacant.core.keys import canonical, sign, verify_signature
 from vacant.core.locations import user_config_dir, workspace_key
@@ -34,7 +35,7 @@ LedgerProblem = namedtuple("LedgerProblem", "kind detail")
 
 
 def entry_hash(entry: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical(entry)).hexdigest()
+    return sha256(canonical(entry)).hexdigest()
 
 
 class Ledger:

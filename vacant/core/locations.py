@@ -26,13 +26,14 @@ fail open): a payload whose cwd is `/etc` never creates state for `/etc`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import stat
 import time
 from pathlib import Path
+
+from vacant.core.sha import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def git_top(start: Path) -> Path | None:
 def workspace_key(root: Path) -> str:
     """`<hash>-<name>` of a workspace's real path: its directory name under the user data dir."""
     real = os.path.realpath(root)
-    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     name = _UNSAFE.sub("_", os.path.basename(real) or "root")[:40]
     return f"{digest}-{name}"
 
@@ -256,7 +257,7 @@ _REGISTRY_CACHE: dict[str, tuple[int, dict[str, Any] | None]] = {}
 
 def registry_path(root: Path) -> Path:
     real = os.path.realpath(root)
-    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    digest = sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
     return user_data_dir() / "installs" / f"ws-{digest}.json"
 
 

@@ -21,8 +21,8 @@ import functools
 import math
 import re
 from collections import namedtuple
-from collections.abc import Callable
 
+from vacant.core.lazyre import Lazy
 from vacant.core.secret_patterns import (
     DETECT_SECRETS,
     EXTRA,
@@ -83,7 +83,7 @@ _NAME = r"(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{0,40}?(?:" + "|".join(KEYWORDS + MOR
 # a name an earlier rule already redacted (`token access_token = "x"`: the header rule took
 # `access_token`) still names a secret: its value goes too
 _MARKED = r"\[REDACTED:[a-z0-9-]{1,40}\]"
-_KEYWORD = re.compile(
+_KEYWORD = Lazy(
     r"((?:" + _NAME + r"|" + _MARKED + r")[\"'\]]{0,2}[ \t]*(?:=|:=|=>|:)[ \t]*)"
     r"(?:([\"'`])((?:(?!\2)[^\n]){1,256}?)\2"  # a quoted value: up to its closing quote
     r"|((?!\$\{|\$[A-Za-z_]|<[a-z]|\*\*\*|\[REDACTED|/|null\b|None\b|true\b|false\b|[\w.]*[(\[])"
@@ -103,51 +103,25 @@ def _keyword(match: re.Match[str]) -> str:
     return name + marker
 
 
-_KEY_NAME = re.compile(r"^" + _NAME + r"$", re.IGNORECASE)
-_QUOTED = re.compile(r"([\"'`])([A-Za-z0-9+/=_\-.]{%d,})\1" % ENTROPY_MIN_LENGTH)
+_KEY_NAME = Lazy(r"^" + _NAME + r"$", re.IGNORECASE)
+_QUOTED = Lazy(r"([\"'`])([A-Za-z0-9+/=_\-.]{%d,})\1" % ENTROPY_MIN_LENGTH)
 # unquoted, a token must be longer and mix cases and digits (a quote can be lost to shell quoting)
-_BARE = re.compile(r"(?<![A-Za-z0-9+/=_\-.])(?=[A-Za-z0-9+/=_\-]*[0-9])(?=[A-Za-z0-9+/=_\-]*[a-z])"
+_BARE = Lazy(r"(?<![A-Za-z0-9+/=_\-.])(?=[A-Za-z0-9+/=_\-]*[0-9])(?=[A-Za-z0-9+/=_\-]*[a-z])"
                    r"(?=[A-Za-z0-9+/=_\-]*[A-Z])([A-Za-z0-9+/=_\-]{32,})(?![A-Za-z0-9+/=_\-.])")
+# what every _BARE match contains: compiled in a fraction of _BARE's time, and most text has none
+_BARE_RUN = re.compile(r"[A-Za-z0-9+/=_\-]{32}")
 # a literal part of each keyword (before its optional `_`), one of which must occur for the rule to run
 _KEYWORD_ANCHORS = tuple(sorted({k.split("_?")[0].replace("s?", "") for k in KEYWORDS + MORE_KEYWORDS}))
 
 
-class _Lazy:
-    """A pattern compiled on its first use: a rule runs only when one of its anchors occurs, so a
-    hook process compiles the few its payload calls for, not all of them (about 7 ms here)."""
-
-    __slots__ = ("source", "flags", "_compiled")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self.source, self.flags = source, flags
-        self._compiled: re.Pattern[str] | None = None
-
-    def _get(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self.source, self.flags)
-        return self._compiled
-
-    def sub(self, replacement: str | Callable[[re.Match[str]], str], text: str) -> str:
-        return self._get().sub(replacement, text)
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return self._get().search(text)
-
-    def __eq__(self, other: object) -> bool:  # rules are compared by what they match
-        return isinstance(other, _Lazy) and (self.source, self.flags) == (other.source, other.flags)
-
-    def __hash__(self) -> int:
-        return hash((self.source, self.flags))
-
-
 def _compile() -> tuple[Rule, ...]:
-    rules = [Rule(name, _Lazy(pattern, flags), group, *_EXTRA_ANCHORS.get(name, ((), False)), None)
+    rules = [Rule(name, Lazy(pattern, flags), group, *_EXTRA_ANCHORS.get(name, ((), False)), None)
              for name, pattern, flags, group in EXTRA]
     for plugin, patterns in DETECT_SECRETS.items():
         anchors, folded = _ANCHORS.get(plugin, ((), False))
         name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", plugin.replace("Detector", "")).lower()
-        needs = _Lazy(_NEEDS[plugin]) if plugin in _NEEDS else None
-        rules += [Rule(name, _Lazy(pattern, flags), GROUPED.get(plugin, 0), anchors, folded, needs)
+        needs = Lazy(_NEEDS[plugin]) if plugin in _NEEDS else None
+        rules += [Rule(name, Lazy(pattern, flags), GROUPED.get(plugin, 0), anchors, folded, needs)
                   for pattern, flags in patterns]
     return tuple(rules)
 
@@ -241,7 +215,7 @@ def _redact(text: str) -> str:
             text = _KEYWORD.sub(_keyword, text)
     if len(text) >= ENTROPY_MIN_LENGTH + 2 and any(q in text for q in "\"'`"):
         text = _QUOTED.sub(_high_entropy, text)
-    if len(text) >= 32:
+    if len(text) >= 32 and _BARE_RUN.search(text):  # the cheap necessary condition first
         text = _BARE.sub(_high_entropy_bare, text)
     return text
 
@@ -253,6 +227,15 @@ def _high_entropy_bare(match: re.Match[str]) -> str:
     return MARK.format(name="high-entropy-string")
 
 
+def _secret_name(key: str) -> bool:
+    """`key` names a secret (`password`, `api_key`). An ASCII key must hold a keyword's anchor
+    first (cheap, and most keys hold none); any other goes straight to the pattern, whose
+    case-insensitive match also takes `ſ` for `s` and `K` (Kelvin) for `k`."""
+    if key.isascii() and not any(anchor in key.lower() for anchor in _KEYWORD_ANCHORS):
+        return False
+    return bool(_KEY_NAME.match(key))
+
+
 def redact(value: object) -> object:
     """Redact every string inside a JSON-like value; a string under a secret-named key (`password`,
     `api_key`, `token`, …) is replaced whole. Dict keys themselves are left alone."""
@@ -260,7 +243,7 @@ def redact(value: object) -> object:
         return redact_text(value)
     if isinstance(value, dict):
         return {key: (MARK.format(name="keyword") if isinstance(key, str) and isinstance(item, str) and item
-                      and _KEY_NAME.match(key) and not item.startswith("[REDACTED") else redact(item))
+                      and _secret_name(key) and not item.startswith("[REDACTED") else redact(item))
                 for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact(item) for item in value]

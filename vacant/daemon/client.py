@@ -292,12 +292,14 @@ def _find_slow(project: str | None) -> tuple[str, str, bytes] | None:
     return (directory, found[0], found[1]) if found else None
 
 
-def ask_daemon(platform: str, raw: bytes, env: dict[str, str], deadline: float) -> tuple[str, int] | None:
-    """The daemon's answer, or None when it cannot give one (then the caller falls back).
+def ask_daemon(platform: str, raw: bytes, env: dict[str, str], deadline: float):
+    """The daemon's answer; None when it cannot give one; NO_DAEMON when none runs (no pointer, or
+    a stale one whose socket refuses). On None or NO_DAEMON the caller answers in-process, and on
+    NO_DAEMON it then starts a daemon (`start_daemon`): after its answer, so that the daemon's
+    start-up (its first scan takes the workspace's lock) neither slows nor delays the call.
 
-    With none running (no pointer, or a stale one whose socket refuses), the call starts one and
-    does not wait for it, except at the session start of a platform with http hooks (Claude): they
-    have no fallback, so its session start waits (up to SESSION_START_WAIT_S) until the daemon answers.
+    The exception: the session start of a platform with http hooks (Claude). Its later calls have
+    no fallback, so this one starts the daemon and waits (up to SESSION_START_WAIT_S) until it answers.
     The daemon gets at most half of what is left of the deadline: the fallback needs the rest."""
     project = env.get("CLAUDE_PROJECT_DIR")
     share = min(STOP_TIMEOUT_S if _is_stop(raw, platform) else TOOL_TIMEOUT_S,
@@ -305,9 +307,9 @@ def ask_daemon(platform: str, raw: bytes, env: dict[str, str], deadline: float) 
     if share <= 0.05:
         return None
     answer = _try(project, platform, raw, env, share)
-    if answer is not NO_DAEMON:
+    if answer is not NO_DAEMON or not _is_session_start(platform, raw):
         return answer
-    if not _start_daemon(project) or not _is_session_start(platform, raw):
+    if not start_daemon(project):
         return None
     wait_until = min(time.monotonic() + SESSION_START_WAIT_S, time.monotonic() + share)
     while time.monotonic() < wait_until:
@@ -318,7 +320,7 @@ def ask_daemon(platform: str, raw: bytes, env: dict[str, str], deadline: float) 
     return None
 
 
-def _start_daemon(project: str | None) -> bool:
+def start_daemon(project: str | None) -> bool:
     """The slow path: no daemon known for this workspace. Start one (detached)."""
     from pathlib import Path  # only when no daemon runs: the in-process fallback follows anyway
 
@@ -365,10 +367,8 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
                 _say_impostor(env.get("CLAUDE_PROJECT_DIR"), str(impostor))
             except Exception:  # noqa: BLE001 - any client trouble: the in-process path answers
                 answer = None
-        if answer is None:
-            from vacant import hook  # the fallback: only when the daemon could not answer
-
-            return hook.main(argv, raw, deadline=deadline)
+        if answer is None or answer is NO_DAEMON:
+            return in_process(argv, raw, deadline, env.get("CLAUDE_PROJECT_DIR"), answer is NO_DAEMON)
         stdout, code = answer
         if stdout:
             sys.stdout.write(stdout)
@@ -376,6 +376,20 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
         return code
     except BaseException as error:  # noqa: BLE001 - the last line: never an exit that lets a tool run
         return last_resort(raw, error)
+
+
+def in_process(argv: list[str], raw: bytes, deadline: float, project: str | None, then_start: bool) -> int:
+    """The fallback (vacant.hook.main: it prints the answer and never raises); then, when no daemon
+    runs, start one, once the answer is out. Starting one never changes the answer nor the exit code."""
+    from vacant import hook  # only when the daemon could not answer
+
+    code = hook.main(argv, raw, deadline=deadline)
+    if then_start:
+        try:
+            start_daemon(project)
+        except Exception:  # noqa: BLE001 - the next call answers in-process again and retries
+            pass
+    return code
 
 
 DENY_LAST = ("Not run: vacant's hook could not start ({error}), so it cannot tell whether this call acts beyond "

@@ -1,17 +1,19 @@
 """The explicit registry of agent platforms: adding one is a module plus one line here.
 
-Every platform module is stdlib-only and cheap to import (well under a millisecond each), so the
-hook imports them all rather than looking one up by name at run time. Everything else that differs
-by platform derives from this list: `vacant do`'s platforms, programs and aliases, `vacant
-experiment`'s agents, the hook's pre-tool event names, the lean client's table (`client_table`,
-generated into vacant/daemon/client.py), and the facts registered below for the layers that
-cannot import this module (the gate's guarded settings files, the exporters' providers).
+Every platform module is stdlib-only, but importing all seven (with Codex's app-server, trust and
+schema readers and every `vacant do` driver) costs a hook call milliseconds it spends on none of
+them: the hook imports only the platform it serves, through vacant/platforms/lean_registry.py.
+Everything else that differs by platform derives from this list: `vacant do`'s platforms, programs
+and aliases, `vacant experiment`'s agents, the hook's lean registry (`hook_table`: modules, pre-tool
+event names, facts), the lean client's table (`client_table`, generated into
+vacant/daemon/client.py), and the facts registered below for the layers that cannot import this
+module (the gate's guarded settings files, the exporters' providers).
 """
 
 from __future__ import annotations
 
 from vacant.core import platform_facts
-from vacant.platforms import claude, command, copilot, gemini, opencode, qwen
+from vacant.platforms import claude, command, copilot, gemini, lean_registry, opencode, qwen
 from vacant.platforms.codex import platform as codex
 
 REGISTERED = (
@@ -33,8 +35,7 @@ for _platform in REGISTERED:
                             _platform.settings_in_home)
 
 
-class UnknownPlatform(ValueError):
-    pass
+UnknownPlatform = lean_registry.UnknownPlatform  # one class: the hook's lean registry raises it too
 
 
 def load(name: str):
@@ -69,4 +70,19 @@ def client_table() -> str:
         f"SESSION_START_MARKS = {tuple(starts)!r}",
         f"HTTP_PLATFORMS = {waiting!r}",
         f"STOP_MARKS = {tuple(stops)!r}",
+    ]) + "\n"
+
+
+def hook_table() -> str:
+    """The hook's lean registry (vacant/platforms/lean_registry.py imports only the platform a
+    call names, so the facts it needs of all of them are generated into it; a test fails on drift)."""
+    modules = [f"    {name!r}: {type(p).__module__!r}," for p in REGISTERED for name in (p.name, *p.aliases)]
+    facts = [f"    {(p.cell_platform, p.provider, tuple(p.settings_in_workspace), tuple(p.settings_in_home))!r},"
+             for p in REGISTERED]
+    return "\n".join([
+        "MODULES = {", *modules, "}",
+        f"NAMES = {tuple(sorted(PLATFORMS))!r}",
+        f"PRE_TOOL_NAMES = {tuple(event_names('tool_pre'))!r}",
+        f"EVENT_KEYS = {tuple(sorted({p.event_key for p in REGISTERED}))!r}",
+        "FACTS = (", *facts, ")",
     ]) + "\n"

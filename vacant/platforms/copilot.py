@@ -45,11 +45,12 @@ Stdlib only (hot path).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from pathlib import Path
+
+from vacant.core.sha import sha256
 
 from vacant.core.calls import HookCall, Read, Response
 from vacant.platforms import settings_file
@@ -94,7 +95,7 @@ def canonical(tool: str) -> str:
 def step_key(tool: str, tool_input: object) -> str:
     """The call itself as its key: Copilot's Pre/Post carry no id but repeat name and input."""
     text = json.dumps([canonical(tool), tool_input], sort_keys=True, separators=(",", ":"), default=str)
-    return "copilot-" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return "copilot-" + sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
 def events_path(session_id: str, env: dict[str, str]) -> str | None:

@@ -47,11 +47,12 @@ Stdlib only (hot path).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from pathlib import Path
+
+from vacant.core.sha import sha256
 
 from vacant.core.calls import HookCall, Read, Response
 from vacant.platforms import settings_file
@@ -91,7 +92,7 @@ TRUSTED = ("TRUST_FOLDER", "TRUST_PARENT")
 def step_key(tool: str, tool_input: object) -> str:
     """The call itself as its key: Gemini's Before/After carry no id but repeat name and input."""
     text = json.dumps([tool, tool_input], sort_keys=True, separators=(",", ":"), default=str)
-    return "gemini-" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return "gemini-" + sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024

@@ -9,14 +9,13 @@ restores the file byte for byte (or removes it when vacant created it).
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import json
 import os
-import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from vacant.core.sha import sha256
 
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import user_data_dir
@@ -109,7 +108,7 @@ def _normal(settings: dict[str, object]) -> dict[str, object]:
 
 
 def _backup_path(path: Path) -> Path:
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    digest = sha256(str(path.resolve()).encode()).hexdigest()[:24]
     return user_data_dir() / "installs" / f"{digest}.json"
 
 
@@ -224,6 +223,8 @@ def _walk_overlay(settings: dict, dotted: str, create: bool, created: list[str])
 
 def overlay_apply(settings: dict, overlay: dict[str, object]) -> tuple[dict, dict]:
     """The settings with the overlay added, and the record of what was added."""
+    import copy  # install time only: never on a hook call
+
     out = copy.deepcopy(settings)
     added: dict[str, object] = {"lists": {}, "scalars": {}, "created": []}
     for dotted, value in overlay.items():
@@ -252,6 +253,8 @@ def overlay_strip(settings: dict, added: dict | None) -> dict:
     are left as they are)."""
     if not added:
         return settings
+    import copy
+
     out = copy.deepcopy(settings)
     for dotted, entries in (added.get("lists") or {}).items():
         node, last = _walk_overlay(out, dotted, False, [])
@@ -285,12 +288,16 @@ def hook_command(platform: str, scope: str = "local") -> str:
     longer exists (a moved or rebuilt venv)."""
     if scope in PORTABLE_SCOPES:
         return f"{MARK} {platform}"
+    import shlex  # install and doctor time: never on a hook call
+
     launcher = Path(__file__).resolve().parents[1] / "vacant-hook-client.py"
     return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(launcher))} {platform}"
 
 
 def command_problem(command: str) -> str | None:
     """Why an installed hook command cannot start on this machine, or None when it can."""
+    import shlex
+
     try:
         argv = shlex.split(command)
     except ValueError as error:

@@ -13,6 +13,7 @@ from collections import namedtuple
 from pathlib import Path
 
 from vacant.core.atomic import atomic_write
+from vacant.core.lazyre import Lazy
 from vacant.core.locations import state_dir
 from vacant.core.safeio import SMALL_CAP, read_capped
 
@@ -68,8 +69,9 @@ Action = namedtuple("Action", "kind tool command cwd hits receipts fingerprint")
 PASS = Verdict("pass", None, "")
 
 
-def _rx(pattern: str) -> "re.Pattern[str]":
-    return re.compile(pattern)
+def _rx(pattern: str) -> Lazy:
+    """A shipped rule's pattern, compiled when a call first needs it (a Read needs none)."""
+    return Lazy(pattern)
 
 
 # -- the shipped policy ---------------------------------------------------------------------------

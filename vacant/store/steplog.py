@@ -10,13 +10,14 @@ cut off the end. Stdlib only (hot path).
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import os
 import time
 from collections import namedtuple
 from contextlib import AbstractContextManager
 from pathlib import Path
+
+from vacant.core.sha import sha256
 
 from vacant.core import children, events
 from vacant.core.filelock import file_lock
@@ -34,7 +35,7 @@ def canonical(record: dict[str, object]) -> bytes:
 def chain_hash(record: dict[str, object]) -> str:
     """sha256 over the record without its own `hash` field (its `prev` is included)."""
     body = {key: value for key, value in record.items() if key != "hash"}
-    return hashlib.sha256(canonical(body)).hexdigest()
+    return sha256(canonical(body)).hexdigest()
 
 
 Head = namedtuple("Head", "seq hash size")  # the chain's tip and the log size it was written at

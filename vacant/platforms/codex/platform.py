@@ -11,7 +11,6 @@ from vacant.core.locations import find_root
 from vacant.platforms import settings_file
 from vacant.platforms.base import PlatformBase, read_file_bytes, render_hook_json
 from vacant.platforms.codex import wall as codex_wall
-from vacant.platforms.codex.doctor import doctor
 from vacant.platforms.codex.driver import CodexDriver
 from vacant.platforms.codex.payloads import (
     _EXIT_CODE,
@@ -240,6 +239,8 @@ class Codex(PlatformBase):
         return codex_wall.sandbox_settings(root, wall)
 
     def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
+        from vacant.platforms.codex.doctor import doctor  # `vacant doctor` only: never on a hook call
+
         return doctor(self, Path(root).resolve(), hook_command)
 
 

@@ -18,10 +18,11 @@ uninstall with nothing else changed restores it byte for byte. Install-time only
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
+
+from vacant.core.sha import sha256
 
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import user_data_dir
@@ -38,7 +39,7 @@ def config_file(root: Path) -> Path:
 
 
 def _record(path: Path) -> Path:
-    digest = hashlib.sha256(str(path).encode()).hexdigest()[:24]
+    digest = sha256(str(path).encode()).hexdigest()[:24]
     return user_data_dir() / "installs" / f"codex-wall-{digest}.json"
 
 

@@ -1,0 +1,180 @@
+"""The lean client's in-process fallback: the installed hook command when no daemon answers (a
+session's first call, a daemon that is down or still starting), against `python -I -S -c pass`
+measured in the same run.
+
+    python bench/bench_fallback.py [--reps 30] [--first-reps 5]
+
+Rows, each the whole hook process with a real-shaped Claude payload on stdin:
+
+- `fallback`: the installed command (`python -I -S …/vacant-hook-client.py claude`) with no daemon
+  running and one started a moment ago (the client's `spawned` marker is fresh, as during a
+  daemon's start-up): it finds no daemon, starts none, and answers in-process. This is the path
+  the issue's "+15 ms" is about.
+- `first call`: the same with no marker: the client also starts a daemon (detached), as at a
+  session's very first call; the bench stops that daemon after each sample (untimed).
+- `vacant-hook.py`: the in-process entry itself, for comparison.
+
+Each row gives wall-clock medians and p95 and, because a loaded machine's wall clock mostly measures
+the other processes, the median CPU time (user + system) of the process, each next to the same
+figure of the reference, and the fastest sample's difference to the fastest reference (the
+nearest a shared machine gets to an idle one's figure).
+
+A call that failed open would be fast and worthless: the bench refuses to print figures if
+errors.log appeared, or if a daemon answered a `fallback` sample. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from vacant.core.locations import mark_installed, state_dir
+from vacant.daemon import lifecycle
+from vacant.daemon.paths import daemon_dir
+from vacant.platforms.settings_file import hook_command
+
+PYTHON = sys.executable
+CLIENT = shlex.split(hook_command("claude"))  # exactly what `vacant init` installs
+ENTRY = [PYTHON, "-I", "-S", str(Path(CLIENT[-2]).with_name("vacant-hook.py")), "claude"]
+REFERENCE = [PYTHON, "-I", "-S", "-c", "pass"]
+
+
+CPU: dict[str, list[float]] = {}  # per row: the process's user + system CPU ms (steadier on a loaded machine)
+
+
+def timed(cmd: list[str], payload: bytes | None, env: dict, cwd: Path, row: str = "") -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(cmd, input=payload, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if row:
+        CPU.setdefault(row, []).append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    return wall
+
+
+def stats(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def payload(workspace: Path, event: str, tool: str, key: str, fields: dict) -> bytes:
+    body = {"session_id": "bench", "transcript_path": "/nonexistent.jsonl", "cwd": str(workspace),
+            "hook_event_name": event, "tool_name": tool, "tool_use_id": key, **fields}
+    return json.dumps(body).encode()
+
+
+def calls(workspace: Path, n: int) -> list[tuple[str, bytes]]:
+    """(row name, payload) of one round: Pre and Post of Read, Write, Edit and Bash."""
+    target = str(workspace / "bench_target.txt")
+    tools = {
+        "Read": ({"tool_input": {"file_path": target}},
+                 {"tool_response": {"type": "text", "file": {"filePath": target, "content": "x\n"}}}),
+        "Write": ({"tool_input": {"file_path": target, "content": f"write {n}\n"}}, {}),
+        "Edit": ({"tool_input": {"file_path": target, "old_string": "x", "new_string": "y"}}, {}),
+        "Bash": ({"tool_input": {"command": "true"}},
+                 {"tool_response": {"stdout": "", "stderr": "", "interrupted": False}}),
+    }
+    out = []
+    for tool, (pre, post) in tools.items():
+        out.append((f"Pre:{tool}", payload(workspace, "PreToolUse", tool, f"{tool}-{n}", pre)))
+        out.append((f"Post:{tool}", payload(workspace, "PostToolUse", tool, f"{tool}-{n}", {**pre, **post})))
+    return out
+
+
+def hold_spawned(workspace: Path) -> None:
+    """A fresh `spawned` marker: the client believes a daemon is starting and starts none."""
+    marker = daemon_dir(workspace) / "spawned"
+    marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    marker.write_text("bench")
+
+
+def no_daemon(workspace: Path) -> None:
+    if lifecycle.running(workspace):
+        raise SystemExit("a daemon answers in this workspace: the figures would not be the fallback's")
+
+
+def measure(workspace: Path, reps: int, first_reps: int) -> dict[str, list[float]]:
+    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace))
+    (workspace / "bench_target.txt").write_text("x\n")
+    samples: dict[str, list[float]] = {"reference": []}
+    for n in range(reps):
+        samples["reference"].append(timed(REFERENCE, None, env, workspace, "reference"))
+        for name, body in calls(workspace, n):
+            hold_spawned(workspace)
+            samples.setdefault(f"fallback {name}", []).append(timed(CLIENT, body, env, workspace, f"fallback {name}"))
+            samples.setdefault(f"vacant-hook.py {name}", []).append(
+                timed(ENTRY, body, env, workspace, f"vacant-hook.py {name}"))
+        no_daemon(workspace)
+    for n in range(first_reps):
+        for name, body in calls(workspace, reps + n)[:2]:  # Pre/Post Read: the first call of a session
+            (daemon_dir(workspace) / "spawned").unlink(missing_ok=True)
+            samples.setdefault(f"first call {name}", []).append(timed(CLIENT, body, env, workspace, f"first call {name}"))
+            stop_started(workspace)
+    return samples
+
+
+def stop_started(workspace: Path, timeout: float = 20.0) -> None:
+    """Stop the daemon the first call started (untimed), so the next sample finds none."""
+    deadline = time.monotonic() + timeout
+    while not lifecycle.running(workspace) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lifecycle.stop(workspace)
+
+
+def cpu(row: str) -> float:
+    return statistics.median(CPU[row])
+
+
+def report(title: str, samples: dict[str, list[float]]) -> None:
+    ref_median, ref_p95 = stats(samples["reference"])
+    print(f"\n{title}")
+    ref_cpu = statistics.median(CPU["reference"])
+    ref_min = min(samples["reference"])
+    print(f"{'call':<30}{'median ms':>11}{'p95 ms':>9}{'med - ref':>11}{'p95 - ref':>11}{'ratio':>7}"
+          f"{'cpu ms':>8}{'cpu - ref':>11}{'min - ref':>11}")
+    print(f"{'python -I -S -c pass':<30}{ref_median:>11.1f}{ref_p95:>9.1f}{'':>40}{ref_cpu:>8.1f}"
+          f"{f'(min {ref_min:.1f})':>22}")
+    for name, values in samples.items():
+        if name == "reference":
+            continue
+        median, p95 = stats(values)
+        print(f"{name:<30}{median:>11.1f}{p95:>9.1f}{median - ref_median:>+11.1f}{p95 - ref_p95:>+11.1f}"
+              f"{median / ref_median:>7.2f}{cpu(name):>8.1f}{cpu(name) - ref_cpu:>+11.1f}{min(values) - ref_min:>+11.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--first-reps", type=int, default=5)
+    args = parser.parse_args()
+    data = Path(tempfile.mkdtemp(prefix="vacant-bench-data-"))
+    os.environ["VACANT_HOME"] = str(data)  # the install registry of this bench only
+    small = Path(tempfile.mkdtemp(prefix="vacant-bench-fallback-"))
+    try:
+        for i in range(20):
+            (small / f"f{i}.txt").write_text("small file\n" * i)
+        mark_installed(small)  # hooks record only in an installed workspace
+        samples = measure(small, args.reps, args.first_reps)
+        errors = state_dir(small) / "errors.log"
+        if errors.exists():
+            raise SystemExit(f"the hook failed (it fails open: the figures are void):\n{errors.read_text()[:2000]}")
+        report(f"small workspace, no daemon ({args.reps} reps; first call {args.first_reps})", samples)
+    finally:
+        lifecycle.stop(small)
+        shutil.rmtree(small, ignore_errors=True)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

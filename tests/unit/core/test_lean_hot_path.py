@@ -1,0 +1,83 @@
+"""What the hook's lean path swaps in must answer exactly what it replaces: the builtin SHA-256
+against hashlib's, a lazily compiled pattern against `re.compile`, and the redactor's cheap
+prefilters against the full patterns they guard (a prefilter that says no where the pattern
+says yes would let a secret through)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vacant.core import redact
+from vacant.core.lazyre import Lazy
+from vacant.core.sha import sha256
+from vacant.policy.rules import DEFAULT_RULES
+
+TOKEN_CHARS = "AaBbZz09+/=_-.:'\"` \nſKı"
+KEYWORDS = list(redact.KEYWORDS + redact.MORE_KEYWORDS)
+
+
+@given(st.binary(max_size=4096))
+def test_the_builtin_sha256_is_hashlibs(data):
+    assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    parts = sha256()
+    parts.update(data[:7])
+    parts.update(data[7:])
+    assert parts.digest() == hashlib.sha256(data).digest()
+
+
+@given(st.text(alphabet=TOKEN_CHARS + "gitpushnpmcurlX", max_size=200))
+@settings(max_examples=200)
+def test_the_shipped_rules_lazy_patterns_match_what_re_compile_matches(text):
+    for rule in DEFAULT_RULES:
+        oracle = re.compile(rule.command.pattern)
+        assert bool(rule.command.search(text)) == bool(oracle.search(text)), rule.name
+        assert bool(rule.command.search("git push " + text)) == bool(oracle.search("git push " + text))
+
+
+def test_a_lazy_pattern_compiles_on_first_use_only():
+    lazy = Lazy(r"a+b", re.IGNORECASE)
+    assert lazy._compiled is None
+    assert lazy.search("xAAb").group(0) == "AAb"
+    assert lazy.fullmatch("ab") and not lazy.match("b") and lazy.sub("-", "aab ab") == "- -"
+    assert [m.group(0) for m in lazy.finditer("ab aab")] == ["ab", "aab"]
+    assert lazy == Lazy(r"a+b", re.IGNORECASE) and lazy != Lazy(r"a+b")
+
+
+# keys: affixes around a keyword (its own casing mangled) or random text, Unicode case folds included
+def _mangle(keyword: str, flips: list[bool]) -> str:
+    word = re.sub(r"_\?|s\?|\(\?:[^)]*\)\?", "", keyword)
+    return "".join(c.upper() if flip else c for c, flip in zip(word, flips + [False] * len(word)))
+
+
+keys = st.one_of(
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz_-0ſKıİ", max_size=30),
+    st.builds(lambda pre, kw, flips, post: pre + _mangle(kw, flips) + post,
+              st.text(alphabet="ab_-9", max_size=6), st.sampled_from(KEYWORDS), st.lists(st.booleans(), max_size=20),
+              st.text(alphabet="ab_-9", max_size=6)),
+    st.builds(lambda kw, i: kw.replace("s", "ſ", 1) if i else kw.replace("k", "\u212a", 1),
+              st.sampled_from(["password", "secret", "api_key", "token", "passwd"]), st.booleans()),
+)
+
+
+@given(keys)
+@settings(max_examples=150)
+def test_the_secret_name_prefilter_never_says_no_where_the_pattern_says_yes(key):
+    oracle = re.compile(redact._KEY_NAME.pattern, redact._KEY_NAME.flags)
+    assert redact._secret_name(key) == bool(oracle.match(key)), key
+
+
+@given(st.text(alphabet=TOKEN_CHARS + "cdefghXYZ1234", min_size=30, max_size=120))
+@settings(max_examples=400)
+def test_the_bare_token_prefilter_holds_for_every_text_the_pattern_matches(text):
+    if redact._BARE.search(text):
+        assert redact._BARE_RUN.search(text), text
+
+
+def test_an_entropy_token_is_still_redacted_bare():
+    token = "Zq8xK2mP9vR4tY7wB3nL6cF1hJ5dG0sAeU"  # 34 characters, mixed case and digits
+    assert token not in redact.redact_text(f"value {token} end")
+    assert redact.redact({"paſsword": "hunter2-long-enough"}) != {"paſsword": "hunter2-long-enough"}

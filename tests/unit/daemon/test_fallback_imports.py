@@ -1,0 +1,115 @@
+"""The lean client's in-process fallback (no daemon answers: a session's first call, a daemon that
+is down or still starting) loads a bounded set of modules for a Read, Write or Edit call.
+
+Measured like the user's call: the installed launcher (`python -I -S …/vacant-hook-client.py
+claude`) as a process under `-X importtime`, in an installed workspace with no daemon, against
+`python -I -S -c pass`. Each stdlib module costs every tool call its import (the fallback's budget is
+the bare interpreter + 15 ms, issue 26), so the stdlib ones are named one by one: a new one fails
+here until it is either made lazy or added on purpose. Timing-free: it counts modules, not ms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vacant.core.locations import mark_installed, state_dir
+from vacant.daemon import lifecycle
+from vacant.daemon.paths import daemon_dir
+
+LAUNCHER = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
+
+# what the fallback may load beyond the bare interpreter: json and pathlib with what they import,
+# signal (the deadline's alarm), fcntl and bisect (the step log), shlex (the gate's shell reader),
+# zlib (the daemon's socket path), math (the redactor's entropy), the builtin SHA-256; `nt`,
+# `_winapi` and `_sha2` are tried and missed on Linux (<= 3.11), and show as tried imports
+STDLIB_ALLOWED = {
+    "__future__", "_bisect", "_collections", "_collections_abc", "_functools", "_json", "_operator",
+    "_sha2", "_sha256", "_socket", "_sre", "_stat", "_winapi", "bisect", "collections", "collections.abc",
+    "contextlib", "copyreg", "enum", "errno", "fcntl", "fnmatch", "functools", "genericpath", "ipaddress",
+    "itertools", "json", "json.decoder", "json.encoder", "json.scanner", "keyword", "math", "nt", "ntpath",
+    "operator", "os", "pathlib", "posixpath", "re", "re._casefix", "re._compiler", "re._constants",
+    "re._parser", "reprlib", "shlex", "signal", "stat", "types", "urllib", "urllib.parse", "warnings", "zlib",
+}
+# the packages a tool call's record and gate stand on (never the Stop pipeline, the CLI, sharing, ...)
+VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.", "vacant.record.", "vacant.platforms.")
+VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant.record", "vacant.platforms",
+               "vacant.hook", "vacant.daemon", "vacant.daemon.paths"}
+# a Claude call loads Claude's platform only (vacant/platforms/lean_registry.py), and the asks of
+# ACT calls only when one is held
+VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vacant.platforms.opencode",
+                "vacant.platforms.gemini", "vacant.platforms.qwen", "vacant.platforms.copilot",
+                "vacant.platforms.command", "vacant.policy.asks", "vacant.platforms.codex.doctor"}
+# costly and never needed by a tool call: named so that a failure says which one came back
+NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "subprocess", "inspect", "ast",
+         "traceback", "textwrap", "tomllib", "socket", "selectors", "tempfile", "logging", "datetime"}
+
+
+def imported(proc_stderr: bytes) -> set[str]:
+    return {line.split("|")[-1].strip() for line in proc_stderr.decode().splitlines()
+            if line.startswith("import time:") and "self [us]" not in line}
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    mark_installed(root)
+    return root
+
+
+def calls(root: Path) -> list[dict]:
+    target = str(root / "a.txt")
+    return [
+        {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": target}},
+        {"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": target},
+         "tool_response": {"type": "text", "file": {"filePath": target, "content": "a\n"}}},
+        {"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_input": {"file_path": target, "content": "b\n"}},
+        {"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": target, "content": "b\n"}},
+        {"hook_event_name": "PreToolUse", "tool_name": "Edit",
+         "tool_input": {"file_path": target, "old_string": "b", "new_string": "c"}},
+        {"hook_event_name": "PostToolUse", "tool_name": "Edit",
+         "tool_input": {"file_path": target, "old_string": "b", "new_string": "c"}},
+    ]
+
+
+def run_fallback(root: Path, call: dict, n: int) -> subprocess.CompletedProcess:
+    """The installed launcher with no daemon: a `spawned` marker a moment old, as while one starts,
+    so the client starts none and answers in-process."""
+    marker = daemon_dir(root) / "spawned"
+    marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    marker.write_text("test")
+    body = json.dumps({"session_id": "s1", "cwd": str(root), "tool_use_id": f"t{n}", **call}).encode()
+    return subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", str(LAUNCHER), "claude"], input=body,
+                          capture_output=True, cwd=root, env=dict(os.environ, CLAUDE_PROJECT_DIR=str(root)),
+                          timeout=120)
+
+
+def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspace):
+    bare = imported(subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"],
+                                   capture_output=True, check=True).stderr)
+    for n, call in enumerate(calls(workspace)):
+        proc = run_fallback(workspace, call, n)
+        assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+        loaded = imported(proc.stderr) - bare - {"client"}
+        assert "vacant.hook" in loaded, "the call was not answered in-process: this measured no fallback"
+        where = f"{call['hook_event_name']}:{call['tool_name']}"
+        vacant = {name for name in loaded if name.startswith("vacant")}
+        third_party = {name for name in loaded - vacant if name.split(".")[0] in ("xxhash",)}
+        stdlib = loaded - vacant - third_party
+        assert not stdlib & NEVER, f"{where} imported {sorted(stdlib & NEVER)}"
+        assert stdlib <= STDLIB_ALLOWED, f"{where} imported stdlib modules beyond the allowlist: {sorted(stdlib - STDLIB_ALLOWED)}"
+        strays = {name for name in vacant if not name.startswith(VACANT_ALLOWED) and name not in VACANT_ALSO}
+        assert not strays, f"{where} imported vacant modules off the tool-call path: {sorted(strays)}"
+        assert not vacant & VACANT_NEVER, f"{where} imported {sorted(vacant & VACANT_NEVER)}"
+    state = state_dir(workspace)
+    assert not (state / "errors.log").exists(), (state / "errors.log").read_text()
+    assert list((state / "runs").iterdir()), "nothing was recorded: the probe measured an idle hook"
+    assert not lifecycle.running(workspace), "a daemon answered: the probe measured no fallback"
