@@ -18,7 +18,8 @@ Timed, each repetition in a fresh `git clone` of that remote (the clone itself i
 - sync cold ends by verifying what it fetched into the sealed team cache (`sync cold verify`);
 - reputation first: `vacant reputation --json` as a whole process in that fresh clone right after
   its first sync (what a person sees; target <= 1.5x git fetch);
-- reputation warm: again, nothing changed (target <= 0.2x git fetch);
+- reputation warm: again, nothing changed (target <= 0.2x git fetch): the sealed text of the first
+  (vacant/share/warm.py);
 - reputation after busy: after the busy sync (one author's ref moved);
 - reputation rebuild: every share cache of the clone deleted first, so every record is read,
   parsed and verified again (what a clone whose refs moved without `vacant sync` pays once);
@@ -261,6 +262,9 @@ def main() -> None:
         made = f"made in {spent:.1f} s" if spent else "kept from an earlier run (--fresh makes it again)"
         print(f"setup: {args.authors} authors, {args.runs} run records, {args.reviews} reviews, {made}; "
               f"remote {sum(f.stat().st_size for f in bare.rglob('*') if f.is_file()) / 1e6:.1f} MB")
+        from vacant.core.keys import create_user_key
+
+        create_user_key()  # the person's own key, as `vacant init` makes it: the caches are sealed with it
         me = signer(7)  # this clone's own key: not a team key, nothing of its own to publish
         rows: dict[str, list[float]] = {}
         for rep in range(args.reps):

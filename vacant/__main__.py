@@ -1,8 +1,9 @@
 """`python -m vacant …` and the `vacant` command: the command line of `vacant.cli`.
 
 `vacant --version` answers before anything heavy is imported (typer, pydantic, every command), and
-so does `vacant reputation [--json] [--local]` (vacant/commands/reputation.py `answer_quickly`),
-whose warm answer is otherwise mostly that import; any trouble there runs the full command line.
+so does `vacant reputation [--json] [--local]`: from its sealed warm text while nothing it came
+from changed (vacant/share/warm.py), else computed (vacant/commands/reputation.py `answer_quickly`)
+without the command line; any trouble there runs the full command line.
 """
 
 import sys
@@ -15,6 +16,13 @@ def main() -> None:
         print(f"vacant {__version__}")
         sys.exit(0)
     if sys.argv[1:2] == ["reputation"]:
+        from vacant.share import warm
+
+        variant = warm.variant_of(sys.argv[1:])
+        text = warm.answer(variant, warm.time_ns()) if variant else None
+        if text is not None:
+            sys.stdout.write(text)
+            sys.exit(0)
         from vacant.commands.reputation import answer_quickly
         from vacant.core import children
 

@@ -3,7 +3,8 @@ intervals, the team's verified reviews folded in unless `--local`.
 
 typer is imported in `register` only: `vacant reputation [--json] [--local]` is answered by
 `answer_quickly` before the command line (typer and every command, ~1 s here) is imported
-(vacant/__main__.py), which is most of a warm reputation's time.
+(vacant/__main__.py), which is most of a cold reputation's time. Every text it prints is sealed
+for the warm answer (vacant/share/warm.py), printed again while nothing it came from changed.
 """
 
 from __future__ import annotations
@@ -21,7 +22,19 @@ if TYPE_CHECKING:
 
 
 def reputation_text(as_json: bool, local: bool) -> str:
-    """What `vacant reputation` prints, whole (nothing is printed until it is all known)."""
+    """What `vacant reputation` prints, whole (nothing is printed until it is all known), sealed
+    for the warm answer under the inputs as they were before it was computed."""
+    from vacant.share import warm
+
+    variant = warm.variant_of(["reputation", *(["--json"] if as_json else []), *(["--local"] if local else [])])
+    described = warm.described_now(variant) if variant else None
+    text = _computed_text(as_json, local)
+    if variant and described is not None:
+        warm.seal(variant, described, text)
+    return text
+
+
+def _computed_text(as_json: bool, local: bool) -> str:
     stats, provenance = _folded(local)
     cells = [s.to_json() for s in stats]
     sources = [{"source": s, "count": n} for s, n in reputation.counts("source_counts", "source")]
@@ -45,8 +58,9 @@ def answer_quickly(args: list[str]) -> bool:
     """`vacant reputation [--json] [--local]` answered without the command line; False (nothing
     printed) for any other arguments or when anything goes wrong, so the full command line runs
     it and says what, as every command does. An interrupt stops it as it stops any command."""
-    if not args or args[0] != "reputation" or len(set(args[1:])) != len(args[1:]) \
-            or not set(args[1:]) <= {"--json", "--local"}:
+    from vacant.share.warm import variant_of
+
+    if variant_of(args) is None:
         return False
     from vacant.core import children
 
