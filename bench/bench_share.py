@@ -21,9 +21,10 @@ Timed, each repetition in a fresh `git clone` of that remote (the clone itself i
 - reputation warm: again, nothing changed (target <= 0.2x git fetch): the sealed text of the first
   (vacant/share/warm.py);
 - reputation after busy: after the busy sync (one author's ref moved);
-- reputation rebuild: every share cache of the clone deleted first, so every record is read,
+- reputation rebuild: every share cache of the clone and the warm texts deleted first, so every record is read,
   parsed and verified again (what a clone whose refs moved without `vacant sync` pays once);
-- `--local` (no team records) and `vacant --version` (the interpreter alone) as references.
+- `--local` (no team records, computed: its first call) and `vacant --version` (the interpreter
+  alone) as references.
 Printed: median and p95 per figure, and the ratio to the `git fetch` median of the same run.
 This script prints figures; it never asserts a time.
 """
@@ -234,6 +235,7 @@ def one_rep(base: Path, bare: Path, people: list[Signer], rep: int, me: Signer, 
     shutil.rmtree(share / "team")
     shutil.rmtree(share / "authors")
     shutil.rmtree(share / "verified")
+    shutil.rmtree(Path(os.environ["VACANT_HOME"]) / "warm")  # the warm texts too: else one answers unchanged refs
     figures["reputation rebuild"] = timed_process(ws, "reputation", "--json")
     figures["reputation --local"] = timed_process(ws, "reputation", "--json", "--local")
     figures["vacant --version"] = timed_process(ws, "--version")
