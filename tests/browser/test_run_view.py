@@ -91,6 +91,7 @@ def test_a_thousand_step_run_loads_collapsed_and_opens_any_step(browser, ws, tmp
     assert severe_logs(browser) == []
 
 
+@pytest.mark.slow
 def test_a_run_green_after_feedback_opens_on_its_rounds(browser, ws, tmp_path):
     run = planted_run(ws)  # Stop 1 blocks on config.py:3
     fixed = (ws / "config.py").read_text().replace("RATE = 0.5", "RATE = 0.08")

@@ -102,6 +102,7 @@ def agent_dir(tmp_path) -> Path:
     return planted
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", list(_values(Path("/x"))))
 def test_no_hostile_environment_lets_a_push_through_or_runs_agent_code(gws, tmp_path, agent_dir, value):
     """Every variable the package reads (and the interpreter's) set to every hostile kind of value
@@ -220,6 +221,7 @@ def live_daemon(gws):
 BUDGET = 4.0
 
 
+@pytest.mark.slow
 def test_a_frozen_daemon_gets_its_call_denied_inside_the_whole_call_deadline(gws, live_daemon):
     assert not denied(run_hook(gws, pre_tool(gws, "ls"))[0])  # the control, through the daemon
     live_daemon.send_signal(signal.SIGSTOP)
@@ -234,6 +236,7 @@ def test_a_frozen_daemon_gets_its_call_denied_inside_the_whole_call_deadline(gws
     assert took < BUDGET + 2.0, f"{took:.1f} s: past the whole-call deadline"
 
 
+@pytest.mark.slow
 def test_a_held_workspace_lock_gets_the_call_denied_inside_the_whole_call_deadline(gws):
     """No daemon yet (the in-process path), the workspace lock held by a background process."""
     from vacant.daemon.lifecycle import stop
@@ -325,6 +328,7 @@ def test_a_fake_daemon_bound_at_the_real_sockets_path_gets_no_trust(gws, live_da
     assert "proof of identity" in (state_dir(gws) / "errors.log").read_text()
 
 
+@pytest.mark.slow
 def test_pythonpath_and_a_daemon_kill_do_not_make_the_respawned_daemon_the_agents_code(gws, tmp_path, agent_dir):
     from vacant.daemon.paths import info
 

@@ -81,6 +81,7 @@ def start(root: Path, contract: str) -> Run:
     return run
 
 
+@pytest.mark.slow
 def test_a_guard_broken_by_a_step_blocks_the_stop_with_that_step(project):
     run = start(project, GUARD + NOTES)
     run.write("NOTES.md", "notes\n")  # step 1: the acceptance check's work
@@ -163,6 +164,7 @@ def test_the_report_command_shows_the_contract_error(project, capsys):
     assert f"contract error: {project / 'vacant.toml'} is not valid TOML at line 4" in text
 
 
+@pytest.mark.slow
 def test_report_before_any_stop_names_the_contract_error(project):
     import subprocess
 

@@ -62,6 +62,7 @@ def test_a_green_stop_reviews_only_when_some_check_was_red_at_the_baseline(ws, c
     assert sorted(report["vacuous"]) == sorted(f"c{n}" for n, name in enumerate(checks) if name == BASELINE_FILE)
 
 
+@pytest.mark.slow
 def test_the_report_says_why_nobody_was_reviewed(ws):
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     (ws / BASELINE_FILE).write_text("here\n")

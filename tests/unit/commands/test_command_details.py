@@ -26,6 +26,7 @@ def test_view_help_names_the_state_directory_inside_git(ws):
     assert ".git/vacant/runs/RUN/" in " ".join(shown.split()) and ".vacant/runs" not in shown
 
 
+@pytest.mark.slow
 def test_doctor_says_daemon_once(ws):
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     out = cli(["doctor", "--platform", "claude"], ws).stdout
@@ -44,6 +45,7 @@ def recorded(ws) -> Recording:
     return recording
 
 
+@pytest.mark.slow
 def test_log_json_is_json_lines_and_json_array_one_array(ws, recorded):
     lines = cli(["log", "--json"], ws).stdout.splitlines()
     records = [json.loads(line) for line in lines]

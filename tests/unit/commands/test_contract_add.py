@@ -46,6 +46,7 @@ def wait_for(condition, seconds: float = 20.0) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_keep_adds_a_guard_and_shows_the_probe(ws):
     (ws / "tests").mkdir()
     (ws / "tests" / "__init__.py").write_text("")
@@ -87,6 +88,7 @@ def test_an_interrupt_kills_the_probe_group_and_exits_130(ws, sig):
     assert not (ws / "vacant.toml").exists()
 
 
+@pytest.mark.slow
 def test_doctor_fails_on_a_contract_that_does_not_read(ws):
     (ws / "vacant.toml").write_text('[[check]]\nname = "a"\ncommand = "false"\n[[check]\n')
     code, out, _ = run(ws, "doctor", "--json")

@@ -60,6 +60,7 @@ def _add_env(settings: dict) -> None:  # the control: the person's own settings 
     settings["env"] = {"FOO": "1"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edit, intact", [(_edit_command, False), (_narrow_matcher, False), (_add_env, True)])
 def test_an_edited_hook_entry_is_named_by_doctor_and_the_hook_watch(in_ws, capsys, monkeypatch, edit, intact):
     code, _ = vacant(capsys, monkeypatch, "init", "--platform", "claude", "--no-wall") if _has_no_wall() else \
@@ -74,6 +75,7 @@ def test_an_edited_hook_entry_is_named_by_doctor_and_the_hook_watch(in_ws, capsy
     assert (missing_hooks(read_install(in_ws), "claude") is None) == intact
 
 
+@pytest.mark.slow
 def test_a_vacant_shim_on_path_and_an_edited_package_are_named(in_ws, capsys, monkeypatch, tmp_path):
     vacant(capsys, monkeypatch, *(["init", "--platform", "claude"] + (["--no-wall"] if _has_no_wall() else [])))
     _code, report = vacant(capsys, monkeypatch, "doctor", "--platform", "claude", "--json")

@@ -67,6 +67,7 @@ def _commands() -> list[str]:
     return sorted(group.commands)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", _commands())
 def test_help_has_no_type_tags(command):
     assert TYPE_TAGS.findall(_help(command)) == []

@@ -65,6 +65,7 @@ person_settings = st.fixed_dictionaries({}, optional={
 })
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(original=person_settings, indent=st.sampled_from([None, 2, 4]))
 def test_the_wall_merges_into_any_settings_and_uninstall_restores_their_bytes(ws, capsys, monkeypatch, original, indent):
@@ -109,6 +110,7 @@ def _path_without(tmp_path: Path, program: str) -> str:
     return str(bin_dir)
 
 
+@pytest.mark.slow
 def test_doctor_fails_while_bubblewrap_is_missing(ws, tmp_path, capsys, monkeypatch):
     vacant(capsys, monkeypatch, "init", "--platform", "claude")
     code, out, _ = vacant(capsys, monkeypatch, "doctor", "--json")

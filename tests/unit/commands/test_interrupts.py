@@ -171,6 +171,7 @@ def test_sync_stops_a_hanging_fetch(repo, tmp_path):
     assert refs.stdout == ""
 
 
+@pytest.mark.slow
 def test_experiment_stops_its_agent_and_keeps_the_journal_whole(repo, tmp_path):
     child = marker()
     task = tmp_path / "tasks" / "t1"

@@ -33,6 +33,7 @@ def record(ws: Path, session: str, text: str) -> Path:
     return recording.run_dir
 
 
+@pytest.mark.slow
 def test_replay_leaves_the_run_and_the_latest_alone(ws):
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     (ws / "vacant.toml").write_text('[[check]]\nname = "one"\ncommand = "grep -q 1 a.txt"\n')

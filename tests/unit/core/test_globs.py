@@ -8,6 +8,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +30,7 @@ def oracle(pattern: list[str], path: list[str]) -> bool:
     return bool(path) and fnmatch.fnmatchcase(path[0], head) and oracle(rest, path[1:])
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(pattern=st.lists(SEGMENTS, min_size=1, max_size=4), path=st.lists(NAMES, min_size=1, max_size=4))
 def test_the_translator_matches_the_segment_matcher(pattern, path):

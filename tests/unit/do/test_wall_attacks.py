@@ -130,6 +130,7 @@ def test_the_daemon_socket_is_out_of_reach(site, walled):
         server.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("walled", [True, False])
 def test_the_workspace_lock_cannot_be_held(site, walled):
     ws, tmp = site
@@ -160,6 +161,7 @@ def test_the_workspace_lock_cannot_be_held(site, walled):
         proc.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("walled", [True, False])
 def test_normal_work_is_unaffected(site, walled):
     ws, tmp = site

@@ -107,6 +107,7 @@ def test_node_is_there():
     assert NODE, "node is a required part of the test environment (the agent CLIs run on it)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("files, command, expected", [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_real_runner_output_gives_the_reason(tmp_path, files, command, expected):
     make(tmp_path, files)

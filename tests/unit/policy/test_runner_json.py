@@ -102,6 +102,7 @@ def expected_go(packages) -> dict:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)  # each a stream of up to 3 packages x 27 tests
 @given(PACKAGES, st.randoms(use_true_random=False))
 def test_go_stream_read_back_what_a_separate_writer_wrote(packages, shuffle):

@@ -73,6 +73,7 @@ def expected(model) -> list[tuple]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(suites(), min_size=1, max_size=3), st.booleans())
 def test_read_back_what_a_separate_writer_wrote(model, wrap):

@@ -148,6 +148,7 @@ def _input(tool: str, field: str, path: str) -> dict:
     return {field: path}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_form_of_a_protected_path_is_refused_and_no_other(walled, data):

@@ -91,6 +91,7 @@ def recorded_team(team: Team) -> dict[str, Person]:
     return {"a": a, "b": b, "c": c, "a2": a2}
 
 
+@pytest.mark.slow
 def test_the_oracle_is_not_empty(team):
     people = recorded_team(team)
     expected = logged_reviews(people["a"], people["b"], people["a2"])

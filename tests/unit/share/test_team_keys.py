@@ -56,6 +56,7 @@ def test_a_bad_key_file_is_named_by_its_path(team: Team):
     assert len(keys.keys) == 1 and keys.problems == [".vacant-team-keys/zed.pub:1: not `ed25519 <base64 public key> <name>`"]
 
 
+@pytest.mark.slow
 def test_one_rejected_count_everywhere_grouped_by_cause(team: Team):
     a, m1, m2 = team.person("a"), team.person("m1"), team.person("m2")
     team.seed([a], per_person=True)

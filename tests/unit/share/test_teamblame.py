@@ -455,6 +455,7 @@ def test_a_run_whose_work_was_never_committed_takes_no_line_from_the_baseline(te
         ("by b", "step", "run-b")]
 
 
+@pytest.mark.slow
 def test_the_path_index_reads_only_the_records_that_changed_the_file(team):
     from vacant.share.team import read_team
     from vacant.share.team import run_records as team_records

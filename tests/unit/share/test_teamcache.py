@@ -218,6 +218,7 @@ CACHE_FILES = {  # each cache, and the caches above it that must be gone for it 
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", sorted(CACHE_FILES))
 @pytest.mark.parametrize("how", ["edited", "truncated", "garbage", "empty", "resealed-elsewhere"])
 def test_a_damaged_cache_file_is_rebuilt_never_believed(tmp_path, which, how):

@@ -45,6 +45,7 @@ def edit(lines: list[str], kind: str, a: float, b: float, size: int, fresh: str)
     return lines
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(op, min_size=1, max_size=8))
 def test_the_export_names_the_steps_blame_names(tmp_path_factory, ops):

@@ -134,6 +134,7 @@ def step_tag(repo: Path, run: str, step: int) -> str:
     raise AssertionError(f"no step {step} in {run}")
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(op, max_size=9), initial=st.integers(0, 5))
 def test_every_line_has_gits_word_and_the_step_that_wrote_it(tmp_path_factory, monkeypatch, ops, initial):

@@ -38,6 +38,7 @@ def history(repo, fix: bool):
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fix", [False, True])
 def test_the_range_counts_each_writer_and_the_standing_finding(tmp_path, fix):
     repo = make_repo(tmp_path / "ws")
@@ -77,6 +78,7 @@ def test_the_range_counts_each_writer_and_the_standing_finding(tmp_path, fix):
     assert f"run {run.session}" in text and "Pat Person" in text
 
 
+@pytest.mark.slow
 def test_a_bad_range_is_a_clear_error(tmp_path):
     repo = make_repo(tmp_path / "ws")
     (repo / "a").write_text("a\n")
