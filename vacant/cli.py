@@ -35,8 +35,8 @@ from vacant.core.locations import WorkspaceError
 from vacant.export.model import ExportError
 from vacant.platforms.all_platforms import UnknownPlatform
 from vacant.platforms.settings_file import InstallError
-from vacant.policy.contract import ContractError
-from vacant.policy.flags import FlagError
+from vacant.policy.contract.contract import ContractError
+from vacant.policy.contract.flags import FlagError
 from vacant.share.gitstore import GitError
 from vacant.store.states import ReconstructionError
 from vacant.core.filelock import LockTimeout

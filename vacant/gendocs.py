@@ -14,7 +14,8 @@ from vacant.attribute import report_shape
 from vacant.core import events, exitcodes, levels, trustenv
 from vacant.core.docgen import COMMAND, GeneratedDoc, check_or_write
 from vacant.platforms import all_platforms
-from vacant.policy import asks, contract, probe_reasons
+from vacant.policy.contract import contract, probe_reasons
+from vacant.policy.gate import asks
 from vacant.share import records as share_records
 from vacant.show import shapes
 

@@ -28,8 +28,8 @@ from codex_harness import (
 )
 from harness import LOOK, MARK, marks, text
 
-from vacant.policy.asks import AGENT_ENV, WHY
-from vacant.policy.rules import ANSWER_REFUSAL
+from vacant.policy.gate.asks import AGENT_ENV, WHY
+from vacant.policy.gate.rules import ANSWER_REFUSAL
 from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e

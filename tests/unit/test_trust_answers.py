@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from vacant import hook
 from vacant.attribute.stop import stop
 from vacant.core.locations import run_dir
-from vacant.policy import asks
-from vacant.policy.flags import add_flag, flags_dir
+from vacant.policy.gate import asks
+from vacant.policy.contract.flags import add_flag, flags_dir
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 

@@ -37,8 +37,8 @@ from vacant.core.locations import (
     state_dir,
 )
 from vacant.platforms.claude import PLATFORM as CLAUDE
-from vacant.policy import gate
-from vacant.policy import rules as policy_rules
+from vacant.policy.gate import gate
+from vacant.policy.gate import rules as policy_rules
 from vacant.store.steplog import StepLog, verify
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

@@ -37,8 +37,8 @@ from vacant.core.atomic import atomic_write
 from vacant.core.cells import UNKNOWN
 from vacant.core.findings import Finding
 from vacant.core.locations import state_dir
-from vacant.policy.contract import Contract, ContractError, load_contract, rounds_hint
-from vacant.policy.flags import list_flags, standing_flags
+from vacant.policy.contract.contract import Contract, ContractError, load_contract, rounds_hint
+from vacant.policy.contract.flags import list_flags, standing_flags
 from vacant.store import reputation
 from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView, Step

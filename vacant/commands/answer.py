@@ -14,7 +14,7 @@ from vacant.commands.asks import (
     when,
 )
 from vacant.commands.common import print_json, speak_for_person, workspace
-from vacant.policy import asks as book
+from vacant.policy.gate import asks as book
 
 
 def register(app: typer.Typer) -> None:

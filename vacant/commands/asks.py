@@ -11,7 +11,7 @@ import typer
 
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
-from vacant.policy import asks as book
+from vacant.policy.gate import asks as book
 
 
 def fail(message: str, code: Exit = Exit.USER_ERROR) -> None:

@@ -44,7 +44,7 @@ VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant
 # ACT calls only when one is held
 VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vacant.platforms.opencode",
                 "vacant.platforms.gemini", "vacant.platforms.qwen", "vacant.platforms.copilot",
-                "vacant.platforms.command", "vacant.policy.asks", "vacant.platforms.codex.doctor"}
+                "vacant.platforms.command", "vacant.policy.gate.asks", "vacant.platforms.codex.doctor"}
 # costly and never needed by a tool call: named so that a failure says which one came back
 NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "subprocess", "inspect", "ast",
          "traceback", "textwrap", "tomllib", "socket", "selectors", "tempfile", "logging", "datetime"}
