@@ -56,7 +56,7 @@ from pydantic import (
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.safeio import SMALL_CAP, read_capped
 from vacant.policy.contract.contract_lines import line_of, quoted_line, toml_position
-from vacant.policy.gate.rules import RULE_NAMES, arms_problem, regex_problem
+from vacant.policy.shipped import RULE_NAMES, arms_problem, regex_problem
 
 if sys.version_info >= (3, 11):
     import tomllib

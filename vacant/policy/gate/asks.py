@@ -36,7 +36,8 @@ from vacant.core.locations import run_dir, runs_dir, state_dir
 from vacant.core.redact import redact
 from vacant.policy.gate.askprint import git_head, moved_since, workspace_fingerprint
 from vacant.policy.gate.decided import DECIDED_MISSING, decided_by_person
-from vacant.policy.gate.rules import CODE_RULES, DEFAULT_RULES, MODE_REFUSAL
+from vacant.policy.gate.rules import MODE_REFUSAL
+from vacant.policy.shipped import CODE_RULES, DEFAULT_RULES
 from vacant.core.filelock import file_lock
 from vacant.store.steplog import StepLog
 

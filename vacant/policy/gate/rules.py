@@ -1,24 +1,23 @@
-"""The gate's policy: which actions are ACT (the shipped rules plus `[gate]` in `vacant.toml`),
-the fixed refusal sentences, and the one validator of the `[gate]` table (the contract's schema
-uses it too). Stdlib only (hot path); `tomllib` is imported only when `vacant.toml` has a `[gate]`
-table that is not in the parse cache.
+"""The gate's policy: which actions are ACT (the shipped rules, policy/shipped.py, plus `[gate]` in
+`vacant.toml`), the fixed refusal sentences, and the validator of the `[gate]` table (its value checks,
+in policy/shipped.py, are the contract schema's too). Stdlib only (hot path); `tomllib` is imported
+only when `vacant.toml` has a `[gate]` table that is not in the parse cache.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import namedtuple
 from pathlib import Path
 
 from vacant.core.atomic import atomic_write
-from vacant.core.lazyre import Lazy
 from vacant.core.locations import state_dir
 from vacant.core.safeio import SMALL_CAP, read_capped
+from vacant.policy.shipped import (CODE_RULES, DEFAULT_ARMS, DEFAULT_RULES, NAME_PATTERN, RULE_NAMES, Rule,
+                                   arms_problem, regex_problem)
 
 CONTRACT_FILE = "vacant.toml"
-DEFAULT_ARMS = "arms"
 MODE_REFUSAL = "Refusing to write {path} — it must include a `MODE: READ` or `MODE: ACT` line"
 MODE_HINT = ("; put it first (after a `#!` line, if any), in the script's comment syntax, e.g. `# MODE: READ`. "
              "Nothing was written.")
@@ -55,10 +54,8 @@ FAILED = (
     "Not run: vacant could not decide whether this action may run ({error}), so it was stopped. Nothing has been "
     "done. This is vacant's own error, not yours: tell the person (details in errors.log in vacant's state directory; `vacant doctor` names it)."
 )
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MAX_DEPTH = 8
 
-Rule = namedtuple("Rule", "name tool command why")  # tool/command: compiled regex or None
 Policy = namedtuple("Policy", "act allow arms removed error")
 Hit = namedtuple("Hit", "rule why")
 # kind: pass | act | refuse. For act, `action` is an Action; for refuse, `message` says why.
@@ -69,100 +66,11 @@ Action = namedtuple("Action", "kind tool command cwd hits receipts fingerprint")
 PASS = Verdict("pass", None, "")
 
 
-def _rx(pattern: str) -> Lazy:
-    """A shipped rule's pattern, compiled when a call first needs it (a Read needs none)."""
-    return Lazy(pattern)
-
-
-# -- the shipped policy ---------------------------------------------------------------------------
-
-_OPTS = r"(?:\s+(?:-C|-c|--git-dir|--work-tree|--namespace|--exec-path|--config-env)\s+\S+|\s+-\S*)*"
-_WRITE_METHOD = r"'?(?i:POST|PUT|PATCH|DELETE)\b"
-DEFAULT_RULES = (
-    Rule("git-push", None, _rx(
-        r"^(?:git" + _OPTS + r"\s+(?:push|send-pack|http-push|subtree\s+push|lfs\s+push|svn\s+dcommit|p4\s+submit)"
-        r"|git-(?:push|send-pack|http-push)|(?:hub|sl|jj|yadm)(?:\s+\S+)*?\s+(?:push|submit)|jj\s+git\s+push)(?:\s|$)"),
-         "a remote git repository (commits, branches or tags pushed where others see them)"),
-    Rule("package-publish", None, _rx(
-        r"^(?:(?:npm|pnpm|yarn|bun)(?:\s+\S+)*?\s+(?:pub\w*|unpublish|deprecate|dist-tags?\s+(?:add|rm)|owner\s+(?:add|rm))"
-        r"|twine\s+upload|python[0-9.]*\s+-m\s+twine\s+upload"
-        r"|cargo\s+(?:publish|yank|owner)|(?:poetry|flit|uv|hatch|pdm|rye)\s+publish|gem\s+(?:push|yank)"
-        r"|(?:docker|podman|buildah|nerdctl)\s+(?:image\s+|manifest\s+)?push|(?:docker\s+)?buildx\s+(?:\S+\s+)*?--push"
-        r"|docker\s+build\s+(?:\S+\s+)*?--push|(?:docker\s+)?buildx\s+(?:\S+\s+)*?--output[= ]\S*type=registry"
-        r"|helm\s+push|crane\s+(?:push|copy|cp|tag|delete)|oras\s+push|skopeo\s+(?:copy|delete|sync)"
-        r"|ko\s+(?:publish|build|apply|resolve)|(?:dotnet\s+)?nuget\s+push|(?:anaconda|conda)\s+upload"
-        r"|mvn\s+(?:\S+\s+)*?deploy|(?:\./)?gradlew?\s+(?:\S+\s+)*?publish\S*|gh\s+release\s+(?:create|upload|edit|delete)"
-        r"|vsce\s+publish|ovsx\s+publish|swift\s+package-registry\s+publish|pod\s+trunk\s+push"
-        r"|lerna\s+publish|changeset\s+publish|semantic-release|goreleaser\s+release|goreleaser$)(?:\s|$)"),
-         "a package registry (a release others can install)"),
-    Rule("deploy", None, _rx(
-        r"^(?:kubectl(?:\s+\S+)*?\s+(?:apply|create|delete|replace|patch|scale|rollout|set|edit|annotate|label"
-        r"|drain|cordon|expose|autoscale)|terraform(?:\s+-\S+)*\s+(?:apply|destroy|import)"
-        r"|tofu(?:\s+-\S+)*\s+(?:apply|destroy)|helm(?:\s+\S+)*?\s+(?:install|upgrade|uninstall|rollback|delete)"
-        r"|pulumi(?:\s+\S+)*?\s+(?:up|destroy|update)|(?:serverless|sls|fly|flyctl|netlify|firebase|eb|cdk"
-        r"|railway|wrangler|vercel|surge|heroku|dokku|kamal|skaffold|waypoint|nomad|amplify|sam"
-        r"|supabase|convex|deno\s+deploy|deployctl)\s+(?:\S+\s+)*?(?:deploy|publish|up|push|promote|release"
-        r"|rollback|destroy|delete|apply|job\s+run|rm)|skaffold\s+run|vercel|ansible-playbook"
-        r"|heroku\s+\S+:(?:create|destroy|set|unset|add|remove|rollback|restart|promote|scale)"
-        r"|gsutil(?:\s+-\S+)*\s+(?:cp|mv|rm|rsync|rb|mb|acl|setmeta|iam)|gcloud\s+storage\s+(?:cp|mv|rm|rsync)"
-        r"|rclone\s+(?:copy|copyto|sync|move|moveto|delete|deletefile|purge|rmdir|mkdir)|s3cmd\s+(?:put|del|sync|rm|mv)"
-        r"|azcopy\s+(?:copy|sync|remove)|doctl(?:\s+\S+)*?\s+(?:create|delete|update|deploy)"
-        r"|docker\s+(?:stack|service)\s+(?:deploy|update|rm|create)|gcloud(?:\s+\S+)*?\s+(?:deploy|create|delete|update)"
-        r"|aws(?:\s+\S+)*?\s+(?:deploy|create-\S+|delete-\S+|put-\S+|update-\S+|cp|sync|rm|mv)"
-        r"|az(?:\s+\S+)*?\s+(?:create|delete|update|deploy))(?:\s|$)"),
-         "deployed infrastructure or services (a cluster, a cloud account, a live site)"),
-    Rule("http-write", None, _rx(
-        r"^(?:curl\s(?:.*\s)?(?:-[a-zA-Z]*X\s*" + _WRITE_METHOD + r"|--request[\s=]" + _WRITE_METHOD +
-        r"|-[a-zA-Z]*[dFT](?:\s|$|\S)|--data\S*|--form\S*|--json|--upload-file)"
-        r"|wget\s(?:.*\s)?--(?:post-data|post-file|body-data|body-file|method)"
-        r"|(?:https?|xhs?|curlie)\s+(?:\S+\s+)*?" + _WRITE_METHOD + r"(?:\s|$)"
-        r"|(?:https?|xhs?)\s+(?:\S+\s+)*?\S+(?::=|=@|:=@|@)\S*"
-        r"|aria2c\s(?:.*\s)?--(?:post|upload)|lwp-request\s+-m\s+" + _WRITE_METHOD + r")"),
-         "a remote service (an HTTP request that writes: POST, PUT, PATCH, DELETE or a request body)"),
-    Rule("code-host-write", None, _rx(
-        r"^(?:gh(?:\s+-\S+(?:\s+\S+)?)*\s+(?:pr\s+(?:merge|create|close|reopen|comment|edit|review|ready|lock|unlock)"
-        r"|issue\s+(?:create|close|reopen|comment|edit|delete|transfer|lock|unlock|pin|unpin)"
-        r"|repo\s+(?:create|delete|edit|rename|archive|unarchive|sync|fork|deploy-key\s+(?:add|delete))"
-        r"|(?:secret|variable)\s+(?:set|delete)|workflow\s+(?:run|enable|disable)|run\s+(?:cancel|rerun|delete)"
-        r"|gist\s+(?:create|edit|delete)|label\s+(?:create|edit|delete|clone)|ruleset\s+\S+|cache\s+delete"
-        r"|api\s+(?:.*\s)?(?:-X\s*" + _WRITE_METHOD + r"|--method[\s=]" + _WRITE_METHOD +
-        r"|-[fF](?:\s|$)|--(?:raw-)?field(?:\s|=)|--input(?:\s|=)))"
-        r"|glab\s+(?:mr\s+(?:merge|create|close|reopen|note|approve|update)|issue\s+(?:create|close|note|update|delete)"
-        r"|repo\s+(?:create|delete|fork|archive)|release\s+(?:create|upload|delete)|api\s+(?:.*\s)?-X\s*"
-        + _WRITE_METHOD + r")|tea\s+(?:pr|pulls|issues?|releases?)\s+(?:create|merge|close|reopen|edit|delete))(?:\s|$)"),
-         "a code host (GitHub, GitLab, Gitea): merges, pull requests, issues, comments, releases, repository settings"),
-)
-# Rules implemented in code (not a regex); removable by name like the others.
-CODE_RULES = {
-    "delete-outside-workspace": "files outside the workspace (deleted)",
-    "gate-self": "vacant's own hooks, gate policy or records (which decide what needs a person's answer)",
-    "write-outside-workspace": "files outside the workspace (written; temp directories excepted)",
-    "record-delete": "vacant's records or the agent's hook settings (deleted, so the run would go unrecorded)",
-}
-RULE_NAMES = tuple(rule.name for rule in DEFAULT_RULES) + tuple(CODE_RULES)
 
 _DEFAULT_POLICY = Policy(DEFAULT_RULES, (), DEFAULT_ARMS, frozenset(), None)
 
 
 # -- reading [gate] (cached: the hot path rarely pays for a TOML parse) ---------------------------
-
-
-def regex_problem(pattern: object) -> str | None:
-    if not isinstance(pattern, str) or not pattern:
-        return "must be a non-empty regular expression string"
-    try:
-        re.compile(pattern)
-    except re.error as error:
-        return f"{pattern!r} is not a valid regular expression ({error})"
-    return None
-
-
-def arms_problem(value: object) -> str | None:
-    if not isinstance(value, str) or not value.strip():
-        return "must be a directory path relative to the workspace, e.g. \"arms\""
-    if os.path.isabs(value) or ".." in Path(value).parts:
-        return f"{value!r} leaves the workspace: use a path relative to the workspace root, without '..'"
-    return None
 
 
 def table_problems(table: object) -> list[str]:

@@ -19,8 +19,8 @@ from vacant.policy.gate.rules import (
     SCAN_BUDGET_S,
     Hit,
     Policy,
-    Rule,
 )
+from vacant.policy.shipped import Rule
 
 # -- the shell ------------------------------------------------------------------------------------
 
