@@ -28,7 +28,8 @@ from codex_harness import (
 )
 from harness import LOOK, MARK, marks, text
 
-from vacant.policy.gate.asks import AGENT_ENV, WHY
+from vacant.policy.gate.asks.answer import AGENT_ENV
+from vacant.policy.gate.asks.consult import WHY
 from vacant.policy.gate.rules import ANSWER_REFUSAL
 from vacant.core.locations import state_dir
 

@@ -27,7 +27,7 @@ from vacant import hook
 from vacant.attribute.stop import save_report, stop
 from vacant.cli import app, one_line_warning
 from vacant.core.locations import run_dir
-from vacant.policy.gate.asks import AskBook
+from vacant.policy.gate.asks.book import AskBook
 from vacant.policy.contract.flags import add_flag, flags_dir
 from vacant.store.steplog import StepLog
 

@@ -35,7 +35,7 @@ from typing import Any
 from vacant.core import events
 from vacant.core.findings import Finding, finding_id
 from vacant.policy.contract import flags
-from vacant.policy.gate.asks import AskBook
+from vacant.policy.gate.asks.book import AskBook
 from vacant.record.recorder import DANGLING
 from vacant.store.steplog import LOG_NAME, StepLog, verify
 

@@ -148,7 +148,7 @@ class Recorder:
             if verdict.kind == "refuse":
                 self.record_not_run(call, verdict.message)
                 return Response("deny", verdict.message)
-            from vacant.policy.gate import asks  # an ACT call only: a Read, Write or Edit that passes never loads it
+            from vacant.policy.gate.asks import consult as asks  # an ACT call only: a Read, Write or Edit that passes never loads it
 
             held = asks.consult(self.root, self.run_id, self._key(call), call, verdict.action)
             if held is None:

@@ -4,7 +4,7 @@ An action is ACT when it changes something beyond the deliverable: a rule of the
 it (shipped defaults, plus the `[gate]` table of `vacant.toml`), or it runs an arm whose mode is
 `ACT` or cannot be read. An ACT action with no valid approval never reaches the line that runs
 it: the recorder asks `check()` before it starts the step, and a deny goes back to the platform
-(see `vacant/policy/gate/asks.py` for the ask book and the needs-confirm payload, docs/GATE.md for the rules).
+(see `vacant/policy/gate/asks/` for the ask book and `asks/consult.py` for the needs-confirm payload, docs/GATE.md for the rules).
 
 The gate fails closed: if it cannot decide (its own error), the action is denied with a message
 saying why. Stdlib + xxhash only (hot path); `tomllib` is imported only when `vacant.toml` has a

@@ -14,14 +14,14 @@ import pytest
 from vacant import hook
 from vacant.core import events
 from vacant.core.locations import run_dir
-from vacant.policy.gate import asks
+from vacant.policy.gate.asks import book as ask_book, consult, answer as person, views
 
 BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(autouse=True)
 def outside_any_agent(isolated_home, monkeypatch):
-    for name in asks.AGENT_ENV:
+    for name in person.AGENT_ENV:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -67,7 +67,7 @@ class Agent:
 
 
 def approve(ws: Path, ask_id: str, **kwargs) -> dict:
-    return asks.answer(ws, ask_id, "approved", **kwargs)
+    return person.answer(ws, ask_id, "approved", **kwargs)
 
 
 def marks(ws: Path) -> int:
@@ -82,14 +82,14 @@ def test_an_act_arm_pauses_and_runs_once_after_approval(ws):
     agent = Agent(ws)
     paused = agent.bash("sh arms/mark.sh")
     assert paused["performed"] is False and paused["status"] == "needs-confirm" and paused["code"] == "NEEDS_CONFIRM"
-    assert paused["why"] == asks.WHY and paused["askId"] == "ask#1"
+    assert paused["why"] == consult.WHY and paused["askId"] == "ask#1"
     assert paused["receipts"]["arm"] == ["arms/mark.sh"] and paused["receipts"]["cwd"] == str(ws)
     assert "MODE: ACT" in paused["receipts"]["mayChange"][0]
     assert "vacant approve ask#1" in paused["howToAct"]
     assert marks(ws) == 0
     again = agent.bash("sh  'arms/mark.sh'")  # the same action, asked again: the same card
     assert again["askId"] == "ask#1" and again["why"] == paused["why"]
-    assert asks.AskBook(ws).get("ask#1")["asked"] == 2
+    assert ask_book.AskBook(ws).get("ask#1")["asked"] == 2
 
     approve(ws, "ask#1")
     assert agent.bash("sh arms/mark.sh") is None
@@ -109,21 +109,21 @@ def test_an_act_arm_pauses_and_runs_once_after_approval(ws):
     not_run = [r for r in log if r["type"] == "step_end" and r["outcome"] == "not-run"]
     assert len(not_run) == 3 and all(json.loads(r["detail"])["performed"] is False for r in not_run)
 
-    card = asks.resolve(ws, "ask#1")
+    card = views.resolve(ws, "ask#1")
     assert card["fate"] == "spent"
     assert card["spent"]["step"]["id"] == f"s1#{log[start]['step']}"
     assert card["spent"]["step"]["state"] == "awaiting-settlement" and card["spent"]["step"]["outcome"] == "ok"
     agent.stop()
-    assert asks.resolve(ws, "ask#1")["spent"]["step"]["state"] == "settled"  # read at answer time
+    assert views.resolve(ws, "ask#1")["spent"]["step"]["state"] == "settled"  # read at answer time
 
 
 def test_the_why_sentence_is_byte_identical_everywhere(ws):
     agent = Agent(ws)
     reasons = [agent.bash(command) for command in ("git push", "sh arms/mark.sh", "curl -X POST https://x/y",
                                                    "rm -rf /tmp/else")]
-    assert {r["why"] for r in reasons} == {asks.WHY}
+    assert {r["why"] for r in reasons} == {consult.WHY}
     assert len({r["askId"] for r in reasons}) == 4
-    assert "ask#" not in asks.WHY and "{" not in asks.WHY
+    assert "ask#" not in consult.WHY and "{" not in consult.WHY
 
 
 def test_a_read_action_passes_without_a_card(ws):
@@ -131,7 +131,7 @@ def test_a_read_action_passes_without_a_card(ws):
     agent = Agent(ws)
     assert agent.bash("sh arms/look.sh") is None
     assert agent.bash("git status || true") is None
-    assert asks.AskBook(ws).cards() == []
+    assert ask_book.AskBook(ws).cards() == []
     assert not [r for r in agent.log() if r["type"] == "pause_surfaced"]
 
 
@@ -153,23 +153,23 @@ def test_decline(ws):
     agent.bash("git push origin main")
     relayed = agent.bash("vacant decline ask#1")  # the agent relaying a decline closes nothing
     assert "answering its own question" in relayed["refused"]
-    assert asks.resolve(ws, "ask#1")["fate"] == "awaiting-human"
-    asks.answer(ws, "ask#1", "declined")
+    assert views.resolve(ws, "ask#1")["fate"] == "awaiting-human"
+    person.answer(ws, "ask#1", "declined")
     denied = agent.bash("git push origin main")
     assert denied["status"] == "declined" and denied["code"] == "DECLINED" and denied["askId"] == "ask#1"
-    assert denied["why"] == asks.DECLINED_WHY and denied["performed"] is False
-    assert asks.resolve(ws, "ask#1")["fate"] == "declined"
-    assert len(asks.AskBook(ws).cards()) == 1
+    assert denied["why"] == consult.DECLINED_WHY and denied["performed"] is False
+    assert views.resolve(ws, "ask#1")["fate"] == "declined"
+    assert len(ask_book.AskBook(ws).cards()) == 1
     other_run = Agent(ws, "s2").bash("git push origin main")  # a new run asks again
     assert other_run["askId"] == "ask#2" and other_run["code"] == "NEEDS_CONFIRM"
-    with pytest.raises(asks.AskError, match="final"):
+    with pytest.raises(ask_book.AskError, match="final"):
         approve(ws, "ask#1")
 
 
 def test_silence_is_never_a_decline(ws):
     Agent(ws).bash("git push")
-    card = asks.AskBook(ws).get("ask#1")
-    assert asks.fate(card, now=time.time() + 10 * 365 * 86400) == (
+    card = ask_book.AskBook(ws).get("ask#1")
+    assert ask_book.fate(card, now=time.time() + 10 * 365 * 86400) == (
         "awaiting-human", "nobody has answered yet (silence is never a decline)")
 
 
@@ -180,18 +180,18 @@ def test_an_expired_approval_is_stale_and_the_gate_says_so(ws):
     agent = Agent(ws)
     agent.bash("sh arms/mark.sh")
     approve(ws, "ask#1", expires_s=60)
-    card = asks.AskBook(ws).get("ask#1")
-    assert asks.fate(card)[0] == "approved"
-    assert asks.fate(card, now=time.time() + 61)[0] == "stale"
+    card = ask_book.AskBook(ws).get("ask#1")
+    assert ask_book.fate(card)[0] == "approved"
+    assert ask_book.fate(card, now=time.time() + 61)[0] == "stale"
     card["decision"]["expires_at"] = time.time() - 1  # let it expire (the signature now fails too)
-    asks.AskBook(ws).save(card)
+    ask_book.AskBook(ws).save(card)
     refused = agent.bash("sh arms/mark.sh")
     assert refused["code"] == "APPROVAL_STALE" and refused["performed"] is False
     assert refused["stale"]["askId"] == "ask#1" and refused["askId"] == "ask#2"
     assert marks(ws) == 0
-    view = asks.resolve(ws, "ask#1")
+    view = views.resolve(ws, "ask#1")
     assert view["fate"] == "stale" and view["stale"]["refused"] == "APPROVAL_STALE" and view["stale"]["next"] == "ask#2"
-    assert asks.resolve(ws, "ask#2")["replaces"] == "ask#1"
+    assert views.resolve(ws, "ask#2")["replaces"] == "ask#1"
     assert agent.bash("sh arms/mark.sh")["code"] == "NEEDS_CONFIRM"  # no loop: the new card waits
 
 
@@ -200,7 +200,7 @@ def test_expiry_without_tampering(ws, monkeypatch):
     agent.bash("sh arms/mark.sh")
     approve(ws, "ask#1", expires_s=30)
     real = time.time
-    monkeypatch.setattr(asks.time, "time", lambda: real() + 31)
+    monkeypatch.setattr(ask_book.time, "time", lambda: real() + 31)
     refused = agent.bash("sh arms/mark.sh")
     assert refused["code"] == "APPROVAL_STALE" and "expired" in refused["stale"]["reason"]
 
@@ -209,9 +209,9 @@ def test_refuse_if_moved(ws):
     agent = Agent(ws)
     agent.bash("sh arms/mark.sh")
     approve(ws, "ask#1", refuse_if_moved=True)
-    assert asks.resolve(ws, "ask#1")["fate"] == "approved"
+    assert views.resolve(ws, "ask#1")["fate"] == "approved"
     (ws / "notes.txt").write_text("changed after the approval\n")
-    assert asks.resolve(ws, "ask#1")["fate"] == "stale"  # read now, not a snapshot
+    assert views.resolve(ws, "ask#1")["fate"] == "stale"  # read now, not a snapshot
     refused = agent.bash("sh arms/mark.sh")
     assert refused["code"] == "APPROVAL_STALE" and "moved" in refused["stale"]["reason"]
     assert marks(ws) == 0
@@ -235,11 +235,11 @@ def test_a_tampered_approval_is_stale(ws):
     agent.bash("sh arms/mark.sh")
     agent.bash("git push")
     approve(ws, "ask#1")
-    book = asks.AskBook(ws)
+    book = ask_book.AskBook(ws)
     forged = book.get("ask#2")
     forged["decision"] = dict(book.get("ask#1")["decision"])  # copy a signature onto another card
     book.save(forged)
-    assert asks.fate(book.get("ask#2"))[0] == "stale"
+    assert ask_book.fate(book.get("ask#2"))[0] == "stale"
     assert agent.bash("git push")["code"] == "APPROVAL_STALE"
 
 
@@ -252,7 +252,7 @@ def test_human_decided_is_signed_and_in_the_step_log(ws):
     decided = [r for r in agent.log() if r["type"] == "human_decided"]
     assert len(decided) == 1 and decided[0]["ask"] == "ask#1" and decided[0]["decision"] == "approved"
     assert decided[0]["signature"] == card["decision"]["signature"]
-    assert verify_signature(asks.signed_body(card, card["decision"]), decided[0]["signature"])
+    assert verify_signature(ask_book.signed_body(card, card["decision"]), decided[0]["signature"])
 
 
 # -- ids ------------------------------------------------------------------------------------------
@@ -263,23 +263,23 @@ def test_unknown_ids_answer_with_the_three_lists(ws):
     agent.bash("sh arms/mark.sh")
     agent.bash("echo hi")
     for bad in ("ask#9", "ASK#1", "ask#01", "1", "#1", "ask1", "s1#99"):
-        with pytest.raises(asks.UnknownId) as caught:
-            asks.resolve(ws, bad)
+        with pytest.raises(views.UnknownId) as caught:
+            views.resolve(ws, bad)
         lists = caught.value.lists
         assert set(lists) == {"pending_steps", "steps_awaiting_settlement", "cards_awaiting_a_person"}
         assert [c["id"] for c in lists["cards_awaiting_a_person"]] == ["ask#1"]
         assert {s["id"] for s in lists["steps_awaiting_settlement"]} == {"s1#1", "s1#2"}
-    assert asks.resolve(ws, "ask#1")["kind"] == "card"
-    assert asks.resolve(ws, "s1#2")["kind"] == "step"
+    assert views.resolve(ws, "ask#1")["kind"] == "card"
+    assert views.resolve(ws, "s1#2")["kind"] == "step"
 
 
 def test_an_id_naming_two_things_is_refused(ws):
     Agent(ws, "s1").bash("echo one")
     Agent(ws, "s2").bash("echo two")
-    with pytest.raises(asks.AmbiguousId) as caught:
-        asks.resolve(ws, "step#1")
+    with pytest.raises(views.AmbiguousId) as caught:
+        views.resolve(ws, "step#1")
     assert caught.value.matches == ["s1#1", "s2#1"]
-    assert asks.resolve(ws, "s2#1")["step"] == 1
+    assert views.resolve(ws, "s2#1")["step"] == 1
 
 
 # -- durations, CLI -------------------------------------------------------------------------------
@@ -288,17 +288,17 @@ def test_an_id_naming_two_things_is_refused(ws):
 @pytest.mark.parametrize("text, seconds", [("90", 90), ("90s", 90), ("10m", 600), ("1h30m", 5400), ("2d", 172800),
                                            ("1w", 604800), ("1.5h", 5400)])
 def test_durations(text, seconds):
-    assert asks.parse_duration(text) == seconds
+    assert person.parse_duration(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["", "soon", "10x", "0", "-5m", "5m later"])
 def test_bad_durations(text):
     with pytest.raises(ValueError):
-        asks.parse_duration(text)
+        person.parse_duration(text)
 
 
 def cli(ws: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if k not in asks.AGENT_ENV}
+    base = {k: v for k, v in os.environ.items() if k not in person.AGENT_ENV}
     return subprocess.run([str(BIN / "vacant"), *args], cwd=ws, capture_output=True, text=True,
                           env={**base, **(env or {})}, timeout=60)
 
@@ -314,7 +314,7 @@ def test_cli_round_trip(ws):
 
     inside = cli(ws, "approve", "ask#1", env={"CLAUDECODE": "1"})
     assert inside.returncode == 3 and "agent's tool" in inside.stderr
-    assert asks.resolve(ws, "ask#1")["fate"] == "awaiting-human"
+    assert views.resolve(ws, "ask#1")["fate"] == "awaiting-human"
 
     bad = cli(ws, "approve", "ask#1", "--expires", "soon")
     assert bad.returncode == 2

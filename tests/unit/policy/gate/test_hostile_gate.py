@@ -27,7 +27,8 @@ import pytest
 from vacant import hook
 from vacant.core.calls import HookCall
 from vacant.platforms.all_platforms import PLATFORMS
-from vacant.policy.gate import asks, gate
+from vacant.policy.gate.asks import answer as person
+from vacant.policy.gate import gate
 from vacant.policy.gate import rules as policy_rules
 
 pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.xdist_group("hostile_gate")]  # one summary
@@ -110,7 +111,7 @@ def test_person_only_verb_is_refused_at_pre_tool_use(ws, command, verb):
 
 PY_API = [
     "python3 -c 'from vacant.policy.contract.flags import withdraw; withdraw(\".\", \"f-1\")'",
-    "python -c \"import vacant.policy.gate.asks as a; a.answer('.', 'ask#1', 'approved')\"",
+    "python -c \"import vacant.policy.gate.asks.answer as a; a.answer('.', 'ask#1', 'approved')\"",
     "python3 -c 'from vacant.platforms.all_platforms import load; load(\"claude\").uninstall(\".\", \"local\")'",
 ]
 
@@ -131,13 +132,13 @@ def test_the_person_verbs_look_alikes_run(ws, command):
     assert v.kind == "pass", command
 
 
-@pytest.mark.parametrize("marker", asks.AGENT_ENV)
+@pytest.mark.parametrize("marker", person.AGENT_ENV)
 @pytest.mark.parametrize("verb", ["approve ask#1", "decline ask#1", "unflag f-1234abcd", "uninstall --platform claude",
                                   "flag src/app.py:1 wrong"])
 def test_the_cli_refuses_person_verbs_inside_an_agent(ws, monkeypatch, capsys, marker, verb):
     from vacant import cli
 
-    for name in asks.AGENT_ENV:
+    for name in person.AGENT_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(marker, "1")
     monkeypatch.chdir(ws)

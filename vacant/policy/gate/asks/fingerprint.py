@@ -1,6 +1,7 @@
 """The workspace fingerprint an approval given with `--refuse-if-moved` is compared with: where the
-workspace is, its git HEAD, and what its files hold (content, not timestamps). Split out of the
-ask book (asks.py)."""
+workspace is, its git HEAD (through vacant/core/githead.py), and what its files hold (content, not
+timestamps; a scan with a read-only copy of the store's Index). Not the action's fingerprint (the
+normal form a card is matched by, policy/gate/rules.py `Action`)."""
 
 from __future__ import annotations
 
