@@ -21,6 +21,7 @@ import re
 import stat
 
 from vacant.policy.gate import shellwords
+from vacant.policy.gate.argv import git_subcommand, program, skip_options
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "busybox", "rbash", "yash", "posh",
                     "tcsh", "csh", "elvish", "oksh", "loksh", "pdksh"})
@@ -68,14 +69,6 @@ show-ref sparse-checkout stash status stripspace submodule svn switch symbolic-r
 update-index update-ref verify-commit verify-pack verify-tag version whatchanged worktree write-tree lfs p4
 subtree
 """.split())
-_GIT_ARG_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
-                              "--config-env", "--super-prefix", "--list-cmds"})
-
-
-def program(text: str) -> str:
-    return os.path.basename(text)
-
-
 # -- shells -----------------------------------------------------------------------------------------
 
 
@@ -165,10 +158,10 @@ def unwrap_more(argv: list) -> list:
             return argv
         name = program(argv[0].text)
         if name in TWO_WORD_WRAPPERS and len(argv) > 1 and argv[1].text in TWO_WORD_WRAPPERS[name]:
-            argv = _skip_options(argv[2:], set())
+            argv = skip_options(argv[2:], set())
             continue
         if name in MORE_WRAPPERS:
-            argv = _skip_options(argv[1:], MORE_WRAPPERS[name])
+            argv = skip_options(argv[1:], MORE_WRAPPERS[name])
             argv = argv[MORE_WITH_OPERAND.get(name, 0):]
             continue
         if name == "busybox" and len(argv) > 1:
@@ -178,36 +171,13 @@ def unwrap_more(argv: list) -> list:
     return argv
 
 
-def _skip_options(argv: list, takes: set) -> list:
-    while argv and argv[0].text.startswith("-") and argv[0].text != "-":
-        option = argv.pop(0).text
-        if option == "--":
-            break
-        if option in takes and argv:
-            argv.pop(0)
-    return argv
-
-
 # -- git aliases ----------------------------------------------------------------------------------
 
 
 def git_alias_line(argv: list, cwd: str | None, root: str, home: str | None, env: dict) -> str | None:
     """The command line a git alias stands for (`!cmd` runs in a shell), or None when the
     sub-command is a built-in or no alias of that name is configured."""
-    index, inline = 1, {}
-    while index < len(argv):
-        text = argv[index].text
-        if text in _GIT_ARG_OPTIONS:
-            value = argv[index + 1].text if index + 1 < len(argv) else ""
-            if text == "-c" and "=" in value:
-                key, _, val = value.partition("=")
-                inline[key.lower()] = val
-            index += 2
-            continue
-        if text.startswith("-"):
-            index += 1
-            continue
-        break
+    index, inline = git_subcommand(argv)
     if index >= len(argv) or argv[index].expands:
         return None
     sub = argv[index].text

@@ -21,6 +21,7 @@ from pathlib import Path
 from vacant.core.calls import Response
 from vacant.core.errlog import log_error
 from vacant.core.safeio import SMALL_CAP, read_text_capped
+from vacant.core.wall import inside
 from vacant.policy.gate import shellwords
 from vacant.policy.gate.forms import harmless_outside
 from vacant.policy.gate.modes import file_hash, mode_of
@@ -44,7 +45,7 @@ from vacant.policy.gate.rules import (
     Verdict,
     load_policy,
 )
-from vacant.policy.gate.shellscan import ScanBudget, ShellScan, inside, is_key, rule_matches
+from vacant.policy.gate.shellscan import ScanBudget, ShellScan, is_key, rule_matches
 from vacant.policy.gate.writes import (
     contract_weakened,
     file_targets,

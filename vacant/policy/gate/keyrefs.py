@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 import re
 
+from vacant.core.wall import inside
+
 _HOME_REF = re.compile(r"\$\{HOME\}|\$HOME\b|(?<![\w.~-])~(?=/|$|['\":])")
 CHDIR_OPTIONS = {"tar": ("-C", "--directory"), "git": ("-C",), "make": ("-C", "--directory"), "bsdtar": ("-C",)}
 ALWAYS_TREE = {"tar", "bsdtar", "rsync", "cpio", "pax", "7z", "rclone", "restic", "borg"}
@@ -31,10 +33,6 @@ FIND_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf", "-f
 
 def expand_home(text: str, home: str | None) -> str:
     return _HOME_REF.sub(lambda _m: home, text) if home else text
-
-
-def _inside(path: str, base: str) -> bool:
-    return path == base or path.startswith(base.rstrip("/") + "/")
 
 
 def _reads_trees(program: str, texts: list[str]) -> bool:
@@ -58,7 +56,7 @@ def key_reference(program: str, texts: list[str], cwd: str | None, home: str | N
     for text in expanded:
         for embedded in _EMBEDDED.findall(text):  # every absolute path inside the word, normalised
             path = os.path.normpath(embedded) if embedded.startswith("/") else ""
-            if path and any(_inside(path, key_dir) for key_dir in key_dirs):
+            if path and any(inside(path, key_dir) for key_dir in key_dirs):
                 return path
     base = cwd
     chdir = CHDIR_OPTIONS.get(program, ())
@@ -77,8 +75,8 @@ def key_reference(program: str, texts: list[str], cwd: str | None, home: str | N
             continue
         path = os.path.normpath(os.path.join(base or "/", value))
         for key_dir in key_dirs:
-            if _inside(path, key_dir) and (base != cwd or value.startswith("/")):
+            if inside(path, key_dir) and (base != cwd or value.startswith("/")):
                 return path  # a relative operand that lands in it after `-C DIR`, or an absolute one
-            if tree and _inside(key_dir, path):
+            if tree and inside(key_dir, path):
                 return path  # an ancestor handed to a program that reads the whole tree
     return None

@@ -24,6 +24,9 @@ import fnmatch
 import os
 
 from vacant.core.locations import read_install
+from vacant.core.wall import inside
+from vacant.policy.gate.argv import deletion_lands, find_exec, find_starts, git_subcommand, operands
+from vacant.policy.gate.argv import program as program_of
 from vacant.core.platform_facts import settings_paths
 
 RULE = "record-delete"
@@ -35,11 +38,6 @@ NAME_TESTS = {"-name": False, "-iname": True, "-path": False, "-ipath": True, "-
 STATE_NAMES = ("events.jsonl", "run.json", "head", "lock", "index", "index.overlay", "install.json", "errors.log",
                "ledger.jsonl", "spent.jsonl", "ask-1.json", "f-0123abcd.json", "report.json", "stop.json", "next",
                "gate-policy.json", "0123456789abcdef0123456789abcdef", "0001.json", "vacant.js")
-GIT_GLOBAL_WITH_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
-
-
-def _inside(path: str, base: str) -> bool:
-    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def guarded(root: str, state: str, home: str | None) -> list[str]:
@@ -56,13 +54,6 @@ def guarded(root: str, state: str, home: str | None) -> list[str]:
     return sorted({os.path.realpath(p) for p in paths if os.path.lexists(p)})
 
 
-def _target(path: str) -> str:
-    """Where a deletion lands: the parent's symlinks resolved (the last part itself is removed)."""
-    if path.endswith(os.sep) or os.path.basename(path) in ("", ".", ".."):
-        return os.path.realpath(path)
-    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
-
-
 def hits(scan, program: str, argv: list) -> list[str]:
     """What `argv` (already unwrapped) would delete of the guarded paths, as hit reasons."""
     if program not in DELETERS and program not in ("find", "git"):
@@ -77,18 +68,6 @@ def hits(scan, program: str, argv: list) -> list[str]:
     return _git(scan, argv, protect)
 
 
-def _operands(argv: list) -> list:
-    out, options = [], True
-    for word in argv[1:]:
-        if options and word.text == "--":
-            options = False
-        elif options and word.text.startswith("-") and len(word.text) > 1:
-            continue
-        else:
-            out.append(word)
-    return out
-
-
 def _reaches(scan, words: list, protect: list[str]) -> list[str]:
     found = []
     for word in words:
@@ -96,13 +75,13 @@ def _reaches(scan, words: list, protect: list[str]) -> list[str]:
         if paths is None:
             continue  # an expansion vacant cannot read: delete-outside-workspace speaks for it
         for path in paths:
-            real = _target(path)
-            found += [f"{WHY}: {g}" for g in protect if _inside(g, real) or _inside(real, g)]
+            real = deletion_lands(path)
+            found += [f"{WHY}: {g}" for g in protect if inside(g, real) or inside(real, g)]
     return found
 
 
 def _deleter(scan, program: str, argv: list, protect: list[str]) -> list[str]:
-    words = _operands(argv)
+    words = operands(argv)
     if program == "mv":
         words = words[:-1]  # the last operand is where things go
     return _reaches(scan, words, protect)
@@ -110,18 +89,10 @@ def _deleter(scan, program: str, argv: list, protect: list[str]) -> list[str]:
 
 def _find(scan, argv: list, protect: list[str]) -> list[str]:
     texts = [w.text for w in argv[1:]]
-    deletes = "-delete" in texts or any(
-        t in ("-exec", "-execdir", "-ok", "-okdir") and i + 1 < len(texts)
-        and os.path.basename(texts[i + 1]) in ("rm", "rmdir", "unlink", "shred", "mv")
-        for i, t in enumerate(texts))
+    deletes = "-delete" in texts or any(program_of(nested[0].text) in DELETERS for nested in find_exec(argv) if nested)
     if not deletes:
         return []
-    starts = []
-    for word in argv[1:]:
-        if word.text.startswith("-") or word.text in ("(", "!"):
-            break
-        starts.append(word)
-    starts = starts or [type(argv[0])(".", ".", False, ())]
+    starts, _follow = find_starts(argv)
     tests, loose = [], any(t in ("!", "-not", "-o", "-or", ",") for t in texts)
     for i, text in enumerate(texts[:-1]):
         if text in NAME_TESTS:
@@ -131,10 +102,10 @@ def _find(scan, argv: list, protect: list[str]) -> list[str]:
         for path in scan.resolve(word) or []:
             start = os.path.realpath(path)
             for g in protect:
-                if _inside(start, g):  # starting inside a guarded directory: whatever matches is the record
+                if inside(start, g):  # starting inside a guarded directory: whatever matches is the record
                     found.append(f"{WHY}: {g}")
                     continue
-                if not _inside(g, start):
+                if not inside(g, start):
                     continue
                 targets = [g] + ([os.path.join(g, "runs", "r", name) for name in STATE_NAMES] if os.path.isdir(g) else [])
                 if loose or any(_could_match(tests, word.text, start, target) for target in targets):
@@ -163,18 +134,14 @@ def _test(kind: str, pattern: str, name: str, shown: str) -> bool:
 
 
 def _git(scan, argv: list, protect: list[str]) -> list[str]:
-    words = list(argv[1:])
-    while words and words[0].text.startswith("-"):
-        option = words.pop(0).text
-        if option in GIT_GLOBAL_WITH_ARG and words:
-            words.pop(0)
+    words = argv[git_subcommand(argv)[0]:]
     if not words:
         return []
     sub, rest = words[0].text, [w.text for w in words[1:]]
     short = "".join(t[1:] for t in rest if t.startswith("-") and not t.startswith("--"))
     if sub == "stash":
         if "-u" in rest or "--include-untracked" in rest or "--all" in rest or "u" in short or "a" in short:
-            inside_root = [g for g in protect if _inside(g, scan.root)]
+            inside_root = [g for g in protect if inside(g, scan.root)]
             return [f"{WHY}: {g} (untracked files are stashed away)" for g in inside_root]
         return []
     if sub != "clean" or "n" in short or "--dry-run" in rest:
@@ -190,5 +157,5 @@ def _git(scan, argv: list, protect: list[str]) -> list[str]:
     for word in specs:
         for path in scan.resolve(word) or []:
             base = os.path.realpath(path)
-            found += [f"{WHY}: {g}" for g in protect if _inside(g, base) and _inside(g, scan.root)]
+            found += [f"{WHY}: {g}" for g in protect if inside(g, base) and inside(g, scan.root)]
     return found

@@ -10,6 +10,9 @@ import time
 from pathlib import Path
 
 from vacant.core.locations import state_dir, user_config_dir
+from vacant.core.wall import inside
+from vacant.policy.gate.argv import deletion_lands, find_exec, find_starts, operands, skip_options
+from vacant.policy.gate.argv import program as program_of
 from vacant.policy.gate.keyrefs import key_reference
 from vacant.policy.gate import forms, recordguard, shellwords
 from vacant.policy.gate.modes import mode_of, read_head
@@ -56,14 +59,6 @@ _GLOB = re.compile(r"[*?\[]")
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\})(/.*)?$")
 
 
-def inside(path: str, base: str) -> bool:
-    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
-
-
-def _program(word_text: str) -> str:
-    return os.path.basename(word_text)
-
-
 class ScanBudget(Exception):
     """The command line took longer than SCAN_BUDGET_S to read: the gate denies it."""
 
@@ -85,17 +80,11 @@ def _unwrap_known(argv: list) -> list:
         if _ASSIGNMENT.match(head) or head in KEYWORDS:
             argv.pop(0)
             continue
-        name = _program(head)
+        name = program_of(head)
         if name not in WRAPPERS or argv[0].expands:
             break
         argv.pop(0)
-        takes = WRAPPERS[name]
-        while argv and argv[0].text.startswith("-") and argv[0].text != "-":
-            option = argv.pop(0).text
-            if option == "--":
-                break
-            if option in takes and argv:
-                argv.pop(0)
+        skip_options(argv, WRAPPERS[name])
         if name == "env":
             while argv and _ASSIGNMENT.match(argv[0].text):
                 argv.pop(0)
@@ -237,24 +226,24 @@ class ShellScan:
         text = forms.piped_text(argv)
         if text is not None:
             fed.setdefault(command.pipeline, []).append(text)
-        elif _program(argv[0].text) == "cat" and command.heredocs:
+        elif program_of(argv[0].text) == "cat" and command.heredocs:
             fed.setdefault(command.pipeline, []).extend(command.heredocs)
-        if _program(argv[0].text) in SHELLS and forms.shell_reads_stdin(argv):
+        if program_of(argv[0].text) in SHELLS and forms.shell_reads_stdin(argv):
             stdin_shell.add(command.pipeline)
 
     def _follow_cd(self, command) -> None:
         """`cd DIR && sh x.sh`: later relative paths start from DIR (None when it cannot be known)."""
         argv = _unwrap(list(command.argv))
-        if not argv or _program(argv[0].text) not in ("cd", "pushd", "popd"):
+        if not argv or program_of(argv[0].text) not in ("cd", "pushd", "popd"):
             return
-        operands = [w for w in argv[1:] if not (w.text.startswith("-") and len(w.text) > 1)]
-        if _program(argv[0].text) == "popd" or (operands and operands[0].text == "-"):
+        dirs = operands(argv)
+        if program_of(argv[0].text) == "popd" or (dirs and dirs[0].text == "-"):
             self.cwd = None
             return
-        if not operands:
+        if not dirs:
             self.cwd = self.home
             return
-        paths = self.resolve(operands[0])
+        paths = self.resolve(dirs[0])
         self.cwd = paths[0] if paths and len(paths) == 1 else None
 
     def arms_named(self, text: str) -> list[str]:
@@ -285,7 +274,7 @@ class ShellScan:
             return
         if self._alias(argv, depth):
             return
-        program = _program(argv[0].text)
+        program = program_of(argv[0].text)
         norm = " ".join([w.norm for w in argv] + [f"{op} {w.norm}" for op, w in command.redirects])
         norms = {norm}
         if "/" in argv[0].text and not argv[0].expands:  # /usr/bin/git push, ./node_modules/.bin/x
@@ -327,7 +316,7 @@ class ShellScan:
         elif program == "eval":
             self.run(" ".join(w.text for w in argv[1:]), depth + 1)
         elif program == "find":
-            for nested in _find_exec(argv):
+            for nested in find_exec(argv):
                 self.simple(shellwords.Simple(nested, [], [], -1), depth + 1, {}, set())
         elif program == "apply_patch":
             self.patches += command.heredocs
@@ -371,26 +360,10 @@ class ShellScan:
         finding = False  # `find ROOT -delete` deletes below the root, not the root
         follow = False  # find -L / -H / -follow: a starting point that is a link is followed
         if program in DELETERS:
-            options = True
-            for word in argv[1:]:
-                if options and word.text == "--":
-                    options = False
-                elif options and word.text.startswith("-") and len(word.text) > 1:
-                    continue
-                else:
-                    targets.append(word)
+            targets = operands(argv)
         elif program == "find" and any(w.text in ("-delete",) for w in argv) or (
-                program == "find" and any(_program(n[0].text) in DELETERS for n in _find_exec(argv) if n)):
-            words = argv[1:]
-            while words and words[0].text in ("-H", "-L", "-P", "-D") or (words and words[0].text.startswith("-O")):
-                follow |= words[0].text in ("-H", "-L")
-                words = words[2:] if words[0].text == "-D" else words[1:]
-            follow |= any(w.text == "-follow" for w in argv)
-            for word in words:
-                if word.text.startswith("-") or word.text in ("(", "!"):
-                    break
-                targets.append(word)
-            targets = targets or [shellwords.Word(".", ".", False, ())]
+                program == "find" and any(program_of(n[0].text) in DELETERS for n in find_exec(argv) if n)):
+            targets, follow = find_starts(argv)
             finding = True
         elif program == "git" and len(argv) > 1 and argv[1].text == "clean":
             return
@@ -414,7 +387,7 @@ class ShellScan:
                 return os.path.realpath(target)
             if inside(path, link) and path != link:
                 return os.path.realpath(target + path[len(link):])
-        return os.path.realpath(path) if through else _real_target(path)
+        return os.path.realpath(path) if through else deletion_lands(path)
 
     def _note_link(self, argv: list) -> None:
         made = forms.symlink_made(argv)
@@ -447,13 +420,6 @@ class ShellScan:
                 real = self._landing(path, True) if os.path.lexists(path) or self.links else os.path.realpath(path)
                 if not inside(real, self.root) and not forms.harmless_outside(real, self.env):
                     self.hits.append(Hit("write-outside-workspace", f"{real} (written; it is outside the workspace)"))
-
-
-def _real_target(path: str) -> str:
-    """Where a deletion lands: symlinks in the parent resolved (the last part itself is removed)."""
-    if path.endswith(os.sep) or os.path.basename(path) in ("", ".", ".."):
-        return os.path.realpath(path)
-    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
 
 
 def protected_reason(path: str, root: str, state: str, home: str | None) -> str | None:
@@ -524,24 +490,6 @@ def _script_arg(argv: list):
             continue
         return None if text == "-" else word
     return None
-
-
-def _find_exec(argv: list) -> list[list]:
-    nested: list[list] = []
-    current: list | None = None
-    for word in argv[1:]:
-        if current is None:
-            if word.text in ("-exec", "-execdir", "-ok", "-okdir"):
-                current = []
-            continue
-        if word.text in (";", "+"):
-            nested.append(current)
-            current = None
-            continue
-        current.append(word)
-    if current:
-        nested.append(current)
-    return nested
 
 
 def rule_matches(rule: Rule, tool: str, text: str, tool_name: str | None = None) -> bool:
