@@ -24,7 +24,7 @@ from vacant.attribute.replay import Presence, _linear
 from vacant.attribute.stop import Pipeline
 from vacant.core.calls import HookCall
 from vacant.platforms.claude import PLATFORM
-from vacant.policy.contract import load_contract
+from vacant.policy.contract.contract import load_contract
 from vacant.record.recorder import Recorder
 
 CHECK = Path(__file__).resolve().parent.parent / "fixtures" / "scenarios" / "check_value.py"

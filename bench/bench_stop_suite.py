@@ -29,7 +29,7 @@ from vacant.attribute.stop import Pipeline
 from vacant.core.calls import HookCall
 from vacant.core.locations import mark_installed
 from vacant.platforms.claude import PLATFORM
-from vacant.policy.contract import load_contract
+from vacant.policy.contract.contract import load_contract
 from vacant.record.recorder import Recorder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))

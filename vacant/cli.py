@@ -29,8 +29,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from vacant.export.model import ExportError
     from vacant.platforms.all_platforms import UnknownPlatform
     from vacant.platforms.settings_file import InstallError
-    from vacant.policy.contract import ContractError
-    from vacant.policy.flags import FlagError
+    from vacant.policy.contract.contract import ContractError
+    from vacant.policy.contract.flags import FlagError
     from vacant.share.gitstore import GitError
     from vacant.store.states import ReconstructionError
 

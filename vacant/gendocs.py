@@ -14,7 +14,8 @@ from vacant.attribute import report_shape
 from vacant.core import events, exitcodes, levels, trustenv
 from vacant.core.docgen import COMMAND, GeneratedDoc, check_or_write
 from vacant.platforms import all_platforms
-from vacant.policy import asks, contract, probe_reasons
+from vacant.policy.contract import contract, probe_reasons
+from vacant.policy.gate.asks import doc as asks_doc
 from vacant.share import records as share_records
 from vacant.show import shapes
 
@@ -77,7 +78,7 @@ def render_layers() -> str:
 
 LAYERS_DOC = GeneratedDoc("ARCHITECTURE.md", render_layers, ("pyproject.toml", "each module's docstring"), region=True)
 
-ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks.DOC, report_shape.DOC, contract.DOC, probe_reasons.DOC,
+ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks_doc.DOC, report_shape.DOC, contract.DOC, probe_reasons.DOC,
                                shapes.DOC, share_records.DOC, trustenv._doc(), LAYERS_DOC]
 # Generated code: a region of a module that may import nothing of vacant's (the lean client),
 # between a `# BEGIN generated …` line and `# END generated`.

@@ -7,7 +7,7 @@ Recorder hooks fail open: any internal error goes to `errors.log` in the state d
 hook prints nothing and exits 0, and the agent carries on. A hook in a directory vacant was never
 installed in (vacant.core.locations.installed_root) records nothing and creates nothing. The gate
 does not fail open: a PreToolUse call that might be ACT is denied when vacant fails while handling
-it (vacant/policy/gate.py `fail_closed`), and so is one it cannot decide before its whole-call
+it (vacant/policy/gate/gate.py `fail_closed`), and so is one it cannot decide before its whole-call
 deadline (below every platform's hook timeout: a timeout there would run the tool), one whose
 installed workspace lost its state (`install_gone`), and one the hook fails on anywhere at all.
 The hook never trusts its environment: `main` drops every variable it must not read first
@@ -29,7 +29,7 @@ from vacant.core.errlog import log_error
 from vacant.core.locations import install_gone, installed_root
 from vacant.core.trustenv import PEER_PID_ENV, budget, do_verified, scrub
 from vacant.platforms.lean_registry import EVENT_KEYS, PRE_TOOL_NAMES, load
-from vacant.policy.gate import fail_closed
+from vacant.policy.gate.gate import fail_closed
 from vacant.record.recorder import DO_ENV, Recorder
 
 DEFAULT_BUDGET_S = 40.0  # the whole call: below the 60 s every platform gives a tool hook (client.TOOL_CEILING_S)

@@ -22,7 +22,7 @@ from harness import text
 from opencode_harness import opencode_binary, opencode_env, write_opencode_config
 from vacant_run import run_scripted as claude_run
 
-from vacant.policy.asks import AGENT_ENV, agent_env
+from vacant.policy.gate.asks.answer import AGENT_ENV, agent_env
 
 pytestmark = pytest.mark.e2e
 

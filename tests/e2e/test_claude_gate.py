@@ -16,8 +16,9 @@ from claude_harness import FakeUpstream, run_claude_p, tool, turn
 from harness import LOOK, MARK, marks, text
 from vacant_run import make_workspace, vacant
 
-from vacant.policy.asks import AGENT_ENV, WHY
-from vacant.policy.rules import ANSWER_REFUSAL
+from vacant.policy.gate.asks.answer import AGENT_ENV
+from vacant.policy.gate.asks.consult import WHY
+from vacant.policy.gate.rules import ANSWER_REFUSAL
 from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e

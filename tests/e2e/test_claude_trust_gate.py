@@ -66,7 +66,7 @@ SIGN = r"""
 import time
 from pathlib import Path
 from vacant.core.keys import sign
-from vacant.policy.asks import AskBook, signed_body
+from vacant.policy.gate.asks.book import AskBook, signed_body
 book = AskBook(Path("."))
 card = book.get("ask#1")
 record = {"decision": "approved", "at": time.time(), "expires_at": None, "refuse_if_moved": False, "workspace": None}

@@ -28,8 +28,9 @@ from codex_harness import (
 )
 from harness import LOOK, MARK, marks, text
 
-from vacant.policy.asks import AGENT_ENV, WHY
-from vacant.policy.rules import ANSWER_REFUSAL
+from vacant.policy.gate.asks.answer import AGENT_ENV
+from vacant.policy.gate.asks.consult import WHY
+from vacant.policy.gate.rules import ANSWER_REFUSAL
 from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e

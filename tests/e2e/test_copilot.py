@@ -22,7 +22,7 @@ from test_do import FEEDBACK, FILES, log_of, report, vacant_do
 from test_qwen import assert_continued_with_the_feedback, text, tool, tool_result, vacant
 
 from vacant.core.locations import state_dir
-from vacant.policy.asks import AGENT_ENV
+from vacant.policy.gate.asks.answer import AGENT_ENV
 
 pytestmark = pytest.mark.e2e
 MODEL = "fake-model"

@@ -20,7 +20,7 @@ from harness import AGENTS_BIN, MARK, UPSTREAMS, ScriptedUpstream, agent_binary,
 from test_do import FEEDBACK, FILES, log_of, report, vacant_do
 
 from vacant.core.locations import state_dir
-from vacant.policy.asks import AGENT_ENV
+from vacant.policy.gate.asks.answer import AGENT_ENV
 
 pytestmark = pytest.mark.e2e
 MODEL = "gemini-2.5-flash"

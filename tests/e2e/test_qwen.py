@@ -21,7 +21,7 @@ from opencode_harness import chat_request_text
 from test_do import FEEDBACK, FILES, log_of, report, rounds, vacant_do
 
 from vacant.core.locations import state_dir
-from vacant.policy.asks import AGENT_ENV
+from vacant.policy.gate.asks.answer import AGENT_ENV
 
 pytestmark = pytest.mark.e2e
 MODEL = "fake-model"

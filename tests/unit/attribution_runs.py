@@ -42,7 +42,7 @@ from vacant import hook
 from vacant.core.calls import HookCall
 from vacant.platforms.codex import payloads as codex_payloads
 from vacant.platforms.codex.platform import PLATFORM as CODEX
-from vacant.policy.flags import add_flag
+from vacant.policy.contract.flags import add_flag
 from vacant.record.recorder import Recorder
 from vacant.store.objects import ObjectStore
 

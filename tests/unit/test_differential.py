@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 
 from vacant.core.locations import state_dir
 from vacant.attribute.stop import AsOf, Pipeline
-from vacant.policy.contract import load_contract
+from vacant.policy.contract.contract import load_contract
 
 RUNS = int(os.environ.get("VACANT_DIFF_RUNS") or 0) or max(1000, settings().max_examples)
 

@@ -361,7 +361,7 @@ AGENT_SIGNS = r"""
 import json, sys, time
 from pathlib import Path
 from vacant.core.keys import sign          # reads ~/.config/vacant/key, as any script of the agent's could
-from vacant.policy.asks import AskBook, signed_body
+from vacant.policy.gate.asks.book import AskBook, signed_body
 book = AskBook(Path(sys.argv[1]))
 card = book.get("ask#1")
 record = {"decision": "approved", "at": time.time(), "expires_at": None, "refuse_if_moved": False, "workspace": None}
@@ -374,15 +374,15 @@ book.save(card)
 @pytest.mark.parametrize("who", ["the agent signs with the stolen key", "the person approves"])
 def test_an_approval_is_honoured_only_when_the_person_recorded_it(gws, who):
     from vacant.core.keys import user_key
-    from vacant.policy import asks
+    from vacant.policy.gate.asks import book, answer as person
 
     user_key()  # the person's key exists (they approved something before)
     first, _ = run_hook(gws, pre_tool(gws, "git push origin main", key="p1"), command=IN_PROCESS)
     assert denied(first) and "ask#1" in first.stdout.decode()
     if who == "the person approves":
-        asks.answer(gws, "ask#1", "approved")
+        person.answer(gws, "ask#1", "approved")
     else:
         subprocess.run([sys.executable, "-c", AGENT_SIGNS, str(gws)], check=True, cwd=gws)
-        assert asks.fate(asks.AskBook(gws).get("ask#1"))[0] == "approved"  # the card itself verifies
+        assert book.fate(book.AskBook(gws).get("ask#1"))[0] == "approved"  # the card itself verifies
     again, _ = run_hook(gws, pre_tool(gws, "git push origin main", key="p2"), command=IN_PROCESS)
     assert denied(again) == (who != "the person approves"), again.stdout

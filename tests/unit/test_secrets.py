@@ -26,7 +26,7 @@ from vacant import hook
 from vacant.core.locations import state_dir
 from vacant.core.redact import entropy, redact, redact_bytes, redact_text
 from vacant.core.secret_patterns import DETECT_SECRETS, DETECT_SECRETS_VERSION
-from vacant.policy import asks
+from vacant.policy.gate.asks import answer as person
 from vacant.store.steplog import StepLog, verify
 
 pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.xdist_group("secrets")]  # one table
@@ -317,7 +317,7 @@ def ws_files() -> dict:
 
 
 def test_secret_corpus_every_type_every_place(ws, monkeypatch):
-    for name in asks.AGENT_ENV:
+    for name in person.AGENT_ENV:
         monkeypatch.delenv(name, raising=False)
     body = "\n".join(f"{kind}: {text}" for kind, (text, _) in EXAMPLES.items())
     tool = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "t-in",
@@ -416,7 +416,7 @@ def test_exclude_globs(pattern, rel, expected):
     ('[store]\nexclude = "secrets"\n', False), ('[store]\nkeep = ["x"]\n', False),
 ])
 def test_store_table_is_validated_by_the_contract(ws, table, ok):
-    from vacant.policy.contract import ContractError, load_contract
+    from vacant.policy.contract.contract import ContractError, load_contract
 
     (ws / "vacant.toml").write_text(table)
     if ok:

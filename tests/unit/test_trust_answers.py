@@ -22,15 +22,15 @@ from hypothesis import strategies as st
 from vacant import hook
 from vacant.attribute.stop import stop
 from vacant.core.locations import run_dir
-from vacant.policy import asks
-from vacant.policy.flags import add_flag, flags_dir
+from vacant.policy.gate.asks import book as ask_book, answer as person
+from vacant.policy.contract.flags import add_flag, flags_dir
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 @pytest.fixture(autouse=True)
 def outside_any_agent(monkeypatch):
-    for name in asks.AGENT_ENV:
+    for name in person.AGENT_ENV:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -70,9 +70,9 @@ def marks(ws: Path, tag: str) -> int:
 
 def approved_and_spent(ws: Path, agent: Agent, tag: str) -> dict:
     held = agent.bash(f"sh arms/mark.sh {tag}")
-    asks.answer(ws, held["askId"], "approved")
+    person.answer(ws, held["askId"], "approved")
     assert agent.bash(f"sh arms/mark.sh {tag}") is None and marks(ws, tag) == 1
-    return asks.AskBook(ws).get(held["askId"])
+    return ask_book.AskBook(ws).get(held["askId"])
 
 
 def edit(path: Path, **changes) -> None:
@@ -102,7 +102,7 @@ def test_a_spent_approval_copied_or_cleared_never_runs_again(ws, trust_tally, at
     agent = Agent(ws)
     tag = uuid.uuid4().hex[:8]  # a new action per example (hypothesis replays examples)
     card = approved_and_spent(ws, agent, tag)
-    book = asks.AskBook(ws)
+    book = ask_book.AskBook(ws)
     source = book.path(card["n"])
     target = source
     if attack["kind"] == "copy":
@@ -127,7 +127,7 @@ def test_clearing_spent_and_breaking_the_spent_ledger_fails_closed(ws, trust_tal
     agent = Agent(ws)
     first = approved_and_spent(ws, agent, "one")
     approved_and_spent(ws, agent, "two")
-    ledger = asks.AskBook(ws).spent_ledger().path
+    ledger = ask_book.AskBook(ws).spent_ledger().path
     lines = ledger.read_text().splitlines()
     if ledger_attack == "delete":
         ledger.unlink()
@@ -139,13 +139,13 @@ def test_clearing_spent_and_breaking_the_spent_ledger_fails_closed(ws, trust_tal
         ledger.write_text("")
     else:
         ledger.write_text(lines[1] + "\n" + lines[0] + "\n")
-    edit(asks.AskBook(ws).path(first["n"]), spent=None)
+    edit(ask_book.AskBook(ws).path(first["n"]), spent=None)
     again = agent.bash("sh arms/mark.sh one")
     assert again is not None and again["code"] == "APPROVAL_STALE" and marks(ws, "one") == 1
     # the person's next answer voids what the broken ledger vouched for and starts a new one
-    asks.answer(ws, again["askId"], "approved")
+    person.answer(ws, again["askId"], "approved")
     assert agent.bash("sh arms/mark.sh one") is None and marks(ws, "one") == 2
-    assert asks.AskBook(ws).spent_ids()[1] == []
+    assert ask_book.AskBook(ws).spent_ids()[1] == []
     trust_tally("5 spent ledger broken (fails closed)", True)
 
 

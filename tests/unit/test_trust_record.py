@@ -37,8 +37,8 @@ from vacant.core.locations import (
     state_dir,
 )
 from vacant.platforms.claude import PLATFORM as CLAUDE
-from vacant.policy import gate
-from vacant.policy import rules as policy_rules
+from vacant.policy.gate import gate
+from vacant.policy.gate import rules as policy_rules
 from vacant.store.steplog import StepLog, verify
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
@@ -176,6 +176,8 @@ def destructive(draw) -> str:
     wrap = draw(WRAPPERS)
     if kind == "clean":
         prefix = "" if wrap == "git -C . " else "git "
+        # git's global options that take the next word (vacant/policy/gate/argv.py): never the sub-command
+        prefix += draw(st.sampled_from(["", "--config-env core.pager=PAGER ", "--super-prefix sub/ ", "-c a.b=1 "]))
         return f"{wrap}{prefix}clean {_clean_flags(draw)}".replace("git -C . git", "git -C .")
     wrap = "" if wrap == "git -C . " else wrap
     if kind == "stash":
@@ -190,11 +192,13 @@ def destructive(draw) -> str:
             target = ".claude/settings.local.json"
         return f"{wrap}{rm} {target}"
     if kind == "find":
+        leading = draw(st.sampled_from(["", "-L ", "-H ", "-P ", "-D tree ", "-O2 "]))  # before the starting points
         start = draw(st.sampled_from([".", "./", ".claude", "STATE"]))
         expr = draw(st.sampled_from(["-delete", "-mindepth 1 -delete", "-type f -delete", "-exec rm -rf {} +",
                                      "-name '*.json' -delete", "-name 'settings*' -delete", "-path '*claude*' -delete",
-                                     "! -name '*.py' -delete"]))
-        return f"{wrap}find {start} {expr}"
+                                     "! -name '*.py' -delete", "-exec /bin/rm -f {} ;", "-execdir trash {} +",
+                                     "-type f -exec shred -u {} +"]))
+        return f"{wrap}find {leading}{start} {expr}"
     return f"{wrap}mv {draw(st.sampled_from(['.claude', '.claude/settings.local.json', '.git']))} /tmp/elsewhere"
 
 

@@ -27,8 +27,8 @@ from vacant import hook
 from vacant.attribute.stop import save_report, stop
 from vacant.cli import app, one_line_warning
 from vacant.core.locations import run_dir
-from vacant.policy.asks import AskBook
-from vacant.policy.flags import add_flag, flags_dir
+from vacant.policy.gate.asks.book import AskBook
+from vacant.policy.contract.flags import add_flag, flags_dir
 from vacant.store.steplog import StepLog
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vacant.policy.red_first import probe_vacuous
+from vacant.policy.contract.red_first import probe_vacuous
 from vacant.store.run import RunView
 from vacant.store.states import load_manifest, materialize, store_for
 

@@ -34,8 +34,8 @@ from typing import Any
 
 from vacant.core import events
 from vacant.core.findings import Finding, finding_id
-from vacant.policy import flags
-from vacant.policy.asks import AskBook
+from vacant.policy.contract import flags
+from vacant.policy.gate.asks.book import AskBook
 from vacant.record.recorder import DANGLING
 from vacant.store.steplog import LOG_NAME, StepLog, verify
 

@@ -2,7 +2,7 @@
 run read are the same.
 
 A selected pytest or unittest run notes what it read under the check's directory
-(vacant.policy.runners: the files it opened, the directories it listed, whether it started another
+(vacant.policy.contract.runners: the files it opened, the directories it listed, whether it started another
 process). A deterministic
 test that read the same bytes and saw the same directory listings took the same path and gave the
 same answer, so on a state (recorded or constructed) that agrees with a traced run on all of them
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vacant.policy.checks import CheckResult
+from vacant.policy.contract.checks import CheckResult
 from vacant.store.states import Manifest
 
 MISSING = ("missing",)

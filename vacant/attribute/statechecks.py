@@ -1,6 +1,6 @@
 """Checks run on reconstructed states, cached, and what one finding's status is on a state.
 
-A failing test is re-checked alone where its runner can select it (vacant.policy.runners); when
+A failing test is re-checked alone where its runner can select it (vacant.policy.contract.runners); when
 the selected run did not report the test at all (a runner that cannot select, a plugin refused),
 the whole command answers. A whole run's result answers for every finding of its check, so it is
 used first when it is cached.
@@ -22,7 +22,7 @@ from vacant.attribute.replay import Scratch
 from vacant.attribute.samereads import SameReads
 from vacant.attribute.verify import CLEAN, PRESENT, UNKNOWN
 from vacant.core.findings import Finding
-from vacant.policy.checks import CheckResult, run_check
+from vacant.policy.contract.checks import CheckResult, run_check
 from vacant.store.states import Manifest
 
 WHOLE = ()

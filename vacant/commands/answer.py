@@ -14,7 +14,8 @@ from vacant.commands.asks import (
     when,
 )
 from vacant.commands.common import print_json, speak_for_person, workspace
-from vacant.policy import asks as book
+from vacant.policy.gate.asks import answer as person
+from vacant.policy.gate.asks.book import AskError
 
 
 def register(app: typer.Typer) -> None:
@@ -32,14 +33,14 @@ def register(app: typer.Typer) -> None:
         seconds = None
         if expires is not None:
             try:
-                seconds = book.parse_duration(expires)
+                seconds = person.parse_duration(expires)
             except ValueError as error:
                 raise typer.BadParameter(str(error), param_hint="--expires") from None
         root = workspace()
         resolve_id(root, ask_id, False)
         try:
-            card = book.answer(root, ask_id, "approved", expires_s=seconds, refuse_if_moved=refuse_if_moved)
-        except book.AskError as error:
+            card = person.answer(root, ask_id, "approved", expires_s=seconds, refuse_if_moved=refuse_if_moved)
+        except AskError as error:
             fail(str(error))
         if as_json:
             print_json(card)
@@ -59,8 +60,8 @@ def register(app: typer.Typer) -> None:
         root = workspace()
         resolve_id(root, ask_id, False)
         try:
-            card = book.answer(root, ask_id, "declined")
-        except book.AskError as error:
+            card = person.answer(root, ask_id, "declined")
+        except AskError as error:
             fail(str(error))
         if as_json:
             print_json(card)

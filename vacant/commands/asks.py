@@ -11,7 +11,8 @@ import typer
 
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
-from vacant.policy import asks as book
+from vacant.policy.gate.asks import views as ask_views
+from vacant.policy.gate.asks.book import AskBook
 
 
 def fail(message: str, code: Exit = Exit.USER_ERROR) -> None:
@@ -69,7 +70,7 @@ def _print_step(view: dict[str, Any]) -> None:
     outcome = f", outcome {view['outcome']}" if view.get("outcome") else ""
     code = f", exit {view['exit_code']}" if view.get("exit_code") is not None else ""
     typer.echo(f"{view['id']}  step {view['step']} of run {view['run']}: {view['state']}{outcome}{code}")
-    typer.echo(f"  tool:        {view['tool']} {book._brief(view.get('input'), 200)}")
+    typer.echo(f"  tool:        {view['tool']} {ask_views.brief(view.get('input'), 200)}")
     for item in view.get("attributions") or []:
         typer.echo(f"  finding:     {item['finding']} attributed to it ({item['level']})")
     if view.get("authorised_by"):
@@ -94,14 +95,14 @@ def _print_lists(lists: dict[str, list[dict]]) -> None:
 
 def resolve_id(root, ask_id: str, as_json: bool) -> dict:
     try:
-        return book.resolve(root, ask_id)
-    except book.UnknownId as error:
+        return ask_views.resolve(root, ask_id)
+    except ask_views.UnknownId as error:
         if as_json:
             print_json({"id": ask_id, "error": "unknown", "lists": error.lists})
         typer.echo(f"vacant: nothing is called {ask_id!r} (ids match exactly). What can be asked about:", err=True)
         _print_lists(error.lists)
         raise typer.Exit(int(Exit.USER_ERROR))
-    except book.AmbiguousId as error:
+    except ask_views.AmbiguousId as error:
         if as_json:
             print_json({"id": ask_id, "error": "ambiguous", "matches": error.matches})
         fail(f"refused: {error}")
@@ -115,8 +116,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """What waits for you: actions the gate held back (awaiting-human) and approvals not yet used."""
         root = workspace()
-        cards = book.AskBook(root).cards()
-        views = [book.card_view(card, root) for card in cards]
+        cards = AskBook(root).cards()
+        views = [ask_views.card_view(card, root) for card in cards]
         if not show_all:
             views = [v for v in views if v["fate"] in ("awaiting-human", "approved")]
         if as_json:

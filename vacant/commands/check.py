@@ -8,8 +8,8 @@ import typer
 
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
-from vacant.policy.acceptance import run_gates
-from vacant.policy.contract import load_contract
+from vacant.policy.contract.acceptance import run_gates
+from vacant.policy.contract.contract import load_contract
 
 
 def register(app: typer.Typer) -> None:

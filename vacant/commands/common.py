@@ -20,9 +20,9 @@ def print_json(value: Any) -> None:
 
 def refuse_inside_agent(verb: str) -> None:
     """A person-only verb run from inside an agent's tool call (an agent marker is set in the
-    environment, see vacant/policy/asks.py AGENT_ENV): refused with exit 3, nothing done."""
+    environment, see vacant/policy/gate/asks/answer.py AGENT_ENV): refused with exit 3, nothing done."""
     from vacant.core.exitcodes import Exit
-    from vacant.policy.asks import agent_env
+    from vacant.policy.gate.asks.answer import agent_env
 
     name = agent_env()
     if name:

@@ -1,5 +1,5 @@
 """`vacant contract add` and `vacant contract list`: the guards and checks in vacant.toml, each
-probed before it is added (vacant/policy/red_first.py)."""
+probed before it is added (vacant/policy/contract/red_first.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import typer
 
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
-from vacant.policy.contract import CONTRACT_FILE, load_contract
+from vacant.policy.contract.contract import CONTRACT_FILE, load_contract
 from vacant.core import children
-from vacant.policy.red_first import add_check
+from vacant.policy.contract.red_first import add_check
 
 
 def command_line(words: list[str]) -> str:

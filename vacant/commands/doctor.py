@@ -21,7 +21,7 @@ from vacant.core.locations import read_install, state_dir
 from vacant.platforms.all_platforms import load, names
 from vacant.platforms.base import Diagnosis, advice, diagnosis
 from vacant.platforms.settings_file import hook_command
-from vacant.policy.contract import CONTRACT_FILE, ContractError, load_contract
+from vacant.policy.contract.contract import CONTRACT_FILE, ContractError, load_contract
 from vacant.core.installcheck import entry_intact, on_path, package_digest
 from vacant.record.hookwatch import hooks_present
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from vacant.commands.common import print_json, speak_for_person, workspace
-from vacant.policy.flags import add_flag, list_flags, locate, withdraw
+from vacant.policy.contract.flags import add_flag, list_flags, locate, withdraw
 
 
 def register(app: typer.Typer) -> None:

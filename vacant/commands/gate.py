@@ -6,8 +6,9 @@ import typer
 
 from vacant.commands.asks import fail
 from vacant.commands.common import print_json, workspace
-from vacant.policy.contract import load_contract
-from vacant.policy.rules import CODE_RULES, load_policy
+from vacant.policy.contract.contract import load_contract
+from vacant.policy.gate.rules import load_policy
+from vacant.policy.shipped import CODE_RULES
 
 
 def register(app: typer.Typer) -> None:

@@ -9,8 +9,8 @@ import typer
 
 from vacant.commands.common import print_json, workspace
 from vacant.core.locations import list_runs, resolve_run
-from vacant.policy.contract import load_contract
-from vacant.policy.hints import all_hints
+from vacant.policy.contract.contract import load_contract
+from vacant.policy.contract.hints import all_hints
 from vacant.store.run import RunView
 
 

@@ -17,7 +17,7 @@ from vacant.commands.report import render_report
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import WorkspaceError, resolve_run
 from vacant.core.progress import progress
-from vacant.policy.contract import load_contract
+from vacant.policy.contract.contract import load_contract
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,7 @@ from vacant.attribute import recordaudit
 from vacant.commands.common import print_json, workspace
 from vacant.core.cells import shown
 from vacant.core.locations import WorkspaceError, resolve_run
-from vacant.policy.contract import ContractError, load_contract
+from vacant.policy.contract.contract import ContractError, load_contract
 from vacant.show import html as show_html
 from vacant.show import markdown as show_markdown
 

@@ -12,7 +12,7 @@ so a re-indented or re-wrapped-in-spaces line keeps its author.
 Rules: between two versions a line diff (difflib, no junk heuristic) keeps the author of every
 unchanged item; an item the diff sees deleted in one place and inserted in another (moved) keeps
 its author too: it is matched to a removed equal item, the nearest one by position, the rule flags
-follow when their lines move (vacant.policy.flags.nearest_block). Within a run, an item a
+follow when their lines move (vacant.policy.contract.flags.nearest_block). Within a run, an item a
 recorded change writes that the run's baseline held and the run had removed (a revert to the
 baseline's text) gets the author it had at the baseline back: it is not the change's. Every other
 new item is the changing author's.

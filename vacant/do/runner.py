@@ -151,7 +151,7 @@ class Runner:
             self.child = None
 
     def run(self) -> Result:
-        from vacant.policy.contract import load_contract
+        from vacant.policy.contract.contract import load_contract
 
         mark_installed(self.root, via="vacant do")  # the person ran `vacant do` here: record it
         contract = load_contract(self.root)

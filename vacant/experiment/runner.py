@@ -45,7 +45,7 @@ from vacant.experiment.files import fresh_copy
 from vacant.experiment.plan import cells
 from vacant.experiment.tasks import HIDDEN_COPY, Task
 from vacant.platforms.all_platforms import load, names
-from vacant.policy.acceptance import run_gates
+from vacant.policy.contract.acceptance import run_gates
 
 JOURNAL = "journal.jsonl"
 AGENTS = tuple(name for name in names() if load(name).headless("", "", None, []) is not None)

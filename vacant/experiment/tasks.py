@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from vacant.policy.contract import Contract, ContractError, parse_contract
+from vacant.policy.contract.contract import Contract, ContractError, parse_contract
 
 try:
     import tomllib

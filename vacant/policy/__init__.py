@@ -1,1 +1,1 @@
-"""What is right and what may run: the gate's pure classification, the ask book, the contract, checks, flags, hints."""
+"""What is right and what may run: the PreToolUse gate (`gate/`) and the Stop-time contract (`contract/`), independent of each other."""

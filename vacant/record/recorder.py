@@ -20,7 +20,7 @@ from vacant.core.githead import head_commit
 from vacant.core.locations import ensure_state_dir, read_install, run_dir
 from vacant.core.redact import redact_bytes
 from vacant.core.safeio import SMALL_CAP, read_capped
-from vacant.policy import gate, rules
+from vacant.policy.gate import gate, rules
 from vacant.record import hookwatch, recovery
 from vacant.store.exclude import excluded
 from vacant.store.hasher import ScanResult, relative_to_root
@@ -148,7 +148,7 @@ class Recorder:
             if verdict.kind == "refuse":
                 self.record_not_run(call, verdict.message)
                 return Response("deny", verdict.message)
-            from vacant.policy import asks  # an ACT call only: a Read, Write or Edit that passes never loads it
+            from vacant.policy.gate.asks import consult as asks  # an ACT call only: a Read, Write or Edit that passes never loads it
 
             held = asks.consult(self.root, self.run_id, self._key(call), call, verdict.action)
             if held is None:

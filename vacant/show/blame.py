@@ -6,7 +6,7 @@ the file after each recorded change to it, then the file as it is now, by vacant
 diff (difflib, no junk heuristic) keeps the author of every unchanged line; a line that the diff
 sees deleted in one place and inserted in another (moved) keeps its author too: it is matched by
 exact text to a removed line, the nearest one by position, the rule flags follow when their lines
-move (vacant.policy.flags.nearest_block). Every other new line is the changing step's.
+move (vacant.policy.contract.flags.nearest_block). Every other new line is the changing step's.
 
 Origins: `step` (a recorded tool step), `group` (a change seen while several steps were open: the
 owner is unknown, `open_steps` lists them), `out_of_band` (an out-of-band change set recorded
@@ -32,7 +32,7 @@ from typing import Any
 
 from vacant.core.linecarry import Carried, Origins, author_label, line_item, text_lines
 from vacant.core.locations import STATE_DIR_NAME, WorkspaceError, state_dir
-from vacant.policy.flags import nearest_block, standing_flags
+from vacant.policy.contract.flags import nearest_block, standing_flags
 from vacant.store.loaded import (
     LoadedRun,
     Unrestorable,

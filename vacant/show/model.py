@@ -18,7 +18,7 @@ from vacant.attribute.stop import read_coverage
 from vacant.core import levels
 from vacant.core.findings import split_lines
 from vacant.core.locations import WorkspaceError
-from vacant.policy.flags import nearest_block
+from vacant.policy.contract.flags import nearest_block
 from vacant.store import reputation
 from vacant.store.loaded import LoadedRun, load_run
 from vacant.store.run import Step

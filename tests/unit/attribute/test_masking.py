@@ -23,7 +23,7 @@ from step_histories import record_steps
 from vacant.attribute.stop import Pipeline
 from vacant.attribute.verify import MAX_EARLIER
 from vacant.core.locations import mark_installed
-from vacant.policy.contract import load_contract
+from vacant.policy.contract.contract import load_contract
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from step_histories import record_steps
 
 from vacant.attribute import statechecks
 from vacant.attribute.stop import stop
-from vacant.policy import runners
+from vacant.policy.contract import runners
 
 pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.slow]
 
@@ -55,7 +55,7 @@ def _spy(monkeypatch):
         result = real_run(check, directory, select=select)
         seen[-1]["tests"] = sorted(result.tests)
         return result
-    monkeypatch.setattr("vacant.policy.checks.plan_run", plan)
+    monkeypatch.setattr("vacant.policy.contract.checks.plan_run", plan)
     monkeypatch.setattr(statechecks, "run_check", run)
     return seen
 

@@ -12,7 +12,7 @@ import pytest
 from step_histories import record_steps
 
 from vacant.attribute.stop import stop
-from vacant.policy.checks import run_check
+from vacant.policy.contract.checks import run_check
 
 pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.slow]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vacant.core.githead import head_commit, head_state
-from vacant.policy.askprint import git_head
+from vacant.policy.gate.asks.fingerprint import git_head
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from vacant.core import redact
 from vacant.core.lazyre import Lazy
 from vacant.core.sha import sha256
-from vacant.policy.rules import DEFAULT_RULES
+from vacant.policy.shipped import DEFAULT_RULES
 
 TOKEN_CHARS = "AaBbZz09+/=_-.:'\"` \nſKı"
 KEYWORDS = list(redact.KEYWORDS + redact.MORE_KEYWORDS)

@@ -36,15 +36,16 @@ STDLIB_ALLOWED = {
     "operator", "os", "pathlib", "posixpath", "re", "re._casefix", "re._compiler", "re._constants",
     "re._parser", "reprlib", "shlex", "signal", "stat", "types", "urllib", "urllib.parse", "warnings", "zlib",
 }
-# the packages a tool call's record and gate stand on (never the Stop pipeline, the CLI, sharing, ...)
-VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.", "vacant.record.", "vacant.platforms.")
-VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant.record", "vacant.platforms",
+# the packages a tool call's record and gate stand on (never the Stop pipeline and its contract, the CLI, sharing, ...)
+VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.gate.", "vacant.record.", "vacant.platforms.")
+VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant.policy.gate", "vacant.policy.shipped",
+               "vacant.record", "vacant.platforms",
                "vacant.hook", "vacant.daemon", "vacant.daemon.paths"}
 # a Claude call loads Claude's platform only (vacant/platforms/lean_registry.py), and the asks of
 # ACT calls only when one is held
 VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vacant.platforms.opencode",
                 "vacant.platforms.gemini", "vacant.platforms.qwen", "vacant.platforms.copilot",
-                "vacant.platforms.command", "vacant.policy.asks", "vacant.platforms.codex.doctor"}
+                "vacant.platforms.command", "vacant.policy.gate.asks", "vacant.platforms.codex.doctor"}
 # costly and never needed by a tool call: named so that a failure says which one came back
 NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "subprocess", "inspect", "ast",
          "traceback", "textwrap", "tomllib", "socket", "selectors", "tempfile", "logging", "datetime"}

@@ -26,7 +26,7 @@ from vacant.hook import maybe_pre_tool
 from vacant.platforms import base
 from vacant.platforms.all_platforms import PLATFORMS, REGISTERED, client_table
 from vacant.platforms.settings_file import hook_command
-from vacant.policy import recordguard
+from vacant.policy.gate import recordguard
 
 PAYLOADS = Path(__file__).resolve().parents[3] / "fixtures" / "payloads"
 # Platforms with no payloads of the platform's own to capture, and why (any other must have some).

@@ -227,7 +227,7 @@ def test_doctor_says_when_the_repositorys_settings_turn_every_hook_off(ws, name)
 
 def test_the_gate_guards_the_settings_that_can_turn_the_hooks_off(ws, isolated_home):
     from vacant.platforms import all_platforms  # noqa: F401 - registers every platform's guarded files
-    from vacant.policy import recordguard
+    from vacant.policy.gate import recordguard
 
     made = [ws / ".github" / "copilot" / "settings.json", ws / ".github" / "copilot" / "settings.local.json",
             isolated_home / ".copilot" / "settings.json"]

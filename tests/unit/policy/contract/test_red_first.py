@@ -1,0 +1,128 @@
+"""`add_check`: guards must hold, acceptance checks must be red for the right reason, caps fit the kind."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from vacant.policy.contract.contract import PROBE_CAP_S, Check, CheckRefused, load_contract
+from vacant.policy.contract.red_first import add_check, last_lines, probe_cap_for
+
+pytestmark = pytest.mark.usefixtures("isolated_home")
+
+PY = sys.executable
+SUITE = {"tests/__init__.py": "",
+         "tests/test_calc.py": "import unittest\n\nclass CalcTests(unittest.TestCase):\n"
+                               "    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n"}
+
+
+def make(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def stored(ws: Path) -> dict:
+    return tomllib.loads((ws / "vacant.toml").read_text())
+
+
+def test_a_green_suite_is_kept_as_a_guard_with_its_last_lines(ws):
+    make(ws, SUITE)
+    added = add_check(ws, "tests", f"{PY} -m unittest tests.test_calc", guard=True)
+    assert added.kind == "guard" and added.tail[-1] == "OK" and any(line.startswith("Ran 1 test") for line in added.tail)
+    entry = stored(ws)["guard"][0]
+    assert entry["name"] == "tests" and entry["probe"]["exit_code"] == 0 and "broken" not in entry["probe"]
+    assert [c.name for c in load_contract(ws).guards] == ["tests"]
+
+
+def test_a_passing_acceptance_check_is_refused_offering_the_guard_by_name(ws):
+    make(ws, SUITE)
+    command = f"{PY} -m unittest tests.test_calc"
+    with pytest.raises(CheckRefused) as caught:
+        add_check(ws, "tests", command)
+    message = str(caught.value)
+    assert "passes now" in message and f"`vacant contract add tests --keep -- '{command}'`" in message
+    assert "| OK" in message  # the probe's last lines
+    assert not (ws / "vacant.toml").exists()
+
+
+def test_a_red_guard_is_refused_with_its_last_lines(ws):
+    make(ws, {**SUITE, "tests/test_calc.py": SUITE["tests/test_calc.py"].replace("2)", "3)")})
+    with pytest.raises(CheckRefused) as caught:
+        add_check(ws, "tests", f"{PY} -m unittest tests.test_calc", guard=True)
+    assert "does not hold now (exit 1)" in str(caught.value) and "| FAILED (failures=1)" in str(caught.value)
+    assert not (ws / "vacant.toml").exists()
+
+
+def test_a_guard_that_runs_no_test_is_refused_unless_allowed(ws):
+    make(ws, SUITE)
+    command = f"{PY} -m unittest discover -s tests -p 'nothing*.py'"
+    with pytest.raises(CheckRefused, match=r"green for the wrong reason \(no_tests: unittest ran 0 tests\)"):
+        add_check(ws, "tests", command, guard=True)
+    added = add_check(ws, "tests", command, guard=True, allow_broken=True)
+    assert any("--allow-broken" in warning for warning in added.warnings)
+    assert stored(ws)["guard"][0]["probe"]["broken"] == "no_tests"
+
+
+def test_a_misspelt_test_id_is_refused_and_the_right_one_accepted(ws):
+    make(ws, {**SUITE, "tests/test_calc.py": SUITE["tests/test_calc.py"].replace("2)", "3)")})
+    with pytest.raises(CheckRefused) as caught:
+        add_check(ws, "calc", f"{PY} -m unittest tests.test_calc.CalcTest")
+    assert "red for the wrong reason (unknown_test" in str(caught.value) and "--allow-broken" in str(caught.value)
+    assert "| AttributeError: module 'tests.test_calc' has no attribute 'CalcTest'" in str(caught.value)
+    assert not (ws / "vacant.toml").exists()
+    added = add_check(ws, "calc", f"{PY} -m unittest tests.test_calc.CalcTests")
+    assert added.verdict is None and added.warnings == [] and added.tail[-1] == "FAILED (failures=1)"
+
+
+def test_red_because_the_code_is_not_written_yet_is_accepted_and_said(ws):
+    make(ws, {"tests/__init__.py": "", "tests/test_report.py": "from report import total\n"})
+    added = add_check(ws, "report", f"{PY} -m unittest tests.test_report")
+    assert added.verdict.reason == "missing_code"
+    assert any("`report`, which does not exist yet" in warning for warning in added.warnings)
+    assert "broken" not in stored(ws)["check"][0]["probe"]
+
+
+def test_the_probe_cap_fits_the_kind():
+    suite = Check(name="tests", command="x", timeout=900)
+    assert probe_cap_for(suite, guard=True, probe_cap=None) == 900
+    assert probe_cap_for(suite, guard=False, probe_cap=None) == PROBE_CAP_S == 30
+    assert probe_cap_for(Check(name="q", command="x", timeout=5), guard=False, probe_cap=None) == 5
+    assert probe_cap_for(suite, guard=False, probe_cap=120) == 120
+    assert probe_cap_for(Check(name="q", command="x", timeout=5), guard=True, probe_cap=120) == 5
+
+
+def test_a_guard_probe_runs_past_the_acceptance_cap(ws, monkeypatch):
+    import vacant.policy.contract.red_first as red_first
+
+    monkeypatch.setattr(red_first, "PROBE_CAP_S", 0.3)  # a smaller acceptance cap, so the test stays quick
+    add_check(ws, "slow-suite", "sleep 0.8; true", guard=True, timeout=10)
+    with pytest.raises(CheckRefused, match=r"its probe ran past its cap of 0.3 s"):
+        add_check(ws, "slow-check", "sleep 0.8; false", timeout=10)
+    assert [c.name for c, _ in load_contract(ws).all_checks()] == ["slow-suite"]
+
+
+def test_a_guard_slower_than_its_cap_is_refused_with_the_figure_not_cut(ws):
+    started = time.monotonic()
+    with pytest.raises(CheckRefused) as caught:
+        add_check(ws, "suite", "echo collecting; sleep 30; true", guard=True, timeout=0.5)
+    assert time.monotonic() - started < 5
+    message = str(caught.value)
+    assert "guard 'suite' was refused: its probe ran past its cap of 0.5 s (stopped at 0." in message
+    assert "--timeout SECONDS" in message and "| collecting" in message
+    assert not (ws / "vacant.toml").exists()
+
+
+def test_last_lines_are_the_last_non_blank_ones_trimmed():
+    output = "a\n\n" + "\n".join(f"line {n}" for n in range(10)) + "\n" + "x" * 500 + "\n\n"
+    tail = last_lines(output)
+    assert tail[:-1] == [f"line {n}" for n in range(5, 10)] and len(tail[-1]) == 200 and tail[-1].endswith("…")
+    assert last_lines("") == []

@@ -1,0 +1,302 @@
+"""The Python source vacant puts in front of a test runner (written to a scratch directory, never
+into the workspace): the read trace both share, pytest's selection plugin, and the reporter that
+makes `python -m unittest` write JUnit XML and run only the selected tests, and the `go` in front
+of the real one that has `go test` write its JSON events to a report.
+
+Each is a string: it runs inside the check's own Python, not vacant's, so it imports nothing of
+vacant. vacant.policy.contract.runners writes them and sets the environment they read."""
+
+from __future__ import annotations
+
+SELECT_ENV = "VACANT_SELECT_TESTS"
+READS_ENV = "VACANT_READS_FILE"
+UNITTEST_REPORT_ENV = "VACANT_UNITTEST_REPORT"
+GO_REPORT_ENV = "VACANT_GO_REPORT"
+GO_RUN_ENV = "VACANT_GO_RUN"
+
+# every file opened and directory listed under the check's directory, and any child process
+TRACE_SOURCE = r'''
+import json, os, re, sys
+
+_ROOT = os.path.realpath(os.getcwd())
+_FILES, _DIRS, _CHILD = set(), set(), []
+_SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty")
+
+def _inside(path):
+    try:
+        if isinstance(path, int):
+            return None
+        real = os.path.realpath(os.path.join(os.getcwd(), os.fsdecode(path)))
+    except (TypeError, ValueError, OSError):
+        return None
+    if real == _ROOT:
+        return "."
+    if real.startswith(_ROOT + os.sep):
+        return real[len(_ROOT) + 1:]
+    return None
+
+def _audit(event, args):
+    if event == "open" and args:
+        rel = _inside(args[0])
+        if rel is not None:
+            _FILES.add(rel)
+    elif event in ("os.listdir", "os.scandir"):
+        rel = _inside(args[0] if args and args[0] is not None else ".")
+        if rel is not None:
+            _DIRS.add(rel)
+    elif event in _SPAWN:
+        _CHILD.append(event)
+
+def _write_reads():
+    target = os.environ.get("''' + READS_ENV + r'''")
+    if target:
+        with open(target, "w") as out:
+            json.dump({"files": sorted(_FILES), "dirs": sorted(_DIRS), "child": bool(_CHILD)}, out)
+
+'''
+
+# the plugin pytest loads to run only the named tests; it computes each item's report id the way
+# pytest's junitxml does (suite name, class name from the node id's path, name)
+PLUGIN_SOURCE = TRACE_SOURCE + r'''
+sys.addaudithook(_audit)
+
+def pytest_unconfigure(config):
+    _write_reads()
+
+def _wanted_classes(config):
+    classes = []
+    prefix = getattr(config.option, "junitprefix", None)
+    for test_id in json.loads(os.environ.get("''' + SELECT_ENV + r'''", "[]")):
+        parts = test_id.split("[", 1)[0].split("::")
+        if len(parts) < 2:
+            return None
+        name = parts[-2]
+        if prefix and name.startswith(prefix + "."):
+            name = name[len(prefix) + 1:]
+        classes.append(name)
+    return classes
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path.suffix != ".py" or collection_path.name in ("conftest.py", "__init__.py"):
+        return None
+    classes = _wanted_classes(config)
+    try:
+        rel = collection_path.relative_to(config.rootpath)
+    except ValueError:
+        return None
+    if classes is None:
+        return None
+    dotted = ".".join(rel.with_suffix("").parts)
+    if any(name == dotted or name.startswith(dotted + ".") for name in classes):
+        return None
+    return True
+
+def _report_id(nodeid, suite, prefix):
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    names[-1] += bracket + params
+    classname = ".".join(names[:-1])
+    if prefix:
+        classname = prefix + "." + classname
+    return "::".join(part for part in (suite, classname, names[-1]) if part)
+
+def pytest_collection_modifyitems(session, config, items):
+    wanted = set(json.loads(os.environ.get("''' + SELECT_ENV + r'''", "[]")))
+    try:
+        suite = config.getini("junit_suite_name")
+    except ValueError:
+        suite = "pytest"
+    prefix = getattr(config.option, "junitprefix", None)
+    keep = [item for item in items if _report_id(item.nodeid, suite, prefix) in wanted]
+    dropped = [item for item in items if _report_id(item.nodeid, suite, prefix) not in wanted]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+'''
+
+
+# `sitecustomize` on the check's PYTHONPATH: in a `python -m unittest` process (and no other, not
+# even its children: the variable is taken out of the environment), record each test's outcome
+# and write JUnit XML at exit; with a selection, run only those tests (a module that failed to
+# load always runs: its error is the answer). The sitecustomize it shadows, if any, still runs.
+UNITTEST_SITE_SOURCE = TRACE_SOURCE + r'''
+def _shadowed():
+    import importlib.machinery, importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is not None and spec.loader is not None:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+def _is_unittest():
+    argv = list(getattr(sys, "orig_argv", []))
+    return any(a == "-m" and b == "unittest" for a, b in zip(argv, argv[1:])) or "-munittest" in argv
+
+_REPORT = os.environ.pop("''' + UNITTEST_REPORT_ENV + r'''", None) if _is_unittest() else None
+_WANTED = set(json.loads(os.environ.pop("''' + SELECT_ENV + r'''", "[]") or "[]")) if _REPORT else set()
+_READS = os.environ.pop("''' + READS_ENV + r'''", None) if _REPORT else None
+_CASES = {}
+_ORDER = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+def _ident(test):
+    import unittest.loader
+    if isinstance(test, getattr(unittest.loader, "_FailedTest", ())):
+        return ("unittest", test._testMethodName, "")
+    kind = type(test)
+    method = getattr(test, "_testMethodName", None)
+    whole = test.id()
+    own = f"{kind.__module__}.{kind.__qualname__}"
+    if method and whole == f"{own}.{method}":
+        return ("unittest", own, method)
+    head, _, tail = whole.rpartition(".")
+    return ("unittest", head, tail)
+
+def _note(test, outcome, err=None, message=""):
+    import traceback
+    key = _ident(test)
+    text = ""
+    if err is not None:
+        text = "".join(traceback.format_exception(*err))
+        message = message or (traceback.format_exception_only(err[0], err[1])[-1].strip())
+    old = _CASES.get(key)
+    if old is None or _ORDER[outcome] >= _ORDER[old[0]]:
+        _CASES[key] = (outcome, message, text)
+
+def _write():
+    from xml.sax.saxutils import escape, quoteattr
+    out = ['<?xml version="1.0" encoding="utf-8"?>', '<testsuites><testsuite name="unittest">']
+    for (_suite, classname, name), (outcome, message, text) in _CASES.items():
+        tag = {"failed": "failure", "error": "error", "skipped": "skipped"}.get(outcome)
+        body = f"<{tag} message={quoteattr(message[:4000])}>{escape(text[-60000:])}</{tag}>" if tag else ""
+        out.append(f"<testcase classname={quoteattr(classname)} name={quoteattr(name)}>{body}</testcase>")
+    out.append("</testsuite></testsuites>")
+    with open(_REPORT, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(out))
+    if _READS:
+        os.environ["''' + READS_ENV + r'''"] = _READS
+        _write_reads()
+
+def _keep(suite):
+    import unittest, unittest.loader
+    if isinstance(suite, unittest.TestSuite):
+        try:
+            kept = type(suite)()
+        except Exception:
+            kept = unittest.TestSuite()
+        for test in suite:
+            chosen = _keep(test)
+            if chosen is not None:
+                kept.addTest(chosen)
+        return kept if list(kept) else None
+    if isinstance(suite, getattr(unittest.loader, "_FailedTest", ())):
+        return suite
+    return suite if "::".join(p for p in _ident(suite) if p) in _WANTED else None
+
+def _install():
+    import atexit, unittest, unittest.main, unittest.result
+    result = unittest.result.TestResult
+    wrap = [("addSuccess", lambda self, test: _note(test, "passed")),
+            ("addFailure", lambda self, test, err: _note(test, "failed", err)),
+            ("addError", lambda self, test, err: _note(test, "error", err)),
+            ("addSkip", lambda self, test, reason: _note(test, "skipped", message=str(reason))),
+            ("addExpectedFailure", lambda self, test, err: _note(test, "passed")),
+            ("addUnexpectedSuccess", lambda self, test: _note(test, "failed", message="unexpected success")),
+            ("addSubTest", lambda self, test, sub, err: err is not None and _note(
+                test, "failed" if issubclass(err[0], test.failureException) else "error", err))]
+    for name, note in wrap:
+        original = getattr(result, name)
+        def wrapped(self, *args, _original=original, _note_it=note):
+            try:
+                _note_it(self, *args)
+            except Exception:
+                pass
+            return _original(self, *args)
+        setattr(result, name, wrapped)
+    if _WANTED:
+        program = sys.modules["unittest.main"].TestProgram  # `unittest.main` is the class itself
+        run_tests = program.runTests
+        def selected(self):
+            self.test = _keep(self.test) or unittest.TestSuite()
+            return run_tests(self)
+        program.runTests = selected
+    atexit.register(_write)
+
+_shadowed()
+if _REPORT:
+    if _READS:
+        sys.addaudithook(_audit)
+    _install()
+'''
+
+# `go` first on the check's PATH: `go test` runs as `go test -json` (and `-run PATTERN` for a
+# selection, before any `-args`), its events and its stderr go to the report (at most CAP bytes),
+# and the check's output is the text the events carry (what `go test -v` prints), so whatever reads
+# the output reads the same words. Any other go command runs untouched; no real go: exit 127.
+GO_WRAPPER_SOURCE = r'''
+import json, os, shutil, subprocess, sys, threading
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+CAP = int(sys.argv[1])
+
+def real_go():
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and os.path.realpath(d) != HERE]
+    return shutil.which("go", path=os.pathsep.join(dirs))
+
+def own_json(args):
+    cut = args.index("-args") if "-args" in args else len(args)
+    return any(a.lstrip("-") in ("json", "json=true") for a in args[:cut] if a.startswith("-"))
+
+def as_text(line):
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(event, dict):
+        return line
+    output = event.get("Output")
+    return output.encode("utf-8", "surrogateescape") if isinstance(output, str) else b""
+
+def main():
+    go, args = real_go(), sys.argv[2:]
+    if go is None:
+        sys.stderr.write("go: command not found\n")
+        return 127
+    report = os.environ.get("''' + GO_REPORT_ENV + r'''")
+    if not args or args[0] != "test" or not report:
+        os.execv(go, [go] + args)
+    rest, mine = args[1:], own_json(args[1:])
+    pattern = os.environ.get("''' + GO_RUN_ENV + r'''")
+    if pattern:
+        cut = rest.index("-args") if "-args" in rest else len(rest)
+        rest = rest[:cut] + ["-run", pattern] + rest[cut:]
+    proc = subprocess.Popen([go, "test"] + ([] if mine else ["-json"]) + rest,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lock, left = threading.Lock(), [CAP + 1]
+    out = open(report, "ab")
+
+    def keep(line):
+        with lock:
+            if left[0] > 0:
+                out.write(line[: left[0]])
+                left[0] -= len(line)
+
+    def pump(source, sink, convert):
+        for line in iter(source.readline, b""):
+            keep(line if convert else line.decode("utf-8", "replace").encode("utf-8"))
+            sink.write(as_text(line) if convert and not mine else line)
+            sink.flush()
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, sys.stdout.buffer, True)),
+               threading.Thread(target=pump, args=(proc.stderr, sys.stderr.buffer, False))]
+    for thread in threads:
+        thread.start()
+    code = proc.wait()
+    for thread in threads:
+        thread.join()
+    out.close()
+    return code if code >= 0 else 128 - code
+
+sys.exit(main())
+'''

@@ -1,0 +1,326 @@
+"""Test runners behind a check: where their report goes (JUnit XML, or the runner's own JSON), how
+one test is run alone, and one finding per failing test.
+
+A check's command stays as the contract wrote it. Around it:
+
+- pytest is told to write JUnit XML to a scratch file through `PYTEST_ADDOPTS` (`--junitxml`, with
+  `junit_family=xunit1` so each case names its file); a command that never runs pytest ignores it.
+  A pytest that refuses the option (its junitxml plugin turned off) gets the command again, plain.
+- A check may name the report its command writes itself: `junit = "PATH"` (node's
+  `--test-reporter=junit --test-reporter-destination=PATH`, any runner that writes JUnit XML). It is
+  read only when this run wrote it (a file left from before is not a result).
+- To re-check one test alone (replay), pytest loads a small plugin (a scratch directory on
+  `PYTHONPATH`, `-p`) that keeps only the named tests, matched by the same id the report gives;
+  node's runner gets `--test-name-pattern` after its `--test`. Another runner runs whole; the
+  caller learns whether the test was reported at all, and falls back to the whole command when not.
+- `python -m unittest` writes no report: vacant puts a `sitecustomize` on its `PYTHONPATH`
+  (vacant.policy.contract.runner_sources) that, in that process only, records each test's outcome and
+  writes JUnit XML to a scratch file, and with a selection runs only the named tests (ids
+  `unittest::MODULE.CLASS::METHOD`); a sitecustomize it shadows still runs.
+- A selected pytest or unittest run also says what it read: the plugin's audit hook (`sys.addaudithook`) notes
+  every file the process opened and every directory it listed under the check's directory, and
+  whether it started another process (whose reads it cannot see). Same inputs, same answer: a
+  replay reuses a selected run's result on another state whose files that run read are the same
+  (vacant.attribute.statechecks). It collects only the test files that can hold the selected tests
+  (their dotted path is a prefix of a selected id's class name), so it reads no other.
+- `go test` writes its own JSON (vacant.policy.contract.runner_json): when the command names `go`, a `go`
+  of vacant's (vacant.policy.contract.runner_sources) comes first on its PATH and runs the real one's
+  `go test` as `go test -json`, writing the events to a scratch report and printing the text they
+  carry, so the check's output reads as `go test -v`'s; any other go command runs untouched. A
+  selection adds `-run '^TestName$/^subtest$'` (each level anchored and escaped).
+- jest writes its own JSON: a jest the command runs (`jest`, `npx jest`, `node_modules/.bin/jest`,
+  `yarn jest`, `pnpm jest`, at a command's start) gets `--json --outputFile=SCRATCH
+  --testLocationInResults` right after its name (its printed output is the same); `npm test` gets
+  them after `--` when package.json's `test` script ends in a jest run. A selection adds
+  `--testNamePattern '^full name$'` (escaped), and every other test file ignored.
+- Python writes no bytecode in a check (`PYTHONDONTWRITEBYTECODE`): a reconstructed file can have
+  the size and second of the one before it, and a `.pyc` written on one state would answer for
+  it on the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vacant.policy.contract import testreport
+from vacant.policy.contract.runner_json import GO, JEST, read_json_report
+from vacant.policy.contract.runner_sources import (
+    GO_REPORT_ENV,
+    GO_RUN_ENV,
+    GO_WRAPPER_SOURCE,
+    PLUGIN_SOURCE,
+    READS_ENV,
+    SELECT_ENV,
+    UNITTEST_REPORT_ENV,
+    UNITTEST_SITE_SOURCE,
+)
+from vacant.policy.contract.testreport import ReportError, TestResult, read_junit
+
+PYTEST_REPORT = "pytest.xml"
+PLUGIN = "_vacant_select"
+READS = "reads.json"
+UNITTEST_REPORT = "unittest.xml"
+GO_REPORT = "go.jsonl"
+JEST_REPORT = "jest.json"
+_NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
+_UNITTEST = re.compile(r"(?<![\w.-])-m\s+unittest(?![\w.])")
+_GO = re.compile(r"(?<![\w./-])go(?![\w.-])")
+# where a command starts (a line, `;`, `&&`, `||`, `|`, `(`, `$(`), then env assignments and a launcher
+_COMMAND_START = r"(?:^|(?<=[;&|(\n`]))\s*(?:(?:then|do|else|exec|time|command|env|cross-env)\s+)*(?:[A-Za-z_]\w*=\S*\s+)*"
+_JEST = re.compile(_COMMAND_START + r"(?:(?:npx|bunx|yarn|pnpm)(?:\s+(?:exec|-\S+))*\s+|node\s+)?"
+                   r"(?:\S*/)?jest(?:\.js)?(?=\s|$|[;&|)])", re.MULTILINE)
+_NPM_TEST = re.compile(_COMMAND_START + r"npm\s+(?:(?:run|run-script)\s+test|test|t)(?=\s|$|[;&|)])"
+                       r"(?P<dashes>\s+--(?=\s|$))?", re.MULTILINE)
+PACKAGE_JSON_CAP = 1 << 20
+_REGEX_SPECIAL = re.compile(r"[\\.+*?()|\[\]{}^$/]")
+
+
+
+@dataclass
+class RunPlan:
+    """What a check's run needs around its command: the command to run, extra environment, and
+    where its report will be."""
+
+    command: str
+    env: dict[str, str]
+    scratch: Path
+    reports: list[Path]  # where to look, in order (the contract's own first)
+    before: dict[Path, tuple[int, int, int] | None] = field(default_factory=dict)
+    selected: tuple[str, ...] = ()
+    path_first: list[str] = field(default_factory=list)  # directories to put before the check's PATH
+    kinds: dict[Path, str] = field(default_factory=dict)  # a report that is a runner's own JSON, not JUnit
+    cwd: Path = Path(".")
+
+    def plain(self) -> RunPlan:
+        """The same run without the pytest options (a pytest that refused them)."""
+        env = {k: v for k, v in self.env.items() if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV)}
+        reports = [path for path in self.reports if path.name != PYTEST_REPORT]
+        return RunPlan(self.command, env, self.scratch, reports, dict(self.before), self.selected,
+                       list(self.path_first), dict(self.kinds), self.cwd)
+
+    def environment(self, path: str) -> dict[str, str]:
+        """The extra environment, with `path` (the check's own PATH) after vacant's directories."""
+        if not self.path_first:
+            return dict(self.env)
+        return {**self.env, "PATH": os.pathsep.join([*self.path_first, path] if path else self.path_first)}
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...] = (),
+             base_env: dict[str, str] | None = None) -> RunPlan:
+    """The run of one check's command in `cwd`, with its report routed (module docstring)."""
+    scratch = Path(tempfile.mkdtemp(prefix="vacant-tests-"))
+    env_in = base_env if base_env is not None else os.environ
+    env = {"PYTHONDONTWRITEBYTECODE": "1"}
+    own = [Path(cwd) / junit] if junit else []
+    pytest_report = scratch / PYTEST_REPORT
+    options = [f"--junitxml={pytest_report}", "-o", "junit_family=xunit1"]
+    paths: list[str] = []
+    reports = list(own)
+    plan = RunPlan(command, env, scratch, reports, {path: _stamp(path) for path in own}, tuple(select), cwd=Path(cwd))
+    if junit is None:
+        _plan_go(plan, select)
+        _plan_jest(plan, select)
+    reports.append(pytest_report)
+    if junit is None and _UNITTEST.search(command):  # unittest writes no report of its own: a reporter does
+        paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
+        env[UNITTEST_REPORT_ENV] = str(scratch / UNITTEST_REPORT)
+        reports.append(scratch / UNITTEST_REPORT)
+    if select:
+        paths.append(_source_dir(scratch / "plugin", PLUGIN, PLUGIN_SOURCE))
+        options += ["-p", PLUGIN]
+        env[SELECT_ENV] = json.dumps(list(select))
+        env[READS_ENV] = str(scratch / READS)
+        plan.command = _node_selected(plan.command, select) if junit else plan.command
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths + ([env_in["PYTHONPATH"]] if env_in.get("PYTHONPATH") else []))
+    env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in options) + (
+        " " + env_in["PYTEST_ADDOPTS"] if env_in.get("PYTEST_ADDOPTS") else "")
+    return plan
+
+
+def _source_dir(directory: Path, module: str, source: str) -> str:
+    """A scratch directory holding `module`.py with `source`, for the check's PYTHONPATH."""
+    directory.mkdir()
+    (directory / f"{module}.py").write_text(source)
+    return str(directory)
+
+
+def _node_selected(command: str, select: tuple[str, ...]) -> str:
+    """node's runner: `--test-name-pattern` for the tests' own names, right after `--test`."""
+    if "node" not in command or not _NODE_TEST.search(command):
+        return command
+    names = "|".join(re.escape(test_id.rsplit("::", 1)[-1]) for test_id in select)
+    pattern = shlex.quote(f"^(?:{names})$")
+    return _NODE_TEST.sub(lambda m: f"--test --test-name-pattern={pattern}", command, count=1)
+
+
+def regex_literal(text: str) -> str:
+    """`text` matched literally by a Go (RE2) or JavaScript regular expression."""
+    return _REGEX_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+
+
+def _plan_go(plan: RunPlan, select: tuple[str, ...]) -> None:
+    """vacant's `go` first on the PATH of a command that names go (module docstring)."""
+    if not _GO.search(plan.command) or _noexec(plan.scratch):
+        return  # on a noexec mount it could not run: go's text is read instead
+    directory = plan.scratch / "go-bin"
+    directory.mkdir()
+    script = directory / "go_json.py"
+    script.write_text(GO_WRAPPER_SOURCE)
+    wrapper = directory / "go"
+    wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))} "
+                       f"{testreport.MAX_BYTES} \"$@\"\n")
+    wrapper.chmod(0o755)
+    plan.path_first.append(str(directory))
+    report = plan.scratch / GO_REPORT
+    plan.env[GO_REPORT_ENV] = str(report)
+    plan.reports.append(report)
+    plan.kinds[report] = GO
+    pattern = go_run_pattern(select)
+    if pattern:
+        plan.env[GO_RUN_ENV] = pattern
+
+
+def _noexec(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_NOEXEC)
+    except (OSError, AttributeError):
+        return False
+
+
+def go_run_pattern(select: tuple[str, ...]) -> str | None:
+    """`go test -run`'s pattern for the selected tests: each level of one test anchored, or
+    several top-level tests; None when it cannot say (run them all)."""
+    names = [test_id.split("::", 2)[2] for test_id in select
+             if test_id.startswith("go::") and test_id.count("::") >= 2 and test_id.split("::", 2)[2]]
+    if not names or len(names) != len(select):
+        return None
+    if len(names) == 1:
+        return "/".join(f"^{regex_literal(level)}$" for level in names[0].split("/"))
+    if any("/" in name for name in names):
+        return None
+    return "^(?:" + "|".join(regex_literal(name) for name in names) + ")$"
+
+
+def _plan_jest(plan: RunPlan, select: tuple[str, ...]) -> None:
+    """jest's JSON report to scratch, and a selection, right after jest's name (module docstring)."""
+    if "--json" in plan.command or ("jest" not in plan.command and "npm" not in plan.command):
+        return
+    report = plan.scratch / JEST_REPORT
+    extra = f" --json --outputFile={shlex.quote(str(report))} --testLocationInResults" + _jest_selection(select)
+    command = _JEST.sub(lambda m: m.group(0) + extra, plan.command, count=1)
+    if command == plan.command and _jest_script(plan.cwd):
+        command = _NPM_TEST.sub(lambda m: m.group(0) + ("" if m.group("dashes") else " --") + extra,
+                                plan.command, count=1)
+    if command != plan.command:
+        plan.command = command
+        plan.reports.append(report)
+        plan.kinds[report] = JEST
+
+
+def _jest_script(cwd: Path) -> bool:
+    """Whether package.json's `test` script ends in a jest run (so `npm test -- ARGS` reaches it)."""
+    try:
+        with open(Path(cwd) / "package.json", "rb") as handle:
+            manifest = json.loads(handle.read(PACKAGE_JSON_CAP + 1))
+    except (OSError, ValueError, RecursionError):
+        return False
+    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
+    script = scripts.get("test") if isinstance(scripts, dict) else None
+    if not isinstance(script, str):
+        return False
+    last = None
+    for last in _JEST.finditer(script):
+        pass
+    return last is not None and not re.search(r"[;&|]", script[last.end():])
+
+
+def _jest_selection(select: tuple[str, ...]) -> str:
+    """`--testNamePattern '^full name$'` (escaped) for jest ids, and every file but theirs ignored
+    (`--testPathIgnorePatterns`: a test file path the command names as well would still run)."""
+    parts = [test_id.split("::", 2) for test_id in select]
+    if not parts or any(len(part) < 2 or part[0] != "jest" for part in parts):
+        return ""
+    files = "|".join(regex_literal(path) for path in sorted({part[1] for part in parts}))
+    words = ["--testPathIgnorePatterns=" + shlex.quote(f"^(?!.*/(?:{files})$)")]
+    names = [part[2] for part in parts if len(part) == 3 and part[2]]
+    if names and len(names) == len(parts):
+        names_pattern = "|".join(regex_literal(name) for name in names)
+        words.insert(0, "--testNamePattern=" + shlex.quote(f"^(?:{names_pattern})$"))
+    return " " + " ".join(words)
+
+
+def refused_options(exit_code: int | None, output: str) -> bool:
+    """pytest stopped on the options vacant added (its junitxml plugin is off, `-p` failed)."""
+    return exit_code == 4 and ("--junitxml" in output or "junit_family" in output or PLUGIN in output)
+
+
+@dataclass
+class Reported:
+    """What the runner's report said: every test case, or why none could be read."""
+
+    results: list[TestResult]
+    problem: str | None = None  # the report was there but refused (the text reading was used)
+    source: str | None = None  # which file
+
+    def outcomes(self) -> dict[str, str]:
+        return {result.id: result.outcome for result in self.results}
+
+
+def read_reports(plan: RunPlan) -> Reported | None:
+    """The report this run wrote, if any (None: no runner reported)."""
+    for path in plan.reports:
+        stamp = _stamp(path)
+        if stamp is None or (path in plan.before and plan.before[path] == stamp):
+            continue  # not written, or left from before this run
+        try:
+            kind = plan.kinds.get(path)
+            results = read_json_report(path, kind, plan.cwd) if kind else read_junit(path)
+            return Reported(results, None, str(path))
+        except ReportError as error:
+            return Reported([], str(error), str(path))
+    return None
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What a selected pytest run read under its directory: the files it opened, the directories
+    it listed (relative paths), and whether it started a process whose reads nobody saw."""
+
+    files: frozenset[str]
+    dirs: frozenset[str]
+    child: bool
+
+    @property
+    def complete(self) -> bool:
+        return not self.child
+
+
+def read_reads(plan: RunPlan) -> Reads | None:
+    """The reads the plugin noted for this run, if it wrote them (None: not traced)."""
+    if READS_ENV not in plan.env:
+        return None
+    try:
+        data = json.loads((plan.scratch / READS).read_text())
+        return Reads(frozenset(map(str, data["files"])), frozenset(map(str, data["dirs"])), bool(data["child"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,1 @@
+"""The ask book and its parts: the cards an ACT action waits on (book), what the gate asks it (consult), the person's answer (answer), what can be asked about (views), the workspace fingerprint an approval is compared with (fingerprint), the person's own approval in the record (decided), the generated ASKS.md (doc)."""
