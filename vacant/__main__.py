@@ -31,8 +31,12 @@ def main() -> None:
                 sys.exit(0)
         except (children.Interrupted, KeyboardInterrupt) as stop:
             children.exit_interrupted(stop)
-    from vacant.cli import main as cli_main
+    try:
+        from vacant.cli import main as cli_main  # typer and the command: a second of imports on a busy machine
+    except KeyboardInterrupt as stop:  # an interrupt before the command line could catch it: the same exit
+        from vacant.core import children
 
+        children.exit_interrupted(stop)
     cli_main()
 
 

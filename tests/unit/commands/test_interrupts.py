@@ -222,3 +222,29 @@ def test_report_stops_while_it_writes_a_run_view_and_leaves_no_page(repo, tmp_pa
     _, err = proc.communicate(timeout=30)
     assert_stopped(proc, err, time.monotonic() - sent)
     assert list(out.iterdir()) == []  # no page, and no half-written temp file beside it
+
+
+# An interrupt while the command line is still being imported (typer and the command: a second on
+# a busy machine) exits as any interrupted command does, not with Python's KeyboardInterrupt.
+IMPORT_INTERRUPTED = """
+import sys
+
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == "typer":
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Interrupting())
+sys.argv = ["vacant", "report", "--html", "x"]
+from vacant.__main__ import main
+main()
+"""
+
+
+def test_an_interrupt_while_the_command_line_is_imported_exits_130_with_the_sentence(tmp_path):
+    from vacant.core.children import Interrupted, interrupted_sentence
+
+    done = subprocess.run([sys.executable, "-c", IMPORT_INTERRUPTED], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stderr.strip()) == (130, interrupted_sentence(Interrupted(signal.SIGINT)))
