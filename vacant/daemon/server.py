@@ -30,19 +30,17 @@ import socketserver
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
+from vacant import hookcall
 from vacant.core.errlog import log_error
-from vacant.core.locations import INSTALL_RECORD, find_root, state_dir
+from vacant.core.locations import find_root
 from vacant.core.trustenv import PEER_PID_ENV, scrub
 from vacant.daemon.client import CWD_ENV, proof
 from vacant.daemon.scanner import WatchedScanner
-from vacant.core.calls import Response
-from vacant.hook import INSTALL_GONE, answer, parse_call
 from vacant.platforms.all_platforms import UnknownPlatform
-from vacant.record.recorder import Recorder
 
 MAX_BODY = 32 * 1024 * 1024  # a Read of a large file comes back whole in tool_response
 MAX_HEADER = 256 * 1024
@@ -70,57 +68,22 @@ class Core:
         self.requests = 0
         self.refused = 0
         self.started = time.time()
-        self.serial = threading.Lock()
+        self.served = hookcall.Served(self.root, scanner, threading.Lock())
 
     def refuse(self, status: int, message: str, door: str) -> Refused:
         self.refused += 1
         log_error(self.root, f"vacant daemon ({door}): refused with {status}: {message}")
         return Refused(status, message)
 
-    @contextmanager
-    def answering(self, platform_name: str, raw: bytes, env: dict[str, str]) -> Iterator[tuple[str, int]]:
-        """The answer to one hook call, to be sent inside the `with`; the call's remaining work
-        (saving the run state) runs after it, so the agent does not wait for it."""
-        after: list[Callable[[], None]] = []
-        try:
-            yield self.hook(platform_name, raw, env, after)
-        finally:
-            for work in after:
-                try:
-                    work()
-                except Exception as error:  # noqa: BLE001 - fail open, like the recorder
-                    log_error(self.root, f"vacant daemon: after answering: {type(error).__name__}: {error}")
-
-    def hook(self, platform_name: str, raw: bytes, env: dict[str, str],
-             after: list[Callable[[], None]] | None = None) -> tuple[str, int]:
+    def answering(self, platform_name: str, raw: bytes, env: dict[str, str]) -> AbstractContextManager[tuple[str, int]]:
+        """The answer to one hook call, to be sent inside the `with` (vacant.hookcall.answering: the
+        call's remaining work, saving the run state, runs after it, so the agent does not wait)."""
         self.last_request = time.monotonic()
         self.requests += 1
-        try:
-            platform, call = parse_call(platform_name, raw, env)
-        except UnknownPlatform as error:
-            raise Refused(404, str(error)) from None
-        except (ValueError, TypeError, AttributeError) as error:
-            raise Refused(400, f"malformed payload: {type(error).__name__}: {error}") from None
-        if call.kind == "ignore":
-            return "", 0
         client_cwd = env.get(CWD_ENV)  # platforms that find the workspace from the hook's cwd (Codex)
         if client_cwd and not env.get("CLAUDE_PROJECT_DIR") and find_root(Path(client_cwd)).resolve() != self.root:
             raise Refused(409, f"the hook ran in {client_cwd}, another workspace's directory")
-        if Path(call.workspace).resolve() != self.root:
-            raise Refused(409, f"call for another workspace ({call.workspace}); this daemon serves {self.root}")
-        if call.kind == "tool_pre" and not (state_dir(self.root) / INSTALL_RECORD).is_file():
-            # installed means installed: the record went away under a running daemon
-            reason = INSTALL_GONE.format(root=self.root, what=f"its install record {state_dir(self.root) / INSTALL_RECORD} is gone")
-            log_error(self.root, f"vacant daemon: {reason}")
-            return platform.render(call, Response("deny", reason))
-
-        def make_recorder(root, session_id, platform):
-            recorder = Recorder(self.root, session_id, platform, scanner=self.scanner, state=self.scanner.state,
-                                serial=self.serial)
-            self.scanner.log = recorder.log
-            return recorder
-
-        return answer(platform_name, platform, call, make_recorder, env, after)
+        return _refusing(hookcall.answering(platform_name, raw, env, self.served))
 
     def status(self) -> dict[str, object]:
         from vacant.daemon.watcher import max_user_watches, watch_count  # cheap; status only
@@ -133,6 +96,24 @@ class Core:
                 "watches": watch_count(), "max_user_watches": max_user_watches(),
                 "scans": dict(self.scanner.scans), "last_rescan": self.scanner.last_rescan,
                 "rss_kb": _rss_kb()}
+
+
+@contextmanager
+def _refusing(answer: AbstractContextManager[tuple[str, int]]) -> Iterator[tuple[str, int]]:
+    """A payload the daemon cannot read, or a call for another workspace, as a refusal (the lean
+    client then answers in-process)."""
+    with ExitStack() as stack:
+        try:
+            entered = stack.enter_context(answer)
+        except UnknownPlatform as error:
+            raise Refused(404, str(error)) from None
+        except hookcall.Foreign as error:
+            raise Refused(409, str(error)) from None
+        except (ValueError, TypeError, AttributeError) as error:
+            if hookcall.decided_read(error):  # recording failed on a READ call, not the payload
+                raise
+            raise Refused(400, f"malformed payload: {type(error).__name__}: {error}") from None
+        yield entered
 
 
 def _rss_kb() -> int | None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
 from vacant.core.atomic import atomic_write
@@ -57,10 +57,6 @@ def _file_bytes(path: str, cap: int) -> bytes | None:
         return None
 
 
-def _nothing() -> None:
-    pass
-
-
 class Recorder:
     def __init__(self, root: Path, run_id: str, platform: "Platform", scanner=None,  # noqa: F821
                  state: Path | None = None, serial: AbstractContextManager | None = None) -> None:
@@ -80,32 +76,29 @@ class Recorder:
     # -- entry -------------------------------------------------------------------------------
 
     def handle(self, call: HookCall) -> Response:
-        response, finish = self.begin(call)
-        finish()
-        return response
+        with self.recording(call) as response:
+            return response
 
-    def begin(self, call: HookCall) -> tuple[Response, Callable[[], None]]:
-        """`handle` in two halves: the answer, with every event of the call already appended to
-        the step log, and `finish`, which saves the run state and releases the workspace lock.
-        The daemon sends the answer in between, so the agent does not wait for the save; a save
-        that never happens is what a hook killed after its appends leaves, which the next call
-        repairs (vacant.record.recovery). `finish` must be called, whatever happens meanwhile."""
+    @contextmanager
+    def recording(self, call: HookCall) -> Iterator[Response]:
+        """The call recorded under the workspace lock: yields the answer, with every event of the
+        call already appended to the step log, and on leaving saves the run state and releases
+        the lock (the one place the lock is taken and released). The daemon sends the answer
+        inside the `with`, so the agent does not wait for the save; a save that never happens is
+        what a hook killed after its appends leaves, which the next call repairs
+        (vacant.record.recovery). Nothing is saved when recording itself failed."""
         if call.kind == "ignore":
-            return Response(), _nothing
-        held = ExitStack()
-        try:
+            yield Response()
+            return
+        with ExitStack() as held:
             if self._serial is not None:
                 held.enter_context(self._serial)
             held.enter_context(file_lock(self.state_dir / "lock", WORKSPACE_LOCK_TIMEOUT_S))
             response = self._locked(call)
-        except BaseException:
-            held.close()
-            raise
-
-        def finish() -> None:
-            with held:
+            try:
+                yield response
+            finally:
                 self._save_run()
-        return response, finish
 
     def _locked(self, call: HookCall) -> Response:
         self.log.run_dir.mkdir(parents=True, exist_ok=True)

@@ -39,7 +39,7 @@ STDLIB_ALLOWED = {
 # the packages a tool call's record and gate stand on (never the Stop pipeline, the CLI, sharing, ...)
 VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.", "vacant.record.", "vacant.platforms.")
 VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant.record", "vacant.platforms",
-               "vacant.hook", "vacant.daemon", "vacant.daemon.paths"}
+               "vacant.hook", "vacant.hookcall", "vacant.daemon", "vacant.daemon.paths"}
 # a Claude call loads Claude's platform only (vacant/platforms/lean_registry.py), and the asks of
 # ACT calls only when one is held
 VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vacant.platforms.opencode",

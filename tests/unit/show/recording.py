@@ -10,7 +10,7 @@ from pathlib import Path
 
 from vacant.core.calls import HookCall, Read
 from vacant.core.locations import state_dir
-from vacant.hook import stop_pipeline
+from vacant.hookcall import stop_pipeline
 from vacant.platforms.claude import PLATFORM
 from vacant.record.recorder import Recorder
 
