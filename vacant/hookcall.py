@@ -246,10 +246,8 @@ def _workspace(call: HookCall, served: Served | None) -> Path | str | None:
 def _recorder(call: HookCall, platform, served: Served | None) -> Recorder:
     if served is None:
         return Recorder(call.workspace, call.session_id, platform)
-    recorder = Recorder(served.root, call.session_id, platform, scanner=served.scanner, state=served.scanner.state,
-                        serial=served.serial)
-    served.scanner.log = recorder.log
-    return recorder
+    return Recorder(served.root, call.session_id, platform, scanner=served.scanner, state=served.scanner.state,
+                    serial=served.serial)
 
 
 def stop_pipeline(recorder: Recorder, call: HookCall, env: dict[str, str] | None = None) -> Response:

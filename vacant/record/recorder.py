@@ -228,7 +228,7 @@ class Recorder:
     def _scan(self, scope: list[str] | None) -> ScanResult | None:
         if scope == []:
             return None
-        return self.scanner.scan(scope)
+        return self.scanner.scan(scope, log=self.log)
 
     def _open_steps(self) -> list[int]:
         return sorted(info["step"] for info in self.run["open"].values())
@@ -359,7 +359,7 @@ class Recorder:
     # -- handlers, one per HookCall kind -----------------------------------------------------
 
     def _start(self, call: HookCall, source: str) -> None:
-        self.scanner.scan()  # bring the index up to date, then keep the full manifest as state_0
+        self.scanner.scan(log=self.log)  # bring the index up to date, then keep the full manifest as state_0
         self._emit_run_start(call, source)
         self.run["started"] = True
         if (self.root / "vacant.toml").exists():
