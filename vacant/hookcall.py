@@ -245,9 +245,17 @@ def _workspace(call: HookCall, served: Served | None) -> Path | str | None:
 
 def _recorder(call: HookCall, platform, served: Served | None) -> Recorder:
     if served is None:
-        return Recorder(call.workspace, call.session_id, platform)
+        return Recorder(call.workspace, call.session_id, platform, start_probe=start_probe)
     return Recorder(served.root, call.session_id, platform, scanner=served.scanner, state=served.scanner.state,
-                    serial=served.serial)
+                    serial=served.serial, start_probe=start_probe)
+
+
+def start_probe(root: Path, run_dir: Path) -> None:
+    """What a run starts in the background: the baseline probe of the acceptance checks
+    (vacant.attribute.baseline_probe, imported only when a run starts in a workspace with a contract)."""
+    from vacant.attribute import baseline_probe
+
+    baseline_probe.start(root, run_dir)
 
 
 def stop_pipeline(recorder: Recorder, call: HookCall, env: dict[str, str] | None = None) -> Response:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
@@ -59,7 +59,8 @@ def _file_bytes(path: str, cap: int) -> bytes | None:
 
 class Recorder:
     def __init__(self, root: Path, run_id: str, platform: "Platform", scanner=None,  # noqa: F821
-                 state: Path | None = None, serial: AbstractContextManager | None = None) -> None:
+                 state: Path | None = None, serial: AbstractContextManager | None = None,
+                 start_probe: Callable[[Path, Path], None] | None = None) -> None:
         self.root = Path(root)
         # `state`: the state directory when the caller already holds it (the daemon finds it once)
         self.state_dir = ensure_state_dir(self.root) if state is None else Path(state)
@@ -72,6 +73,9 @@ class Recorder:
         # the daemon's lock for its own threads: a call waits there, not in the workspace lock's
         # polling back-off, while an earlier call finishes
         self._serial = serial
+        # `start_probe(root, run_dir)`: what a run starts in the background (the hook call hands
+        # vacant.attribute.baseline_probe.start, a layer above this one); None: nothing
+        self._start_probe = start_probe
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -362,26 +366,14 @@ class Recorder:
         self.scanner.scan(log=self.log)  # bring the index up to date, then keep the full manifest as state_0
         self._emit_run_start(call, source)
         self.run["started"] = True
-        if (self.root / "vacant.toml").exists():
-            self._probe_in_background()
+        if self._start_probe is not None and (self.root / "vacant.toml").exists():
+            # acceptance checks green before any work are vacuous: probed detached, on the baseline
+            self._start_probe(self.root, self.log.run_dir)
 
     def _emit_run_start(self, call: HookCall, source: str) -> None:
         baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
         self.log.emit("run_start", run=self.run_id, platform=self.platform.cell_platform, workspace=str(self.root),
                       source=source, baseline=baseline, session=call.session_id, commit=head_commit(self.root))
-
-    def _probe_in_background(self) -> None:
-        """Acceptance checks green before any work are vacuous: probed detached, on the baseline."""
-        import subprocess
-        import sys
-
-        from vacant.core.trustenv import for_child
-
-        # isolated, like every interpreter vacant starts from a hook (vacant/core/trustenv.py)
-        subprocess.Popen([sys.executable, "-I", "-m", "vacant.attribute.baseline_probe", str(self.root),
-                          str(self.log.run_dir)], env=for_child(os.environ),
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
 
     def _on_session_start(self, call: HookCall) -> None:
         if not self.run["started"]:
