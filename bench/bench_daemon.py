@@ -123,7 +123,7 @@ def measure(ws: Path, reps: int) -> tuple[dict[str, list[float]], dict]:
         run_command(CLIENT, payload(ws, "PostToolUse", "Bash", "warm", tool_input={"command": "true"}), env, ws)
         samples.update(steps(ws, reps, "http", env))
         samples.update(steps(ws, reps, "client+daemon", env))
-        status = lifecycle.request(ws, {"op": "status"})
+        status = lifecycle.ask_status(ws)
         status["idle"] = idle(daemon.pid, IDLE_S)
     finally:
         lifecycle.stop(ws)

@@ -28,7 +28,7 @@ def wait_running(root: Path, timeout: float = 30.0) -> dict:
     while time.monotonic() < deadline:
         if lifecycle.running(root) and (info(root) or {}).get("pid"):
             try:
-                return lifecycle.request(root, {"op": "status"})
+                return lifecycle.ask_status(root)
             except OSError:
                 pass
         time.sleep(0.05)

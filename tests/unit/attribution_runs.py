@@ -37,6 +37,7 @@ from unittest import mock
 import pytest
 from hypothesis import strategies as st
 
+from vacant.attribute import baseline_probe
 from vacant.core.locations import mark_installed, state_dir
 from vacant import hook
 from vacant.core.calls import HookCall
@@ -543,7 +544,7 @@ def recorded(plan: Plan) -> Iterator[tuple[Driver, Path]]:
     vacuous checks, is off."""
     with mock.patch.object(tempfile, "tempdir", FAST_TMP), \
             tempfile.TemporaryDirectory(prefix="vacant-diff-") as scratch, \
-            mock.patch.object(Recorder, "_probe_in_background", lambda self: None):
+            mock.patch.object(baseline_probe, "start", lambda root, run_dir: None):
         root = Path(scratch) / "ws"
         root.mkdir()
         mark_installed(root)  # `vacant init`: hooks record only in an installed workspace

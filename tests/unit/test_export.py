@@ -26,7 +26,7 @@ from vacant.export.model import (
     ToolCall,
     safe_arguments,
 )
-from vacant.hook import stop_pipeline
+from vacant.hookcall import stop_pipeline
 from vacant.platforms.claude import PLATFORM
 from vacant.record.recorder import Recorder
 from vacant.store.objects import ObjectStore
@@ -50,7 +50,6 @@ CONTENT = "CONTENT-ONLY-77aa"
 def record(ws: Path, monkeypatch) -> Path:
     """A run through the real recorder: a Read, an Agent call whose sub-agent writes notes.md, a
     Write of a wrong config.py, a Bash carrying a secret, a Stop whose check fails."""
-    monkeypatch.setattr(Recorder, "_probe_in_background", lambda self: None)
     (ws / "vacant.toml").write_text(TOML)
     (ws / "spec.md").write_text("rate 0.08\n")
     rec = Recorder(ws, "s1", PLATFORM)

@@ -1,7 +1,7 @@
 """`python -m vacant.attribute.baseline_probe ROOT RUN_DIR`: probe the acceptance checks on the run's baseline.
 
-Started detached when a run starts (the agent does not wait for it). The baseline is rebuilt in a
-scratch directory, so the probe sees the workspace exactly as it was before any work, whatever
+Started detached when a run starts (`start`, which the hook call hands the recorder: the agent
+does not wait for it). The baseline is rebuilt in a scratch directory, so the probe sees the workspace exactly as it was before any work, whatever
 the agent does meanwhile. A check that is already green there is vacuous: a warning in the Stop
 report, never a refusal.
 """
@@ -9,20 +9,35 @@ report, never a refusal.
 from __future__ import annotations
 
 import json
-import shutil
+import os
 import sys
-import tempfile
-import time
 from pathlib import Path
-
-from vacant.policy.contract.red_first import probe_vacuous
-from vacant.store.run import RunView
-from vacant.store.states import load_manifest, materialize, store_for
 
 RESULT = "vacuous.json"
 
 
+def start(root: Path, run_dir: Path) -> None:
+    """The probe of a run that just started, detached: its own isolated interpreter (like every one
+    vacant starts from a hook, vacant/core/trustenv.py), in its own session, output discarded.
+    Cheap to import: the hook's session start calls it; the probe's own imports load there."""
+    import subprocess
+
+    from vacant.core.trustenv import for_child
+
+    subprocess.Popen([sys.executable, "-I", "-m", __name__, str(root), str(run_dir)], env=for_child(os.environ),
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True)
+
+
 def probe(root: Path, run_dir: Path) -> list[str]:
+    import shutil
+    import tempfile
+    import time
+
+    from vacant.policy.contract.red_first import probe_vacuous
+    from vacant.store.run import RunView
+    from vacant.store.states import load_manifest, materialize, store_for
+
     start = next(r for r in RunView.load(run_dir).records if r["type"] == "run_start")
     store = store_for(root)
     scratch = Path(tempfile.mkdtemp(prefix="vacant-probe-"))

@@ -21,7 +21,7 @@ def status(root) -> dict[str, object]:
     if not lifecycle.running(root):
         return {"running": False, "root": str(root)}
     try:
-        live = lifecycle.request(root, {"op": "status"}, timeout=5)
+        live = lifecycle.ask_status(root, timeout=5)
     except (OSError, ValueError) as error:
         return {"running": True, "root": str(root), "error": f"not answering: {error}"}
     live.pop("status", None)

@@ -24,10 +24,10 @@ failing closed and the recorder keeps failing open exactly as without a daemon:
   answers without it (a fake daemon bound where the socket was) gets no trust: errors.log says so.
 - the environment forwarded is only what the daemon needs and may trust (vacant/core/trustenv.py).
 
-Wire format (server.py): `H2 <platform> <env bytes> <payload bytes> <nonce hex>\\n`, then env as
-`key=value` items joined by NUL, then the payload; the answer is `<status> <exit code> <stdout
-bytes> <proof hex>\\n` and the stdout bytes. The client reads exactly that many bytes: the daemon
-finishes the call's bookkeeping after sending them.
+Wire format (the daemon's one framing, server.py): `H2 <platform> <env bytes> <payload bytes> <nonce
+hex>\\n`, then env as `key=value` items joined by NUL, then the payload; the answer is `<status>
+<exit code> <stdout bytes> <proof hex>\\n` and the stdout bytes. The client reads exactly that many
+bytes: the daemon finishes the call's bookkeeping after sending them.
 """
 
 import posix
@@ -227,23 +227,23 @@ def forwarded(env: dict[str, str]) -> bytes:
                       and "\0" not in k + v and len(v) <= MAX_FORWARDED_VALUE)
 
 
-def _exchange(found: tuple[str, str, bytes], platform: str, raw: bytes, env: dict[str, str],
-              timeout: float) -> tuple[str, int] | None:
-    _root, sock_path, secret = found
-    env = {**env, CWD_ENV: posix.getcwd()}  # the daemon checks it is this directory's workspace
-    envb = forwarded(env)
+def exchange(sock_path: str, secret: bytes, target: bytes, envb: bytes, raw: bytes,
+             timeout: float) -> tuple[int, int, bytes]:
+    """One request in the daemon's framing (the module docstring; server.py): (status, exit code,
+    body), once the answer carries the daemon's proof over this request's fresh nonce (Impostor
+    otherwise); ValueError when the answer is malformed or cut short."""
     nonce = posix.urandom(16).hex().encode()
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(timeout)
         conn.connect(sock_path)
-        conn.sendall(b"H2 %s %d %d %s\n" % (platform.encode(), len(envb), len(raw), nonce) + envb + raw)
+        conn.sendall(b"H2 %s %d %d %s\n" % (target, len(envb), len(raw), nonce) + envb + raw)
         data = conn.recv(1 << 16)
         head, newline, body = data.partition(b"\n")
         while not newline and len(data) < 4096:
             chunk = conn.recv(1 << 16)
             if not chunk:
-                return None
+                raise ValueError("no answer line")
             data += chunk
             head, newline, body = data.partition(b"\n")
         status, code, length, mac = head.split()
@@ -257,7 +257,17 @@ def _exchange(found: tuple[str, str, bytes], platform: str, raw: bytes, env: dic
         conn.close()
     if mac.decode("ascii", "replace") != proof(secret, nonce, head.rpartition(b" ")[0], body):
         raise Impostor(sock_path)
-    if status != 200 or len(body) != length:
+    if len(body) != length:
+        raise ValueError(f"answer cut short ({len(body)} of {length} bytes)")
+    return status, code, body
+
+
+def _exchange(found: tuple[str, str, bytes], platform: str, raw: bytes, env: dict[str, str],
+              timeout: float) -> tuple[str, int] | None:
+    _root, sock_path, secret = found
+    env = {**env, CWD_ENV: posix.getcwd()}  # the daemon checks it is this directory's workspace
+    status, code, body = exchange(sock_path, secret, platform.encode(), forwarded(env), raw, timeout)
+    if status != 200:
         return None
     return body.decode("utf-8", "surrogateescape"), code
 

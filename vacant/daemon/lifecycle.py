@@ -2,7 +2,7 @@
 
 The daemon holds an flock on `<state>/daemon/lock` for its whole life: a second one exits at
 once, and a killed one's lock is released by the kernel, so its leftover pid file and socket are
-recognised as stale and replaced. It ends on SIGTERM/SIGINT, on an `op: stop` request, after
+recognised as stale and replaced. It ends on SIGTERM/SIGINT, on a `@stop` request, after
 `idle` seconds without a request (default 30 min, `VACANT_DAEMON_IDLE_S` or `--idle`), and when its
 workspace or state directory disappears (checked on the watcher's delete event for the root and at
 each idle check: no polling of the tree).
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from vacant.core.errlog import log_error
 from vacant.core.locations import ensure_state_dir, state_dir
-from vacant.daemon import pointer
+from vacant.daemon import client, pointer
 from vacant.daemon.paths import daemon_dir, info, read_json, socket_path
 from vacant.daemon.scanner import WatchedScanner
 from vacant.daemon.server import Core, HttpServer, UnixServer, serve
@@ -111,19 +111,29 @@ def running(root: Path) -> bool:
         os.close(fd)
 
 
-def request(root: Path, header: dict, body: bytes = b"", timeout: float = 10.0) -> dict:
-    """One request over the socket (raises OSError when no daemon answers)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(timeout)
-        conn.connect(socket_path(root))
-        conn.sendall(json.dumps(header).encode() + b"\n" + body)
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    return json.loads(data)
+def request(root: Path, target: str, body: bytes = b"", env: dict[str, str] | None = None,
+            timeout: float = 10.0) -> tuple[int, int, bytes]:
+    """One request over the socket, in the daemon's one framing (server.py): a platform name with a
+    hook payload, or `@status` / `@stop`. (status, exit code, body) of an answer that carries the
+    proof of the daemon named in the state directory's pointer; OSError when no daemon answers,
+    ValueError when the answer is malformed or unproven."""
+    found = pointer.read_pointer(str(daemon_dir(root).parent), os.path.realpath(root))
+    if found is None:
+        raise FileNotFoundError(f"no daemon pointer in {daemon_dir(root).parent}")
+    sock, secret = found
+    envb = b"\0".join(f"{key}={value}".encode("utf-8", "surrogateescape") for key, value in (env or {}).items())
+    try:
+        return client.exchange(sock, secret, target.encode(), envb, body, timeout)
+    except client.Impostor:
+        raise ValueError(f"the socket {sock} answered without the daemon's proof") from None
+
+
+def ask_status(root: Path, timeout: float = 10.0) -> dict:
+    """The running daemon's own figures (Core.status)."""
+    status, _code, body = request(root, "@status", timeout=timeout)
+    if status != 200:
+        raise ValueError(f"status request refused with {status}")
+    return json.loads(body)
 
 
 def stop(root: Path, timeout: float = 10.0) -> bool:
@@ -131,7 +141,7 @@ def stop(root: Path, timeout: float = 10.0) -> bool:
     if not running(root):
         return False
     try:
-        request(root, {"op": "stop"}, timeout=timeout)
+        request(root, "@stop", timeout=timeout)
     except (OSError, ValueError):
         pid = (info(root) or {}).get("pid")
         if isinstance(pid, int):

@@ -6,7 +6,8 @@ ignore and racy-git rules as `vacant.store.hasher.Scanner`: the result equals wh
 would have found (a differential test holds it to that). It falls back to a real full scan, and
 records a `rescan` event saying why, when the dirty set cannot be trusted: the daemon just
 started (changes made while no daemon ran), the kernel queue overflowed, the watch limit was hit,
-the cookie did not come back, or too many paths changed. An ignore file among the dirty paths
+the cookie did not come back, or too many paths changed; the event goes to the step log the
+caller passes (`scan(log=...)`: the recorder's, for the call being answered). An ignore file among the dirty paths
 also means a full scan (which paths count changed), but nothing was lost, so nothing is recorded.
 Scoped scans (`scan(paths)`) are the hasher's own. The index is reloaded whenever another
 process rewrote it (a fallback hook, the Stop pipeline).
@@ -25,6 +26,7 @@ from vacant.core.locations import ensure_state_dir
 from vacant.daemon.watcher import Watcher
 from vacant.store.hasher import IGNORE_FILES, Index, Scanner, ScanResult
 from vacant.store.objects import ObjectStore
+from vacant.store.steplog import StepLog
 
 Signature = tuple
 
@@ -47,7 +49,6 @@ class WatchedScanner:
         self.index = Index.load(self.index_path)
         self._seen_signature = self._signatures()
         self.pending_loss: str | None = "daemon started: changes made while no daemon ran"
-        self.log = None  # the step log of the call being answered (set by the server)
         self.lock = threading.RLock()
         self.last_rescan: dict[str, object] | None = None
         self.scans = {"watched": 0, "full": 0, "scoped": 0}
@@ -60,14 +61,16 @@ class WatchedScanner:
             self.index = Index.load(self.index_path)  # someone else scanned: trust the disk
         return Scanner(self.root, self.index, self.store, self.state)
 
-    def scan(self, paths: Iterable[str] | None = None) -> ScanResult:
+    def scan(self, paths: Iterable[str] | None = None, log: StepLog | None = None) -> ScanResult:
+        """`log`: where a full scan that stands in for lost events records its `rescan` (the step
+        log of the call being answered; None: only `last_rescan` says so)."""
         with self.lock:
             try:
-                return self._scan(paths)
+                return self._scan(paths, log)
             finally:
                 self._seen_signature = self._signatures()
 
-    def _scan(self, paths: Iterable[str] | None) -> ScanResult:
+    def _scan(self, paths: Iterable[str] | None, log: StepLog | None) -> ScanResult:
         scanner = self._scanner()
         if paths is not None:
             self.scans["scoped"] += 1
@@ -85,18 +88,18 @@ class WatchedScanner:
             gc.collect()
             gc.freeze()
             if lost is not None:
-                self._record_rescan(lost, result)
+                self._record_rescan(lost, result, log)
             return result
         self.scans["watched"] += 1
         if not dirty:
             return ScanResult()
         return scanner.scan(_covering(dirty))
 
-    def _record_rescan(self, why: str, result: ScanResult) -> None:
+    def _record_rescan(self, why: str, result: ScanResult, log: StepLog | None) -> None:
         self.last_rescan = {"at": time.time(), "why": why, "files": result.files,
                             "seconds": round(result.seconds, 3), "changes": not result.empty}
-        if self.log is not None and (self.log.run_dir / "events.jsonl").exists():  # a new run's baseline is the scan
-            self.log.emit("rescan", why=why, files=result.files, seconds=round(result.seconds, 3))
+        if log is not None and (log.run_dir / "events.jsonl").exists():  # a new run's baseline is the scan
+            log.emit("rescan", why=why, files=result.files, seconds=round(result.seconds, 3))
 
     def note_loss(self, why: str) -> None:
         """Something outside the watcher (a restart, a crash in a handler) may have lost events."""

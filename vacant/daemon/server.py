@@ -1,17 +1,23 @@
-"""The daemon's two doors, one set of rules, and the call they both lead to.
+"""The daemon's two doors, one set of rules, and the call they both lead to (vacant/hookcall.py).
+Both carry what the in-process hook gets and gives: a platform, an environment and a payload in;
+the stdout and exit code of the command hook out.
 
-- Unix socket (the lean client): mode 0600 in the state directory, and the peer's uid must be
-  ours (SO_PEERCRED). The lean client speaks the compact protocol (client.py): its nonce comes
-  back in a keyed BLAKE2b over the answer under this daemon's secret (`Core.secret`, written only
-  to the pointer inside the state directory), the daemon's proof of identity. Every forwarded
+- Unix socket (the lean client, vacant/daemon/client.py; `vacant daemon status|stop` through
+  lifecycle.request): mode 0600 in the state directory, and the peer's uid must be ours
+  (SO_PEERCRED). One framing for every request: the line `H2 <target> <env bytes> <payload
+  bytes> <nonce hex>\\n`, then the environment as `key=value` items joined by NUL, then the
+  payload. The target is a platform name (a hook call), or `@status` / `@stop` (the daemon's
+  own: its figures as a JSON object, its end). The answer is one line `<status> <exit code>
+  <body bytes> <proof hex>\\n` and the body (for a hook call, what the command hook prints):
+  the proof is a keyed BLAKE2b over the nonce and the answer under this daemon's secret
+  (`Core.secret`, written only to the pointer inside the state directory), the daemon's proof of
+  identity; a request that is not one gets a 4xx status in the same shape. Every forwarded
   environment is scrubbed (vacant/core/trustenv.py) and the peer's pid comes from SO_PEERCRED,
-  never from the request. Otherwise a request is one JSON header line `{"op": "hook", "platform", "env",
-  "length"}` followed by `length` payload bytes; the answer is one JSON line `{"status",
-  "stdout", "code"}` or `{"status", "error"}`. Ops: hook, status, stop.
-- HTTP on 127.0.0.1 (Claude's `http` hooks): `POST /hook/<platform>` with the workspace's secret
-  in `X-Vacant-Token` (compared in constant time) and a `Host` of 127.0.0.1 or localhost on our
-  own port (anything else is a DNS-rebinding attempt). The body is the hook payload; the answer's
-  body is what the command hook would print.
+  never from the request.
+- HTTP on 127.0.0.1 (Claude's `http` hooks, whose framing is Claude's): `POST /hook/<platform>`
+  with the workspace's secret in `X-Vacant-Token` (compared in constant time) and a `Host` of
+  127.0.0.1 or localhost on our own port (anything else is a DNS-rebinding attempt). The body is
+  the hook payload; the answer's body is what the command hook would print.
 
 Every malformed, oversized or unauthenticated request gets a 4xx and one line in the error log;
 nothing a request sends can crash the daemon, and a slow sender only ever holds its own thread
@@ -30,24 +36,23 @@ import socketserver
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
+from vacant import hookcall
 from vacant.core.errlog import log_error
-from vacant.core.locations import INSTALL_RECORD, find_root, state_dir
+from vacant.core.locations import find_root
 from vacant.core.trustenv import PEER_PID_ENV, scrub
 from vacant.daemon.client import CWD_ENV, proof
 from vacant.daemon.scanner import WatchedScanner
-from vacant.core.calls import Response
-from vacant.hook import INSTALL_GONE, answer, parse_call
 from vacant.platforms.all_platforms import UnknownPlatform
-from vacant.record.recorder import Recorder
 
 MAX_BODY = 32 * 1024 * 1024  # a Read of a large file comes back whole in tool_response
 MAX_HEADER = 256 * 1024
 READ_TIMEOUT_S = 10.0
 TOKEN_HEADER = "X-Vacant-Token"
+OP_MARK = "@"  # a target naming one of the daemon's own requests (no platform name starts with it)
 
 
 class Refused(Exception):
@@ -70,57 +75,22 @@ class Core:
         self.requests = 0
         self.refused = 0
         self.started = time.time()
-        self.serial = threading.Lock()
+        self.served = hookcall.Served(self.root, scanner, threading.Lock())
 
     def refuse(self, status: int, message: str, door: str) -> Refused:
         self.refused += 1
         log_error(self.root, f"vacant daemon ({door}): refused with {status}: {message}")
         return Refused(status, message)
 
-    @contextmanager
-    def answering(self, platform_name: str, raw: bytes, env: dict[str, str]) -> Iterator[tuple[str, int]]:
-        """The answer to one hook call, to be sent inside the `with`; the call's remaining work
-        (saving the run state) runs after it, so the agent does not wait for it."""
-        after: list[Callable[[], None]] = []
-        try:
-            yield self.hook(platform_name, raw, env, after)
-        finally:
-            for work in after:
-                try:
-                    work()
-                except Exception as error:  # noqa: BLE001 - fail open, like the recorder
-                    log_error(self.root, f"vacant daemon: after answering: {type(error).__name__}: {error}")
-
-    def hook(self, platform_name: str, raw: bytes, env: dict[str, str],
-             after: list[Callable[[], None]] | None = None) -> tuple[str, int]:
+    def answering(self, platform_name: str, raw: bytes, env: dict[str, str]) -> AbstractContextManager[tuple[str, int]]:
+        """The answer to one hook call, to be sent inside the `with` (vacant.hookcall.answering: the
+        call's remaining work, saving the run state, runs after it, so the agent does not wait)."""
         self.last_request = time.monotonic()
         self.requests += 1
-        try:
-            platform, call = parse_call(platform_name, raw, env)
-        except UnknownPlatform as error:
-            raise Refused(404, str(error)) from None
-        except (ValueError, TypeError, AttributeError) as error:
-            raise Refused(400, f"malformed payload: {type(error).__name__}: {error}") from None
-        if call.kind == "ignore":
-            return "", 0
         client_cwd = env.get(CWD_ENV)  # platforms that find the workspace from the hook's cwd (Codex)
         if client_cwd and not env.get("CLAUDE_PROJECT_DIR") and find_root(Path(client_cwd)).resolve() != self.root:
             raise Refused(409, f"the hook ran in {client_cwd}, another workspace's directory")
-        if Path(call.workspace).resolve() != self.root:
-            raise Refused(409, f"call for another workspace ({call.workspace}); this daemon serves {self.root}")
-        if call.kind == "tool_pre" and not (state_dir(self.root) / INSTALL_RECORD).is_file():
-            # installed means installed: the record went away under a running daemon
-            reason = INSTALL_GONE.format(root=self.root, what=f"its install record {state_dir(self.root) / INSTALL_RECORD} is gone")
-            log_error(self.root, f"vacant daemon: {reason}")
-            return platform.render(call, Response("deny", reason))
-
-        def make_recorder(root, session_id, platform):
-            recorder = Recorder(self.root, session_id, platform, scanner=self.scanner, state=self.scanner.state,
-                                serial=self.serial)
-            self.scanner.log = recorder.log
-            return recorder
-
-        return answer(platform_name, platform, call, make_recorder, env, after)
+        return _refusing(hookcall.answering(platform_name, raw, env, self.served))
 
     def status(self) -> dict[str, object]:
         from vacant.daemon.watcher import max_user_watches, watch_count  # cheap; status only
@@ -133,6 +103,24 @@ class Core:
                 "watches": watch_count(), "max_user_watches": max_user_watches(),
                 "scans": dict(self.scanner.scans), "last_rescan": self.scanner.last_rescan,
                 "rss_kb": _rss_kb()}
+
+
+@contextmanager
+def _refusing(answer: AbstractContextManager[tuple[str, int]]) -> Iterator[tuple[str, int]]:
+    """A payload the daemon cannot read, or a call for another workspace, as a refusal (the lean
+    client then answers in-process)."""
+    with ExitStack() as stack:
+        try:
+            entered = stack.enter_context(answer)
+        except UnknownPlatform as error:
+            raise Refused(404, str(error)) from None
+        except hookcall.Foreign as error:
+            raise Refused(409, str(error)) from None
+        except (ValueError, TypeError, AttributeError) as error:
+            if hookcall.decided_read(error):  # recording failed on a READ call, not the payload
+                raise
+            raise Refused(400, f"malformed payload: {type(error).__name__}: {error}") from None
+        yield entered
 
 
 def _rss_kb() -> int | None:
@@ -154,57 +142,26 @@ class _UnixHandler(socketserver.StreamRequestHandler):
 
     def handle(self) -> None:
         core = self.server.core
-        try:
-            self._check_peer()
-            if self.rfile.peek(3)[:3] == b"H2 ":
-                self._compact()
-                return
-            header = self._header()
-            reply = self._dispatch(header)
-        except Refused as refusal:
-            core.refuse(refusal.status, str(refusal), "socket")
-            reply = {"status": refusal.status, "error": str(refusal)}
-        except (OSError, socket.timeout) as error:
-            core.refuse(408, f"{type(error).__name__}: {error}", "socket")
-            return
-        except Exception as error:  # noqa: BLE001 - a request never takes the daemon down
-            log_error(core.root, f"vacant daemon (socket): {type(error).__name__}: {error}")
-            reply = {"status": 500, "error": f"{type(error).__name__}: {error}"}
-        try:
-            self.wfile.write(json.dumps(reply).encode() + b"\n")
-        except OSError:
-            pass
-
-    def _compact(self) -> None:
-        """The lean client's protocol (see client.py): no JSON on its side."""
-        core = self.server.core
         self.nonce = b""
         try:
-            line = self.rfile.readline(1024)
-            parts = line.split()
-            if len(parts) != 5 or not line.endswith(b"\n"):
-                raise Refused(400, "malformed H2 request line")
-            self.nonce = parts[4][:64]
-            platform = parts[1].decode("ascii", "replace")
-            env_length, length = int(parts[2]), int(parts[3])
-            if not (0 <= env_length <= MAX_HEADER and 0 <= length <= MAX_BODY):
-                raise Refused(413, f"request of {env_length} + {length} bytes is over the limits")
-            envb, raw = self.rfile.read(env_length), self.rfile.read(length)
-            if len(envb) != env_length or len(raw) != length:
-                raise Refused(400, "request cut short")
-            env = dict(item.split("=", 1) for item in envb.decode("utf-8", "surrogateescape").split("\0") if "=" in item)
-            scrub(env)
-            env[PEER_PID_ENV] = str(self.peer_pid)
+            self._check_peer()
+            target, env, raw = self._request()
         except Refused as refusal:
             core.refuse(refusal.status, str(refusal), "socket")
             self._answer(refusal.status, 0, b"")
             return
+        except (OSError, socket.timeout) as error:
+            core.refuse(408, f"{type(error).__name__}: {error}", "socket")
+            return
         except ValueError as error:  # the request line or header itself, never what answering it raised
-            core.refuse(400, f"malformed H1 request: {error}", "socket")
+            core.refuse(400, f"malformed request: {error}", "socket")
             self._answer(400, 0, b"")
             return
+        if target.startswith(OP_MARK):
+            self._op(target[len(OP_MARK):])
+            return
         try:
-            with core.answering(platform, raw, env) as (stdout, code):
+            with core.answering(target, raw, env) as (stdout, code):
                 self._answer(200, code, stdout.encode("utf-8", "surrogateescape"))
             return
         except Refused as refusal:
@@ -214,6 +171,37 @@ class _UnixHandler(socketserver.StreamRequestHandler):
             log_error(core.root, f"vacant daemon (socket): {type(error).__name__}: {error}")
             status, code, body = 500, 0, b""
         self._answer(status, code, body)
+
+    def _request(self) -> tuple[str, dict[str, str], bytes]:
+        """(target, scrubbed environment, payload) of one request in the daemon's framing."""
+        line = self.rfile.readline(1024)
+        parts = line.split()
+        if not line.startswith(b"H2 ") or len(parts) != 5 or not line.endswith(b"\n"):
+            raise Refused(400, "not an H2 request line")
+        self.nonce = parts[4][:64]
+        target = parts[1].decode("ascii", "replace")
+        env_length, length = int(parts[2]), int(parts[3])
+        if not (0 <= env_length <= MAX_HEADER and 0 <= length <= MAX_BODY):
+            raise Refused(413, f"request of {env_length} + {length} bytes is over the limits")
+        envb, raw = self.rfile.read(env_length), self.rfile.read(length)
+        if len(envb) != env_length or len(raw) != length:
+            raise Refused(400, "request cut short")
+        env = dict(item.split("=", 1) for item in envb.decode("utf-8", "surrogateescape").split("\0") if "=" in item)
+        scrub(env)
+        env[PEER_PID_ENV] = str(self.peer_pid)
+        return target, env, raw
+
+    def _op(self, op: str) -> None:
+        """The daemon's own requests: its figures (`@status`, a JSON object) and its end (`@stop`)."""
+        core = self.server.core
+        if op == "status":
+            self._answer(200, 0, json.dumps(core.status()).encode())
+        elif op == "stop":
+            self._answer(200, 0, b"")
+            self.server.on_stop("asked to stop over the socket")
+        else:
+            core.refuse(400, f"unknown op {op!r}", "socket")
+            self._answer(400, 0, b"")
 
     def _answer(self, status: int, code: int, body: bytes) -> None:
         head = f"{status} {code} {len(body)}".encode()
@@ -229,42 +217,6 @@ class _UnixHandler(socketserver.StreamRequestHandler):
         self.peer_pid, uid, _gid = struct.unpack("3i", creds)
         if uid != os.getuid():
             raise Refused(403, f"peer uid {uid} is not the workspace owner's")
-
-    def _header(self) -> dict:
-        line = self.rfile.readline(MAX_HEADER + 1)
-        if len(line) > MAX_HEADER or not line.endswith(b"\n"):
-            raise Refused(400, "request header missing or too long")
-        try:
-            header = json.loads(line)
-        except ValueError:
-            raise Refused(400, "request header is not JSON") from None
-        if not isinstance(header, dict):
-            raise Refused(400, "request header is not an object")
-        return header
-
-    def _dispatch(self, header: dict) -> dict:
-        core = self.server.core
-        op = header.get("op")
-        if op == "status":
-            return {"status": 200, **core.status()}
-        if op == "stop":
-            self.server.on_stop("asked to stop over the socket")
-            return {"status": 200}
-        if op != "hook":
-            raise Refused(400, f"unknown op {op!r}")
-        length, env, platform = header.get("length"), header.get("env"), header.get("platform")
-        if not isinstance(length, int) or not 0 <= length <= MAX_BODY:
-            raise Refused(413, f"payload length {length!r} outside 0..{MAX_BODY}")
-        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()) or not isinstance(platform, str):
-            raise Refused(400, "env must be an object of strings and platform a string")
-        raw = self.rfile.read(length)
-        if len(raw) != length:
-            raise Refused(400, f"payload cut short ({len(raw)} of {length} bytes)")
-        env = dict(env)
-        scrub(env)
-        env[PEER_PID_ENV] = str(self.peer_pid)
-        with core.answering(platform, raw, env) as (stdout, code):
-            return {"status": 200, "stdout": stdout, "code": code}
 
 
 class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

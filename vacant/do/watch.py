@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+from vacant.attribute.baseline_probe import start as start_probe
 from vacant.core.locations import state_dir
 from vacant.platforms.all_platforms import load
 from vacant.platforms.driver import Driver
@@ -144,7 +145,7 @@ class CommandDriver(Driver):
         platform = load("command")
         payload = {"session": self.session, "workspace": str(self.root), "program": self.program,
                    "command": self.argv, **payload}
-        Recorder(self.root, self.session, platform).handle(platform.parse(payload, self.env))
+        Recorder(self.root, self.session, platform, start_probe=start_probe).handle(platform.parse(payload, self.env))
 
     def burst(self, paths: list[str] | None) -> None:
         with self.burst_lock:

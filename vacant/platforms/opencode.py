@@ -337,10 +337,12 @@ class OpenCodeDriver(Driver):
         """OpenCode reports no session end: close open steps and take the final scan here."""
         if run is None:
             return
+        from vacant.attribute.baseline_probe import start as start_probe  # `vacant do` only
+
         session = run_session(run)
         call = PLATFORM.parse({"event": "session.end", "sessionID": session, "directory": str(self.root),
                                         "reason": "process exited"}, self.env)
-        Recorder(self.root, session, PLATFORM).handle(call)
+        Recorder(self.root, session, PLATFORM, start_probe=start_probe).handle(call)
 
 
 OpenCode.driver = OpenCodeDriver

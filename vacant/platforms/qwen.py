@@ -374,11 +374,12 @@ class QwenDriver(Driver):
         """A headless Qwen run fires no SessionEnd: close the run's open steps here."""
         if run is None:
             return
-        from vacant.record.recorder import Recorder  # `vacant do` only
+        from vacant.attribute.baseline_probe import start as start_probe  # `vacant do` only
+        from vacant.record.recorder import Recorder
 
         call = PLATFORM.parse({"hook_event_name": "SessionEnd", "session_id": run_session(run),
                                "reason": "process exited"}, {"QWEN_PROJECT_DIR": str(self.root)})
-        Recorder(self.root, call.session_id, PLATFORM).handle(call)
+        Recorder(self.root, call.session_id, PLATFORM, start_probe=start_probe).handle(call)
 
 
 Qwen.driver = QwenDriver

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager, ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
 from vacant.core.atomic import atomic_write
@@ -57,13 +57,10 @@ def _file_bytes(path: str, cap: int) -> bytes | None:
         return None
 
 
-def _nothing() -> None:
-    pass
-
-
 class Recorder:
     def __init__(self, root: Path, run_id: str, platform: "Platform", scanner=None,  # noqa: F821
-                 state: Path | None = None, serial: AbstractContextManager | None = None) -> None:
+                 state: Path | None = None, serial: AbstractContextManager | None = None,
+                 start_probe: Callable[[Path, Path], None] | None = None) -> None:
         self.root = Path(root)
         # `state`: the state directory when the caller already holds it (the daemon finds it once)
         self.state_dir = ensure_state_dir(self.root) if state is None else Path(state)
@@ -76,36 +73,36 @@ class Recorder:
         # the daemon's lock for its own threads: a call waits there, not in the workspace lock's
         # polling back-off, while an earlier call finishes
         self._serial = serial
+        # `start_probe(root, run_dir)`: what a run starts in the background (the hook call hands
+        # vacant.attribute.baseline_probe.start, a layer above this one); None: nothing
+        self._start_probe = start_probe
 
     # -- entry -------------------------------------------------------------------------------
 
     def handle(self, call: HookCall) -> Response:
-        response, finish = self.begin(call)
-        finish()
-        return response
+        with self.recording(call) as response:
+            return response
 
-    def begin(self, call: HookCall) -> tuple[Response, Callable[[], None]]:
-        """`handle` in two halves: the answer, with every event of the call already appended to
-        the step log, and `finish`, which saves the run state and releases the workspace lock.
-        The daemon sends the answer in between, so the agent does not wait for the save; a save
-        that never happens is what a hook killed after its appends leaves, which the next call
-        repairs (vacant.record.recovery). `finish` must be called, whatever happens meanwhile."""
+    @contextmanager
+    def recording(self, call: HookCall) -> Iterator[Response]:
+        """The call recorded under the workspace lock: yields the answer, with every event of the
+        call already appended to the step log, and on leaving saves the run state and releases
+        the lock (the one place the lock is taken and released). The daemon sends the answer
+        inside the `with`, so the agent does not wait for the save; a save that never happens is
+        what a hook killed after its appends leaves, which the next call repairs
+        (vacant.record.recovery). Nothing is saved when recording itself failed."""
         if call.kind == "ignore":
-            return Response(), _nothing
-        held = ExitStack()
-        try:
+            yield Response()
+            return
+        with ExitStack() as held:
             if self._serial is not None:
                 held.enter_context(self._serial)
             held.enter_context(file_lock(self.state_dir / "lock", WORKSPACE_LOCK_TIMEOUT_S))
             response = self._locked(call)
-        except BaseException:
-            held.close()
-            raise
-
-        def finish() -> None:
-            with held:
+            try:
+                yield response
+            finally:
                 self._save_run()
-        return response, finish
 
     def _locked(self, call: HookCall) -> Response:
         self.log.run_dir.mkdir(parents=True, exist_ok=True)
@@ -235,7 +232,7 @@ class Recorder:
     def _scan(self, scope: list[str] | None) -> ScanResult | None:
         if scope == []:
             return None
-        return self.scanner.scan(scope)
+        return self.scanner.scan(scope, log=self.log)
 
     def _open_steps(self) -> list[int]:
         return sorted(info["step"] for info in self.run["open"].values())
@@ -366,29 +363,17 @@ class Recorder:
     # -- handlers, one per HookCall kind -----------------------------------------------------
 
     def _start(self, call: HookCall, source: str) -> None:
-        self.scanner.scan()  # bring the index up to date, then keep the full manifest as state_0
+        self.scanner.scan(log=self.log)  # bring the index up to date, then keep the full manifest as state_0
         self._emit_run_start(call, source)
         self.run["started"] = True
-        if (self.root / "vacant.toml").exists():
-            self._probe_in_background()
+        if self._start_probe is not None and (self.root / "vacant.toml").exists():
+            # acceptance checks green before any work are vacuous: probed detached, on the baseline
+            self._start_probe(self.root, self.log.run_dir)
 
     def _emit_run_start(self, call: HookCall, source: str) -> None:
         baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
         self.log.emit("run_start", run=self.run_id, platform=self.platform.cell_platform, workspace=str(self.root),
                       source=source, baseline=baseline, session=call.session_id, commit=head_commit(self.root))
-
-    def _probe_in_background(self) -> None:
-        """Acceptance checks green before any work are vacuous: probed detached, on the baseline."""
-        import subprocess
-        import sys
-
-        from vacant.core.trustenv import for_child
-
-        # isolated, like every interpreter vacant starts from a hook (vacant/core/trustenv.py)
-        subprocess.Popen([sys.executable, "-I", "-m", "vacant.attribute.baseline_probe", str(self.root),
-                          str(self.log.run_dir)], env=for_child(os.environ),
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
 
     def _on_session_start(self, call: HookCall) -> None:
         if not self.run["started"]:

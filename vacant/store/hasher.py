@@ -306,8 +306,10 @@ class Scanner:
         self.use_ignores = use_ignores
         self.exclude = exclude.patterns(self.root) if store is not None else ()  # [store] exclude
 
-    def scan(self, paths: Iterable[str] | None = None) -> ScanResult:
-        """Scan the whole workspace (paths=None) or only the given workspace-relative paths."""
+    def scan(self, paths: Iterable[str] | None = None, log: object = None) -> ScanResult:
+        """Scan the whole workspace (paths=None) or only the given workspace-relative paths.
+        `log`: the step log a scanner standing in for lost events reports its rescan to (the
+        daemon's watched scanner); this one reads the tree itself and loses nothing."""
         started = time.perf_counter()
         clock = filesystem_clock(self.state)
         if paths is None:

@@ -94,7 +94,7 @@ def test_a_stale_pid_and_socket_from_a_killed_daemon_are_replaced(daemon):
     assert not lifecycle.running(root)
     fresh = start(root)
     try:
-        assert lifecycle.request(root, {"op": "status"})["pid"] == fresh.pid
+        assert lifecycle.ask_status(root)["pid"] == fresh.pid
     finally:
         assert lifecycle.stop(root)
         fresh.wait(10)
@@ -148,17 +148,21 @@ def test_malformed_oversized_and_unknown_requests_get_4xx(daemon):
         conn.settimeout(10)
         conn.connect(socket_path(root))
         conn.sendall(b"\xff\xfe garbage\n")
-        assert json.loads(conn.recv(4096))["status"] == 400
+        assert conn.recv(4096).split()[:3] == [b"400", b"0", b"0"]  # refused, in the one framing
+    with socket.socket(socket.AF_UNIX) as conn:  # the JSON header line of old: no longer a request
+        conn.settimeout(10)
+        conn.connect(socket_path(root))
+        conn.sendall(b'{"op": "status"}\n')
+        assert conn.recv(4096).split()[:3] == [b"400", b"0", b"0"]
+    assert lifecycle.request(root, "@nosuchop")[0] == 400
     other = root.parent / "other"
     (other / ".vacant").mkdir(parents=True)
-    reply = lifecycle.request(root, {"op": "hook", "platform": "claude", "length": 2,
-                                     "env": {"CLAUDE_PROJECT_DIR": str(other)}}, b"{}")
-    assert reply["status"] == 200  # an ignorable payload; now a real call for another workspace:
+    reply = lifecycle.request(root, "claude", b"{}", env={"CLAUDE_PROJECT_DIR": str(other)})
+    assert reply[0] == 200  # an ignorable payload; now a real call for another workspace:
     body = payload(other, "PostToolUse", tool_name="Bash", tool_use_id="t1")
-    reply = lifecycle.request(root, {"op": "hook", "platform": "claude", "length": len(body),
-                                     "env": {"CLAUDE_PROJECT_DIR": str(other)}}, body)
-    assert reply["status"] == 409 and not (other / ".vacant" / "runs").exists()
-    assert proc.poll() is None and lifecycle.request(root, {"op": "status"})["refused"] >= 6
+    reply = lifecycle.request(root, "claude", body, env={"CLAUDE_PROJECT_DIR": str(other)})
+    assert reply[0] == 409 and not (other / ".vacant" / "runs").exists()
+    assert proc.poll() is None and lifecycle.ask_status(root)["refused"] >= 6
 
 
 def test_a_slow_sender_does_not_stall_others(daemon):
@@ -243,11 +247,11 @@ def test_an_idle_daemon_polls_nothing(daemon):
 @pytest.mark.parametrize("command", [LAUNCHER, CONSOLE_SCRIPT], ids=["launcher", "vacant-hook"])
 def test_the_lean_client_reaches_the_daemon_through_its_pointer(daemon, command):
     root, _ = daemon
-    before = lifecycle.request(root, {"op": "status"})["requests"]
+    before = lifecycle.ask_status(root)["requests"]
     proc = run_client(root, payload(root, "PreToolUse", tool_name="Bash", tool_use_id="t1",
                                     tool_input={"command": "git push origin main"}), command)
     assert b'"deny"' in proc.stdout  # the daemon's gate answered
-    assert lifecycle.request(root, {"op": "status"})["requests"] == before + 1
+    assert lifecycle.ask_status(root)["requests"] == before + 1
 
 
 def test_a_call_the_daemon_answers_loads_no_more_than_the_launcher_and_socket(daemon):
@@ -258,7 +262,7 @@ def test_a_call_the_daemon_answers_loads_no_more_than_the_launcher_and_socket(da
     assert proc.returncode == 0
     bare = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"], capture_output=True).stderr
     names = lambda err: {line.split("|")[-1].strip() for line in err.decode().splitlines() if line.startswith("import time:")}  # noqa: E731
-    assert lifecycle.request(root, {"op": "status"})["requests"] >= 1  # the daemon answered it
+    assert lifecycle.ask_status(root)["requests"] >= 1  # the daemon answered it
     loaded = names(proc.stderr) - names(bare)  # the proof's keyed hash; a non-git root's path hash
     assert {"_socket", "client", "_blake2"} <= loaded <= {"_socket", "client", "_blake2", "_sha256", "_sha2"}, loaded
 
@@ -304,8 +308,7 @@ def test_a_hook_run_in_a_nested_workspace_is_not_answered_by_the_outer_daemon(da
     body = json.dumps({"session_id": "c1", "hook_event_name": "PostToolUse", "tool_name": "shell",
                        "tool_use_id": "x"}).encode()
     env = {"VACANT_CLIENT_CWD": str(inner), "PWD": str(inner)}
-    header = {"op": "hook", "platform": "codex", "length": len(body), "env": env}
-    assert lifecycle.request(root, header, body)["status"] == 409
+    assert lifecycle.request(root, "codex", body, env=env)[0] == 409
     assert not (root / ".vacant" / "runs" / "c1").exists()
 
 
@@ -347,11 +350,11 @@ def test_concurrent_calls_get_distinct_steps_and_a_whole_record(daemon):
 def test_a_stop_on_a_broken_contract_through_the_daemon_blocks_and_logs_nothing_else(daemon):
     """The daemon once called the Stop's contract error a malformed request (and the Stop went green)."""
     root, _ = daemon
-    before = lifecycle.request(root, {"op": "status"})["requests"]
+    before = lifecycle.ask_status(root)["requests"]
     assert run_client(root, payload(root, "SessionStart", source="startup")).returncode == 0
     (root / "vacant.toml").write_text('[[check]]\nname = "a"\ncommand = "test -f b.txt"\n[[check]\n')
     proc = run_client(root, payload(root, "Stop", stop_hook_active=False))
     answer = json.loads(proc.stdout)
     assert answer["decision"] == "block" and f"{root / 'vacant.toml'} is not valid TOML at line 4" in answer["reason"]
-    assert lifecycle.request(root, {"op": "status"})["requests"] >= before + 2  # the daemon answered both
+    assert lifecycle.ask_status(root)["requests"] >= before + 2  # the daemon answered both
     assert "malformed" not in errors(root) and "vacant.toml" not in errors(root)

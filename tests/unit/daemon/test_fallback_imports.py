@@ -40,7 +40,7 @@ STDLIB_ALLOWED = {
 VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.gate.", "vacant.record.", "vacant.platforms.")
 VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant.policy.gate", "vacant.policy.shipped",
                "vacant.record", "vacant.platforms",
-               "vacant.hook", "vacant.daemon", "vacant.daemon.paths"}
+               "vacant.hook", "vacant.hookcall", "vacant.daemon", "vacant.daemon.paths"}
 # a Claude call loads Claude's platform only (vacant/platforms/lean_registry.py), and the asks of
 # ACT calls only when one is held
 VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vacant.platforms.opencode",

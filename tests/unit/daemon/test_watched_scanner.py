@@ -173,16 +173,16 @@ def test_too_many_changes_for_the_queue_lead_to_a_recorded_rescan(tmp_path):
         run = tmp_path / "run"
         run.mkdir()
         (run / "events.jsonl").write_text("")
-        pair.watched.log = Log(run)
+        log = Log(run)
         for number in range(200):
             (pair.root / f"g{number}").write_text("x")
-        delta = pair.watched.scan(None).delta()
+        delta = pair.watched.scan(None, log=log).delta()
         assert len(delta["added"]) == 200
-        assert [event for event, _ in pair.watched.log.events] == ["rescan"]
-        assert "more than 50" in pair.watched.log.events[0][1]["why"]
+        assert [event for event, _ in log.events] == ["rescan"]
+        assert "more than 50" in log.events[0][1]["why"]
         (pair.root / "g1").write_text("again")
-        assert pair.watched.scan(None).delta()["changed"].keys() == {"g1"}
-        assert len(pair.watched.log.events) == 1  # back to watched scans: no new rescan
+        assert pair.watched.scan(None, log=log).delta()["changed"].keys() == {"g1"}
+        assert len(log.events) == 1  # back to watched scans: no new rescan
     finally:
         pair.close()
 
@@ -194,16 +194,16 @@ def test_a_kernel_queue_overflow_leads_to_a_recorded_rescan(tmp_path):
         run = tmp_path / "run"
         run.mkdir()
         (run / "events.jsonl").write_text("")
-        pair.watched.log = Log(run)
+        log = Log(run)
         (pair.root / "lost").write_text("x")
         import logging
 
         # watchdog reports an IN_Q_OVERFLOW only through its log (it then rebuilds its watches)
         logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
-        delta = pair.watched.scan(None).delta()
+        delta = pair.watched.scan(None, log=log).delta()
         assert "lost" in delta["added"]
-        assert pair.watched.log.events[0][0] == "rescan"
-        assert pair.watched.log.events[0][1]["why"] == "inotify queue overflow"
+        assert log.events[0][0] == "rescan"
+        assert log.events[0][1]["why"] == "inotify queue overflow"
     finally:
         pair.close()
 
@@ -253,13 +253,13 @@ def test_a_watch_limit_reached_means_every_full_scan_is_a_recorded_rescan(tmp_pa
     run = tmp_path / "run"
     run.mkdir()
     (run / "events.jsonl").write_text("")
-    scanner.log = Log(run)
+    log = Log(run)
     (root / "a" / "new").write_text("x")
-    assert "a/new" in scanner.scan(None).delta()["added"]
+    assert "a/new" in scanner.scan(None, log=log).delta()["added"]
     (root / "b" / "new").write_text("y")
-    assert "b/new" in scanner.scan(None).delta()["added"]  # not watching: found by a full scan again
-    assert [e for e, _ in scanner.log.events] == ["rescan", "rescan"]
-    assert all("watch limit reached" in fields["why"] for _, fields in scanner.log.events)
+    assert "b/new" in scanner.scan(None, log=log).delta()["added"]  # not watching: found by a full scan again
+    assert [e for e, _ in log.events] == ["rescan", "rescan"]
+    assert all("watch limit reached" in fields["why"] for _, fields in log.events)
     watcher.stop()
 
 
@@ -277,4 +277,37 @@ def test_a_full_scan_leaves_the_index_out_of_the_collectors_passes(tmp_path):
         assert gc.get_freeze_count() >= 300 * 2  # every entry, and its list
     finally:
         gc.unfreeze()
+        pair.close()
+
+
+def test_the_recorder_hands_its_own_step_log_to_the_watched_scanner(tmp_path):
+    """A loss noticed while the daemon answers a call is a `rescan` in that call's run, through the
+    log the recorder passes (nothing else tells the scanner which run is being answered); a scan
+    between calls has no log to record into, so the loss only shows in `last_rescan`."""
+    from vacant.core.calls import HookCall
+    from vacant.platforms.claude import PLATFORM
+    from vacant.record.recorder import Recorder
+    from vacant.store.steplog import StepLog
+
+    pair = Pair(tmp_path)
+    try:
+        def record(run: str, call: HookCall) -> Recorder:
+            recorder = Recorder(pair.root, run, PLATFORM, scanner=pair.watched, state=pair.watched.state)
+            recorder.handle(call)
+            return recorder
+
+        first = record("r1", HookCall("session_start", "r1", pair.root, source="startup"))
+        pair.watched.note_loss("lost in a test")
+        (pair.root / "new.txt").write_text("x")
+        record("r2", HookCall("session_start", "r2", pair.root, source="startup"))  # a new run: its baseline is the scan
+        pair.watched.note_loss("lost again")
+        record("r1", HookCall("stop", "r1", pair.root))
+        rescans = [r for r in StepLog(first.log.run_dir).records() if r["type"] == "rescan"]
+        assert [r["why"] for r in rescans] == ["lost again"]
+        second = StepLog(first.log.run_dir.parent / "r2")
+        assert not [r for r in second.records() if r["type"] == "rescan"]
+        pair.watched.note_loss("between calls")
+        pair.watched.scan(None)
+        assert pair.watched.last_rescan["why"] == "between calls"
+    finally:
         pair.close()

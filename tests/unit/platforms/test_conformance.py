@@ -22,7 +22,7 @@ import pytest
 from vacant.core import platform_facts
 from vacant.core.calls import KINDS, TOOL_KINDS, HookCall, Response
 from vacant.core.locations import state_dir
-from vacant.hook import maybe_pre_tool
+from vacant.hookcall import maybe_pre_tool
 from vacant.platforms import base
 from vacant.platforms.all_platforms import PLATFORMS, REGISTERED, client_table
 from vacant.platforms.settings_file import hook_command

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from vacant.core.calls import HookCall, Read
 from vacant.core.locations import state_dir
-from vacant.hook import stop_pipeline
+from vacant.hookcall import start_probe, stop_pipeline
 from vacant.platforms.claude import PLATFORM
 from vacant.record.recorder import Recorder
 
@@ -22,7 +22,7 @@ class Recording:
 
     def call(self, kind: str, **fields) -> None:
         call = HookCall(kind, self.session, self.root, **fields)
-        recorder = Recorder(self.root, self.session, PLATFORM)
+        recorder = Recorder(self.root, self.session, PLATFORM, start_probe=start_probe)  # as the hook call wires it
         recorder.handle(call)
         if kind in ("stop", "subagent_stop"):  # as the hook entry does, outside the recorder's lock
             stop_pipeline(recorder, call)

@@ -18,7 +18,6 @@ import os
 import re
 from pathlib import Path
 
-from vacant.core.calls import Response
 from vacant.core.errlog import log_error
 from vacant.core.safeio import SMALL_CAP, read_text_capped
 from vacant.core.wall import inside
@@ -43,7 +42,6 @@ from vacant.policy.gate.rules import (
     Hit,
     Policy,
     Verdict,
-    load_policy,
 )
 from vacant.policy.gate.shellscan import ScanBudget, ShellScan, is_key, rule_matches
 from vacant.policy.gate.writes import (
@@ -277,24 +275,3 @@ def log_failure(root: Path, error: BaseException) -> None:
     import traceback  # only on the error path
 
     log_error(Path(root), f"gate: {type(error).__name__}: {error}\n{traceback.format_exc()}")
-
-
-def fail_closed(call, error: BaseException) -> Response | None:
-    """For the hook's error path (the recorder itself failed, e.g. its lock timed out): deny when
-    the call might be ACT, with a message saying why; None when it is plainly READ."""
-    if getattr(call, "kind", None) != "tool_pre":
-        return None
-    reason = f"{type(error).__name__}: {error}"
-    try:
-        verdict = classify(call.workspace, call, load_policy(call.workspace))
-    except Exception:  # noqa: BLE001
-        verdict = None if call.scope == [] else Verdict("act", None, "")
-    if verdict is None or verdict.kind == "pass":
-        return None
-    if verdict.kind == "refuse":
-        return Response("deny", verdict.message)
-    return Response("deny", (
-        f"Not run: vacant failed while handling this call ({reason}), and it is an action that needs the person's "
-        "answer, which vacant could not look up. Nothing has been done. This is vacant's own error, not yours: "
-        "tell the person (details in errors.log in vacant's state directory; `vacant doctor` names it)."
-    ))

@@ -449,7 +449,7 @@ def test_when_the_recorder_fails_an_act_action_is_still_denied(ws, monkeypatch):
     def broken(self, call):
         raise OSError("disk full")
 
-    monkeypatch.setattr(recorder.Recorder, "begin", broken)  # what the hook entry calls
+    monkeypatch.setattr(recorder.Recorder, "recording", broken)  # what the hook call enters
     out = run_hook(ws, {"tool_name": "Bash", "tool_input": {"command": "git push origin main"}})
     assert out["permissionDecision"] == "deny" and "OSError: disk full" in out["permissionDecisionReason"]
     with pytest.raises(OSError):  # READ: the hook entry logs it and fails open, as before the gate

@@ -1,0 +1,286 @@
+"""One hook call answered, whichever door it came in by. Parse the payload, check the installed
+workspace (once), record it (the recorder runs the gate on a pre-tool call), run the Stop
+pipeline at a Stop, render the platform's answer; and the one rule for a call vacant fails on
+(`fail_closed`). Both doors use it: the in-process entry (vacant/hook.py, which keeps the
+process's own concerns: stdin, the whole-call deadline, the exit code, the environment scrub)
+and the daemon (vacant/daemon/server.py, which keeps its sockets' concerns).
+
+Trust: the recorder fails open, the gate fails closed. Whatever raises while a call is answered
+(a malformed payload, a lock that times out, the deadline's alarm, a MemoryError), a call that
+may be ACT is denied, with a message saying why, and any other call gets nothing. A hook in a
+directory vacant was never installed in records nothing and creates nothing; one whose install
+lost its state (`install_gone`) is denied when it may act.
+
+Stdlib + xxhash only at import (the hook's hot path; the Stop pipeline and the probe load late).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from vacant.core.calls import HookCall, Response
+from vacant.core.errlog import log_error
+from vacant.core.locations import INSTALL_RECORD, install_gone, installed_root
+from vacant.core.trustenv import PEER_PID_ENV, do_verified
+from vacant.platforms.lean_registry import EVENT_KEYS, PRE_TOOL_NAMES, load
+from vacant.record.recorder import DO_ENV, Recorder
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+INSTALL_GONE = ("Not run: vacant is installed in {root} (the install registry outside the workspace says so) but "
+                "{what}, so nothing can be recorded or gated. Nothing has been done: tell the person to run "
+                "`vacant doctor` there.")
+UNREADABLE = (
+    "Not run: vacant could not read this tool call ({error}), so it cannot tell whether it acts beyond the work. "
+    "Nothing has been done. This is vacant's own error, not yours: tell the person (details in .git/vacant/errors.log; outside git, in vacant's data directory)."
+)
+FAILED_ACT = (
+    "Not run: vacant failed while handling this call ({error}), and it is an action that needs the person's "
+    "answer, which vacant could not look up. Nothing has been done. This is vacant's own error, not yours: "
+    "tell the person (details in errors.log in vacant's state directory; `vacant doctor` names it)."
+)
+
+# A payload that names a pre-tool event (of any registered platform): the call may be ACT, so an
+# unreadable one is denied.
+_PRE_NAMES = b"|".join(re.escape(name.encode()) for name in PRE_TOOL_NAMES)
+_EVENT_KEYS = b"|".join(re.escape(key.encode()) for key in EVENT_KEYS)
+PRE_TOOL = re.compile(rb'"(?:' + _EVENT_KEYS + rb')"\s*:\s*"(?:' + _PRE_NAMES + rb')"')
+PRE_TOOL_ANYWHERE = re.compile(_PRE_NAMES)
+EVENT_KEY = re.compile(rb'"(?:' + _EVENT_KEYS + rb')"\s*:')
+STOPS = ("stop", "subagent_stop")
+
+
+class Foreign(Exception):
+    """A call for a workspace other than the one the daemon serves (it refuses it; the lean client
+    then answers in-process)."""
+
+
+class Served:
+    """What the daemon hands each call: the workspace it serves, its watched scanner, and the lock
+    its own threads queue on (a call waits there, not in the workspace lock's polling back-off).
+    `scanner`: the daemon's watched one (vacant/daemon/scanner.py), which knows its state directory."""
+
+    def __init__(self, root: Path, scanner, serial: "AbstractContextManager") -> None:
+        self.root = Path(root)
+        self.scanner = scanner
+        self.serial = serial
+
+
+def maybe_pre_tool(raw: bytes) -> bool:
+    """The payload may be a pre-tool call: its event says so, or it names no event vacant can read
+    and mentions a pre-tool event anywhere (every platform's pre-tool payload names its event)."""
+    if PRE_TOOL.search(raw):
+        return True
+    return not EVENT_KEY.search(raw) and bool(PRE_TOOL_ANYWHERE.search(raw))
+
+
+def parse_call(platform_name: str, raw: bytes, env: dict[str, str]):
+    """The platform and its normalised call for one raw payload (raises on a malformed one)."""
+    platform = load(platform_name)
+    payload = json.loads(raw or b"{}")
+    if not isinstance(payload, dict):
+        raise ValueError("hook payload is not a JSON object")
+    return platform, platform.parse(payload, env)
+
+
+# -- the one rule for a call vacant failed on ----------------------------------------------------
+
+
+def fail_closed(platform_name: str, raw: bytes, error: BaseException, env: dict[str, str],
+                call: HookCall | None = None) -> tuple[str, int] | None:
+    """The answer to a call vacant failed on, whatever raised and wherever: a deny, rendered for
+    the platform, when the call may be ACT; None when it is a recorder-only event or plainly READ
+    (the caller fails open: nothing printed, exit 0). `call`: the parsed call, when parsing got
+    that far (the gate's rules then decide); without it the raw payload does (`maybe_pre_tool`)."""
+    reason = f"{type(error).__name__}: {str(error)[:200]}"
+    if call is None:
+        if not maybe_pre_tool(raw):
+            return None
+        denied: Response | None = Response("deny", UNREADABLE.format(error=reason))
+        call = HookCall("tool_pre", "unknown", Path(env.get("CLAUDE_PROJECT_DIR") or "."), scope=None)
+    else:
+        try:
+            denied = _deny_if_act(call, f"{type(error).__name__}: {error}")
+        except BaseException:  # noqa: BLE001 - deciding failed too: a call that may be ACT is denied
+            denied = None if call.scope == [] or call.kind != "tool_pre" else Response(
+                "deny", UNREADABLE.format(error=reason))
+    if denied is None:
+        return None
+    try:
+        return load(platform_name).render(call, denied)
+    except BaseException:  # noqa: BLE001 - an unknown platform still gets a deny it may understand
+        return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                                  "permissionDecisionReason": denied.reason},
+                           "action": "deny", "reason": denied.reason}), 0
+
+
+def _deny_if_act(call: HookCall, reason: str) -> Response | None:
+    """The gate's rules on a parsed call vacant failed on (the recorder itself failed, e.g. its lock
+    timed out): a deny when it might be ACT, None when it is plainly READ."""
+    if call.kind != "tool_pre":
+        return None
+    from vacant.policy.gate.gate import classify
+    from vacant.policy.gate.rules import Verdict, load_policy
+
+    try:
+        verdict = classify(call.workspace, call, load_policy(call.workspace))
+    except Exception:  # noqa: BLE001
+        verdict = None if call.scope == [] else Verdict("act", None, "")
+    if verdict is None or verdict.kind == "pass":
+        return None
+    if verdict.kind == "refuse":
+        return Response("deny", verdict.message)
+    return Response("deny", FAILED_ACT.format(error=reason))
+
+
+def decided_read(error: BaseException) -> bool:
+    """`fail_closed` already judged the call this error came from and let it through: the caller
+    fails open on it, without judging the raw payload again."""
+    return getattr(error, "vacant_read_call", False)
+
+
+# -- the call ----------------------------------------------------------------------------------
+
+
+@contextmanager
+def answering(platform_name: str, raw: bytes, env: dict[str, str], served: Served | None = None,
+              before_stop: Callable[[], None] | None = None) -> Iterator[tuple[str, int]]:
+    """The answer to one hook call (stdout, exit code), to be sent inside the `with`.
+
+    In-process (`served` None) the call's finishing work (saving the run state, releasing the
+    workspace lock) is done before the answer is given. The daemon passes `served`: the answer
+    then comes while the recorder still holds the lock, and the finishing work runs when the
+    `with` ends, once the answer is sent, so the agent does not wait for it (a failure there is
+    logged: the answer is out). A payload the daemon cannot read, or a call for another
+    workspace (`Foreign`), raises: the daemon refuses it and the lean client answers in-process.
+    `before_stop`: called before a Stop's work (the in-process entry arms the Stop's deadline)."""
+    with ExitStack() as held:
+        answer = _answer(platform_name, raw, env, served, before_stop, held)
+        if served is None:
+            yield answer
+            return
+        try:
+            yield answer
+        finally:
+            try:
+                held.close()
+            except Exception as error:  # noqa: BLE001 - fail open, like the recorder: the answer is out
+                log_error(served.root, f"vacant daemon: after answering: {type(error).__name__}: {error}")
+
+
+def run(platform_name: str, raw: bytes, env: dict[str, str],
+        before_stop: Callable[[], None] | None = None) -> tuple[str, int]:
+    """The in-process answer to one payload (what `vacant-hook PLATFORM` prints, and its exit code)."""
+    with answering(platform_name, raw, env, before_stop=before_stop) as answer:
+        return answer
+
+
+def _answer(platform_name: str, raw: bytes, env: dict[str, str], served: Served | None,
+            before_stop: Callable[[], None] | None, held: ExitStack) -> tuple[str, int]:
+    try:
+        platform, call = parse_call(platform_name, raw, env)
+    except BaseException as error:  # noqa: BLE001 - RecursionError, MemoryError, the alarm: all the same
+        if served is not None:
+            raise
+        denied = fail_closed(platform_name, raw, error, env)
+        if denied is None:
+            raise
+        log_error(_root_of(env), f"vacant-hook {platform_name}: could not read the payload "
+                                 f"({type(error).__name__}: {str(error)[:200]}); denied: it may be a pre-tool call")
+        return denied
+    if call.kind == "ignore":
+        return platform.render(call, Response())
+    where = _workspace(call, served)
+    if where is None:  # never installed here (or a bogus cwd such as /etc): record nothing, create nothing
+        return platform.render(call, Response())
+    if isinstance(where, str):  # installed, but its state is gone: the gate fails closed
+        log_error(served.root if served else None, f"vacant-hook {platform_name}: {where}")
+        return platform.render(call, Response("deny", where) if call.kind == "tool_pre" else Response())
+    call.workspace = where
+    if call.kind in STOPS and before_stop is not None:
+        before_stop()
+    try:
+        recorder = _recorder(call, platform, served)
+        response = held.enter_context(recorder.recording(call))
+        if served is None or call.kind in STOPS:
+            held.close()  # in-process the answer waits for the save; a Stop's pipeline runs outside the lock
+        if call.kind in STOPS:
+            response = stop_pipeline(recorder, call, env)
+    except BaseException as error:  # the recorder fails open, the gate fails closed
+        denied = fail_closed(platform_name, raw, error, env, call)
+        if denied is None:
+            error.vacant_read_call = True  # decided READ: the caller fails open on it (decided_read)
+            raise
+        log_error(Path(call.workspace), f"vacant-hook {platform_name}: {type(error).__name__}: {error} "
+                                        "(the call was denied: it may be ACT)")
+        return denied
+    return platform.render(call, response)
+
+
+def _workspace(call: HookCall, served: Served | None) -> Path | str | None:
+    """The installed workspace the call records into; a str: why its install is gone (a pre-tool
+    call is denied); None: vacant was never installed there. Checked once per call."""
+    if served is not None:
+        if Path(call.workspace).resolve() != served.root:
+            raise Foreign(f"call for another workspace ({call.workspace}); this daemon serves {served.root}")
+        record = served.scanner.state / INSTALL_RECORD
+        if call.kind == "tool_pre" and not record.is_file():  # the gate's call: installed means installed
+            return INSTALL_GONE.format(root=served.root, what=f"its install record {record} is gone")
+        return served.root
+    if not call.workspace:
+        return None
+    root = installed_root(Path(call.workspace))
+    if root is not None:
+        return root
+    gone = install_gone(Path(call.workspace))  # ... unless the registry says it is installed
+    return None if gone is None else INSTALL_GONE.format(root=gone[0], what=gone[1])
+
+
+def _recorder(call: HookCall, platform, served: Served | None) -> Recorder:
+    if served is None:
+        return Recorder(call.workspace, call.session_id, platform, start_probe=start_probe)
+    return Recorder(served.root, call.session_id, platform, scanner=served.scanner, state=served.scanner.state,
+                    serial=served.serial, start_probe=start_probe)
+
+
+def start_probe(root: Path, run_dir: Path) -> None:
+    """What a run starts in the background: the baseline probe of the acceptance checks
+    (vacant.attribute.baseline_probe, imported only when a run starts in a workspace with a contract)."""
+    from vacant.attribute import baseline_probe
+
+    baseline_probe.start(root, run_dir)
+
+
+def stop_pipeline(recorder: Recorder, call: HookCall, env: dict[str, str] | None = None) -> Response:
+    """Stop / SubagentStop: run the attribution pipeline and answer with its feedback."""
+    env = os.environ if env is None else env
+    if call.kind == "stop" and do_verified(env.get(DO_ENV), recorder.state_dir, _hook_pid(env)):
+        return Response()  # `vacant do` owns the rounds: it runs the pipeline when the agent exits
+    from vacant.attribute.stop import (
+        stop,  # imports pydantic: only at Stop, never on a tool call
+    )
+
+    # a platform whose Stop cannot carry feedback to the model reports only (no round claimed)
+    outcome = stop(recorder.root, recorder.log.run_dir, call.agent_id, rounds=recorder.platform.stop_rounds)
+    if outcome.feedback:
+        return Response("block", outcome.feedback)
+    return Response(system_message=outcome.system_message or "")
+
+
+def _root_of(env: dict[str, str]) -> Path | None:
+    return Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else None
+
+
+def _hook_pid(env) -> int:
+    """The hook process: the daemon's peer (SO_PEERCRED, set by the daemon), else this process."""
+    try:
+        return int(env.get(PEER_PID_ENV) or os.getpid())
+    except ValueError:
+        return os.getpid()
