@@ -12,6 +12,7 @@ from vacant import __version__
 from vacant.commands.all_commands import COMMANDS, modules_for
 from vacant.core import children
 from vacant.core.exitcodes import Exit
+from vacant.platforms import lean_registry  # noqa: F401 - registers every platform's facts (core/platform_facts), which exports and the wall read
 
 
 # Help shows an argument by its name and an option by its metavar (or its name in capitals), never

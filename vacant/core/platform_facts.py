@@ -2,7 +2,7 @@
 (the gate's record guard, the exporters), which cannot import the registry: it registers them
 here when it is imported (vacant/platforms/all_platforms.py). Every process that records, gates
 or exports imports the registry first (the hook, the daemon, the CLI); a reader that finds
-nothing registered must fail closed (the gate) or fall back to the platform's own name (export).
+nothing registered raises `NotRegistered` (the gate then fails closed).
 Stdlib only (hot path).
 """
 
@@ -26,6 +26,14 @@ def register(cell_platform: str, provider: str | None, in_workspace: tuple[str, 
 
 
 REGISTERED: list[str] = []
+
+
+def provider(cell_platform: str) -> str:
+    """The model provider of a cell platform (its own name when it has none); raises when nothing
+    was registered (an export would otherwise name every model by its platform, silently)."""
+    if not REGISTERED:
+        raise NotRegistered("the platform registry was not loaded: no model provider is known")
+    return PROVIDERS.get(cell_platform, cell_platform)
 
 
 def settings_paths() -> tuple[list[str], list[str]]:

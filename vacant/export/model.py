@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant.core.platform_facts import PROVIDERS
+from vacant.core import platform_facts
 from vacant.store.run import RunView
 
 MAIN = "main"
-# The platform's model provider, in the GenAI conventions' and models.dev's naming: PROVIDERS,
-# registered by the platform registry (vacant/core/platform_facts.py).
+# The platform's model provider, in the GenAI conventions' and models.dev's naming, is registered
+# by the platform registry (vacant/core/platform_facts.py `provider`).
 # Tool-input keys that name what a call did without carrying file contents.
 SAFE_ARGUMENTS = ("command", "cmd", "description", "file_path", "filePath", "path", "notebook_path", "pattern",
                   "glob", "url", "query", "subagent_type", "workdir", "cwd", "timeout")
@@ -118,7 +118,7 @@ class RunModel:
 
     @property
     def provider(self) -> str:
-        return PROVIDERS.get(self.platform, self.platform)
+        return platform_facts.provider(self.platform)
 
     def model_id(self, model: str | None) -> str | None:
         """`provider/model` (models.dev convention) unless the model already names its provider."""

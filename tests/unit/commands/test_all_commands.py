@@ -78,3 +78,12 @@ def loaded(command: str, owner: str) -> list[str]:
 def test_a_command_imports_its_own_module_only(command: str, owner: str) -> None:
     assert loaded(command, "-") == loaded(command, owner)
     assert owner in loaded(command, "-")
+
+
+def test_every_command_runs_with_the_platforms_facts_registered() -> None:
+    """Exports name a model's provider and the wall guards every platform's settings from the facts
+    the registry registers (core/platform_facts): the command line loads it, whichever command runs."""
+    probe = ("import sys; from vacant.cli import main; from vacant.core import platform_facts as f; "
+             "print(f.provider('claude-code'), len(f.settings_paths()[0]) > 0)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["anthropic", "True"]
