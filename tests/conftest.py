@@ -124,6 +124,124 @@ def _no_daemon_outlives_its_test(request):
     _stop_ours(_base(request.config))
 
 
+# -- temporary directories on tmpfs --------------------------------------------------------------
+# On this kind of disk (ext4 with discard) every unlink, rmdir and fsync costs milliseconds, and the
+# unit tests make and remove hundreds of thousands of small files (workspaces, object stores, the
+# Stop pipeline's replay scratch). A unit test's `tmp_path` and TMPDIR therefore live on tmpfs
+# (/dev/shm), except where a walled process may run: bubblewrap's wall mounts a fresh /dev
+# (`--dev /dev`), so nothing under /dev/shm is visible behind it. Every e2e and browser test, and a
+# unit test marked `disk_tmp`, keeps pytest's disk-backed tmp_path and the caller's TMPDIR. A test
+# on tmpfs that starts bubblewrap fails, naming the marker: in this process at the call (an audit
+# hook), in a child through the `bwrap` first on its PATH (a refusal that leaves a mark the test's
+# teardown finds).
+# VACANT_TEST_TMPFS="" puts everything on disk. Only where tests put their files changes: the
+# product's own fsyncs and renames run as they do anywhere.
+
+import hashlib  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+
+TMPFS = os.environ.get("VACANT_TEST_TMPFS", "/dev/shm")
+_UNIT = Path(__file__).resolve().parent / "unit"
+_tmpfs_factory: list[pytest.TempPathFactory] = []
+_on_tmpfs = [False]  # the running test's tmp_path and TMPDIR are on tmpfs
+
+
+def tmp_on_tmpfs(item) -> bool:
+    """Whether this test's temporary files go to tmpfs: a unit test that may run no wall."""
+    return bool(TMPFS) and os.path.isdir(TMPFS) and os.access(TMPFS, os.W_OK) and \
+        _UNIT in item.path.parents and not item.get_closest_marker("disk_tmp") and \
+        not item.get_closest_marker("e2e")
+
+
+def _tmpfs_root() -> Path:
+    return Path(TMPFS) / f"vacant-tests-{os.getuid()}"
+
+
+def _tmpfs(config) -> pytest.TempPathFactory:
+    """This process' base on tmpfs, named after its disk base (which pytest keeps for 3 sessions:
+    a mirror whose disk base is gone is removed at the next session's start)."""
+    if not _tmpfs_factory:
+        disk = config._tmp_path_factory.getbasetemp()
+        session = disk.parent if os.environ.get("PYTEST_XDIST_WORKER") else disk
+        mirror = _tmpfs_root() / hashlib.sha256(str(session).encode()).hexdigest()[:12]
+        mirror.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (mirror / "origin").write_text(str(session))
+        base = mirror / (disk.name if os.environ.get("PYTEST_XDIST_WORKER") else "main")
+        shutil.rmtree(base, ignore_errors=True)  # a reused --basetemp: pytest empties it too
+        (base / "tmp").mkdir(parents=True, mode=0o700)
+        (base / "bin").mkdir()
+        (base / "bin" / "bwrap").write_text(f"#!/bin/sh\necho '{WALLED_ON_TMPFS}' >&2\n"
+                                            f"echo \"$PYTEST_CURRENT_TEST\" >> '{base / 'walled'}'\nexit 126\n")
+        (base / "bin" / "bwrap").chmod(0o755)
+        _tmpfs_factory.append(pytest.TempPathFactory(None, 3, "all", config.trace.get("tmpdir"), basetemp=base,
+                                                     _ispytest=True))
+    return _tmpfs_factory[0]
+
+
+def _prune_tmpfs_mirrors() -> None:
+    for mirror in _tmpfs_root().glob("*") if TMPFS else ():
+        try:
+            origin = (mirror / "origin").read_text()
+        except OSError:
+            continue  # being made, or not ours
+        if not os.path.exists(origin):
+            shutil.rmtree(mirror, ignore_errors=True)
+
+
+@pytest.fixture
+def tmp_path(request, tmp_path_factory) -> Path:
+    """pytest's tmp_path, on tmpfs for a unit test that runs no wall (see above)."""
+    factory = _tmpfs(request.config) if tmp_on_tmpfs(request.node) else tmp_path_factory
+    return factory.mktemp(re.sub(r"\W", "_", request.node.name)[:30], numbered=True)
+
+
+@pytest.fixture(autouse=True)
+def _tmpdir_where_tmp_path_is(request, monkeypatch):
+    """TMPDIR (and tempfile's cached default) on tmpfs while a tmpfs test runs."""
+    if not tmp_on_tmpfs(request.node):
+        yield
+        return
+    base = _tmpfs(request.config).getbasetemp()
+    monkeypatch.setenv("TMPDIR", str(base / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(base / "tmp"))
+    monkeypatch.setenv("PATH", f"{base / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    _on_tmpfs[0] = True
+    try:
+        yield
+    finally:
+        _on_tmpfs[0] = False
+    walled = base / "walled"
+    if walled.exists():
+        walled.unlink()
+        raise WalledOnTmpfs(WALLED_ON_TMPFS)
+
+
+class WalledOnTmpfs(RuntimeError):
+    pass
+
+
+WALLED_ON_TMPFS = ("bwrap started by a test whose tmp_path and TMPDIR are on tmpfs, which a walled process cannot "
+                   "see (bubblewrap mounts a fresh /dev): mark the test `@pytest.mark.disk_tmp` (tests/conftest.py)")
+
+
+def _no_wall_on_tmpfs(event: str, args: tuple) -> None:
+    if event == "subprocess.Popen" and _on_tmpfs[0]:
+        executable, argv = args[0], args[1]
+        if not executable:
+            executable = argv if isinstance(argv, (str, bytes, os.PathLike)) else next(iter(argv), "")
+        if os.path.basename(os.fsdecode(executable)) == "bwrap":
+            raise WalledOnTmpfs(WALLED_ON_TMPFS)
+
+
+sys.addaudithook(_no_wall_on_tmpfs)
+
+
+def pytest_sessionstart(session):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        _prune_tmpfs_mirrors()
+
+
 def pytest_sessionfinish(session):
     _stop_ours(_base(session.config))
     _pass_up_slow_unmarked(session.config)

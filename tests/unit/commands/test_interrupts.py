@@ -144,6 +144,7 @@ def test_replay_stops_and_leaves_the_run_as_it_was(repo):
     assert snapshot(run) == before
 
 
+@pytest.mark.disk_tmp  # `vacant do` walls its command: nothing on tmpfs is visible behind the wall
 def test_do_stops_in_its_stop_pipeline(repo):
     child = marker()
     slow_contract(repo, f"test -f a.txt && {child}")  # quick on the baseline (the detached probe), slow at Stop
@@ -154,6 +155,7 @@ def test_do_stops_in_its_stop_pipeline(repo):
     assert runs and not any((run / "report.json").exists() for run in runs)  # no Stop report half-made
 
 
+@pytest.mark.disk_tmp  # `vacant do` walls its command: nothing on tmpfs is visible behind the wall
 def test_do_stops_while_the_agent_runs(repo):
     child = marker()
     proc = start(["do", "--", "sh", "-c", child], repo)
@@ -171,6 +173,7 @@ def test_sync_stops_a_hanging_fetch(repo, tmp_path):
     assert refs.stdout == ""
 
 
+@pytest.mark.disk_tmp  # `vacant do` walls its command: nothing on tmpfs is visible behind the wall
 @pytest.mark.slow
 def test_experiment_stops_its_agent_and_keeps_the_journal_whole(repo, tmp_path):
     child = marker()

@@ -21,7 +21,7 @@ from vacant.core.locations import mark_installed, state_dir, user_config_dir
 from vacant.core.wall import ensure_hidden_dirs, temp_dirs, wall_for
 from vacant.do.bwrap import wrap
 
-pytestmark = pytest.mark.usefixtures("isolated_home")
+pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.disk_tmp]  # bwrap: nothing on tmpfs behind it
 
 KEY = b"K" * 32
 

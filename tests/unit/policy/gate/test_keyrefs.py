@@ -64,7 +64,7 @@ def test_a_path_into_the_key_directory_is_held_in_any_wrapper(root, wrapper, spe
     assert not _refused_for_key(root, sibling), sibling
 
 
-@pytest.mark.parametrize("form, above", itertools.product(TREES, ["~", "~/.config", "$HOME/.config"]))
+@pytest.mark.parametrize("form, above", list(itertools.product(TREES, ["~", "~/.config", "$HOME/.config"])))
 def test_an_ancestor_of_the_key_directory_given_to_a_tree_reader_is_held(root, form, above):
     rest = "vacant" if above != "~" else ".config/vacant"
     assert _refused_for_key(root, form.format(a=above, rest=rest))
