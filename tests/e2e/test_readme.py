@@ -16,7 +16,7 @@ import pytest
 from claude_harness import FakeUpstream, claude_env, isolated_home
 from harness import AGENTS_BIN
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("wheel")]  # the wheel venv test_wheel.py builds, built once
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 GIT_ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",

@@ -88,7 +88,8 @@ class Plan:
 
 
 @st.composite
-def plans(draw) -> Plan:
+def plans(draw, part: int = 0, parts: int = 1) -> Plan:
+    """A plan; with `parts`, only those whose seed is `part` modulo `parts` (disjoint shares)."""
     family = draw(st.sampled_from(("rate", "rate", "done")))
     origin = draw(st.sampled_from(ORIGINS))
     mode = "edit" if family == "done" else draw(st.sampled_from(("write", "edit", "bash")))
@@ -101,7 +102,7 @@ def plans(draw) -> Plan:
         parallel=origin != "oob" and mode != "bash" and draw(st.integers(0, 4)) == 0,
         flag=draw(st.integers(0, 5)) == 0,
         rerun=draw(st.integers(0, 9)) == 0,
-        seed=draw(st.integers(0, 9999)),
+        seed=draw(st.integers(0, 10000 // parts - 1)) * parts + part,
     )
 
 

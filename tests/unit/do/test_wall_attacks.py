@@ -20,6 +20,7 @@ import pytest
 from vacant.core.locations import mark_installed, state_dir, user_config_dir
 from vacant.core.wall import ensure_hidden_dirs, temp_dirs, wall_for
 from vacant.do.bwrap import wrap
+from vacant.platforms import lean_registry  # noqa: F401 - the platforms' settings files the wall guards, as the CLI loads them
 
 pytestmark = [pytest.mark.usefixtures("isolated_home"), pytest.mark.disk_tmp]  # bwrap: nothing on tmpfs behind it
 
