@@ -21,7 +21,8 @@ ended:
 
 The campaign goes on until it has its kills (calls are generated as needed, within a bound), so
 a machine fast enough to finish most calls before their kill does not shorten it.
-`VACANT_KILLS=400` runs a longer writer campaign (default 100 kills of each).
+`VACANT_KILLS=400` runs a longer writer campaign (default 100 kills of each). Each campaign runs
+in shares (parallel tests, each its own workspace and seed) that together make its kills.
 """
 
 from __future__ import annotations
@@ -295,11 +296,22 @@ def run_campaign(tmp_path: Path, kills: int, trust_tally, seed: int, victim: str
     return figures
 
 
+def share_of(kills: int, shares: int, share: int) -> int:
+    """This share's kills: together the shares make `kills`."""
+    return kills // shares + (share < kills % shares)
+
+
+# Each campaign runs in shares (own workspace, own seed; together the same number of kills), so
+# pytest-xdist runs them on several workers at once.
 @pytest.mark.slow
-def test_kill_campaign_loses_no_acknowledged_event_and_reuses_no_step_number(tmp_path, trust_tally):
-    run_campaign(tmp_path, int(os.environ.get("VACANT_KILLS", "100")), trust_tally, seed=11)
+@pytest.mark.parametrize("share", range(2))
+def test_kill_campaign_loses_no_acknowledged_event_and_reuses_no_step_number(tmp_path, trust_tally, share):
+    kills = share_of(int(os.environ.get("VACANT_KILLS", "100")), 2, share)
+    run_campaign(tmp_path, kills, trust_tally, seed=11 + 100 * share)
 
 
 @pytest.mark.slow
-def test_killing_the_daemon_mid_call_loses_no_acknowledged_event_and_records_no_call_twice(tmp_path, trust_tally):
-    run_campaign(tmp_path, 100, trust_tally, seed=12, victim="daemon")
+@pytest.mark.parametrize("share", range(4))
+def test_killing_the_daemon_mid_call_loses_no_acknowledged_event_and_records_no_call_twice(tmp_path, trust_tally,
+                                                                                           share):
+    run_campaign(tmp_path, share_of(100, 4, share), trust_tally, seed=12 + 100 * share, victim="daemon")
