@@ -237,6 +237,21 @@ def _no_wall_on_tmpfs(event: str, args: tuple) -> None:
 sys.addaudithook(_no_wall_on_tmpfs)
 
 
+# -- long tests first under pytest-xdist ---------------------------------------------------------
+# xdist hands tests out in collection order: a test of a minute collected last starts last and
+# keeps one worker busy while the other has nothing left. Under xdist the `slow` and `e2e` tests
+# (seconds to a minute each) are collected first, each group in its collection order, and the rest
+# (milliseconds each) fills both workers' ends. One process keeps the collection order.
+
+def runs_long(item) -> bool:
+    return item.get_closest_marker("slow") is not None or item.get_closest_marker("e2e") is not None
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: not runs_long(item))  # stable: the same order on every worker
+
+
 def pytest_sessionstart(session):
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         _prune_tmpfs_mirrors()
