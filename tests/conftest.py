@@ -72,14 +72,16 @@ def _children_running() -> bool:
 def _daemons() -> list[tuple[int, bytes, bytes]]:
     """(pid, workspace root, environment) of every `python -m vacant.daemon ROOT` this user runs."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    for name in os.listdir("/proc"):  # plain strings and open(): half the cost of pathlib, once per test
+        if not name.isdigit():
             continue
         try:
-            args = (entry / "cmdline").read_bytes().split(b"\0")
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                args = handle.read().split(b"\0")
             if b"vacant.daemon" not in args[:4]:
                 continue
-            found.append((int(entry.name), args[args.index(b"vacant.daemon") + 1], (entry / "environ").read_bytes()))
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                found.append((int(name), args[args.index(b"vacant.daemon") + 1], handle.read()))
         except (OSError, IndexError):
             continue
     return found

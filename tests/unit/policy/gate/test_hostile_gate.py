@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -53,11 +54,19 @@ def ws_files() -> dict:
     return {"src/app.py": "print('hi')\n", "README.md": "readme\n", "arms/.keep": ""}
 
 
+@pytest.fixture(scope="module")
+def empty_repository(tmp_path_factory) -> Path:
+    """A `.git` made by `git init`, once for the module's several hundred workspaces."""
+    made = tmp_path_factory.mktemp("git-init")
+    subprocess.run(["git", "init", "-q", str(made)], check=True)
+    return made / ".git"
+
+
 @pytest.fixture
-def ws(ws, tmp_path):
+def ws(ws, tmp_path, empty_repository):
     os.symlink("/etc", ws / "etclink")
     os.symlink(str(tmp_path / "home"), ws / "homelink")
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    shutil.copytree(empty_repository, ws / ".git", symlinks=True)  # as `git init` left it
     return ws
 
 
