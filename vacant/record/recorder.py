@@ -7,7 +7,7 @@ agents) is read and written under the same lock. Stdlib + xxhash only (hot path)
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import re
 from collections.abc import Callable, Iterator
