@@ -72,7 +72,8 @@ calling = True
 run("claude", sys.stdin.buffer.read(), {"CLAUDE_PROJECT_DIR": sys.argv[1]})
 loaded = sorted(name for name in ("json", "shlex", "json.decoder", "vacant.attribute", "vacant.policy.contract")
                 if name in sys.modules)
-print(stdlib_json.dumps({"compiled": compiled, "loaded": loaded}))
+gate = "vacant.policy.gate.gate" in sys.modules
+print(stdlib_json.dumps({"compiled": compiled, "loaded": loaded, "gate": gate}))
 """
 
 
@@ -103,7 +104,7 @@ def test_a_file_tool_call_compiles_no_pattern_and_loads_no_json_module(tmp_path,
     proc = subprocess.run([sys.executable, "-c", LEAN_PROBE, str(ws)], input=payload.encode(), capture_output=True,
                           check=True, env=env, cwd=ws, timeout=60)
     seen = json.loads(proc.stdout)
-    assert seen == {"compiled": [], "loaded": []}
+    assert seen == {"compiled": [], "loaded": [], "gate": event["hook_event_name"] == "PreToolUse"}  # a Post never loads the gate
     log = "".join(path.read_text() for path in state.glob("runs/*/events.jsonl"))
     assert '"key":"main/toolu_01"' in log, "the call was not recorded: the probe measured an idle hook"
 
