@@ -16,7 +16,7 @@ Stdlib + xxhash only at import (the hook's hot path; the Stop pipeline and the p
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -29,6 +29,7 @@ from vacant.core.locations import INSTALL_RECORD, install_gone, installed_root
 from vacant.core.trustenv import PEER_PID_ENV, do_verified
 from vacant.platforms.lean_registry import EVENT_KEYS, PRE_TOOL_NAMES, load
 from vacant.record.recorder import DO_ENV, Recorder
+from vacant.core.lazyre import Lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -51,9 +52,9 @@ FAILED_ACT = (
 # unreadable one is denied.
 _PRE_NAMES = b"|".join(re.escape(name.encode()) for name in PRE_TOOL_NAMES)
 _EVENT_KEYS = b"|".join(re.escape(key.encode()) for key in EVENT_KEYS)
-PRE_TOOL = re.compile(rb'"(?:' + _EVENT_KEYS + rb')"\s*:\s*"(?:' + _PRE_NAMES + rb')"')
-PRE_TOOL_ANYWHERE = re.compile(_PRE_NAMES)
-EVENT_KEY = re.compile(rb'"(?:' + _EVENT_KEYS + rb')"\s*:')
+PRE_TOOL = Lazy(rb'"(?:' + _EVENT_KEYS + rb')"\s*:\s*"(?:' + _PRE_NAMES + rb')"')
+PRE_TOOL_ANYWHERE = Lazy(_PRE_NAMES)
+EVENT_KEY = Lazy(rb'"(?:' + _EVENT_KEYS + rb')"\s*:')
 STOPS = ("stop", "subagent_stop")
 
 

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import warnings
 from collections import Counter, namedtuple
 from collections.abc import Iterable, Iterator

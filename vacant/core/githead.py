@@ -8,10 +8,11 @@ still recorded, only without its starting commit.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-_OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+from vacant.core.lazyre import Lazy
+
+_OID = Lazy(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
 def _git_dir(root: Path) -> Path | None:

@@ -12,7 +12,7 @@ hook watch runs on every call).
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import stat
 from pathlib import Path

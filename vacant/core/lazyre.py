@@ -11,6 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class Lazy:
     """`re.compile(source, flags)`, deferred: the methods the callers use, and `pattern`/`flags`."""
@@ -38,6 +42,9 @@ class Lazy:
 
     def fullmatch(self, text: str) -> re.Match[str] | None:
         return self.compiled().fullmatch(text)
+
+    def findall(self, text: str) -> list[Any]:
+        return self.compiled().findall(text)
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         return self.compiled().finditer(text)

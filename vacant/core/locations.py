@@ -26,9 +26,8 @@ fail open): a payload whose cwd is `/etc` never creates state for `/etc`.
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
-import re
 import stat
 import time
 from pathlib import Path
@@ -99,7 +98,7 @@ def workspace_key(root: Path) -> str:
     """`<hash>-<name>` of a workspace's real path: its directory name under the user data dir."""
     real = os.path.realpath(root)
     digest = sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    name = _UNSAFE.sub("_", os.path.basename(real) or "root")[:40]
+    name = safe_name(os.path.basename(real) or "root")[:40]
     return f"{digest}-{name}"
 
 
@@ -335,12 +334,18 @@ def runs_dir(root: Path) -> Path:
     return state_dir(root) / "runs"
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def safe_name(text: str) -> str:
+    """Every character but ASCII letters, digits, `.`, `_` and `-` made `_` (`re.sub(r"[^A-Za-z0-9._-]",
+    "_", text)`, without compiling a pattern at every hook call)."""
+    return "".join(char if char in _SAFE_CHARS else "_" for char in text)
 
 
 def run_dir(root: Path, run_id: str, state: Path | None = None) -> Path:
     """A run's directory; `state`: the workspace's state directory, when the caller holds it."""
-    safe = _UNSAFE.sub("_", run_id).lstrip(".") or "run"
+    safe = safe_name(run_id).lstrip(".") or "run"
     return (runs_dir(root) if state is None else Path(state) / "runs") / safe
 
 

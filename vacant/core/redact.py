@@ -50,6 +50,41 @@ _NEEDS: dict[str, str] = {
     "DiscordBotTokenDetector": r"[a-zA-Z\d_-]{23}\.", "TelegramBotTokenDetector": r"\d{8}:",
     "TwilioKeyDetector": r"[A-Z]{2}[a-z0-9]{32}", "MailchimpDetector": r"[0-9a-z]{32}-us",
 }
+_HEX = "0123456789abcdefABCDEF"
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+# what each `_NEEDS` pattern holds at least: a run of `length` characters from `chars` (with every
+# Unicode decimal digit when `digits`, as `\d` has), followed by `suffix`. Checked by a loop over a
+# short text before the pattern is compiled: an ordinary path or id has none, and compiling costs
+# more than the rest of a hook call's redaction (tests/unit/core/test_lean_hot_path.py holds each
+# run to its pattern)
+NeedRun = namedtuple("NeedRun", "chars digits length suffix")
+_NEED_RUNS: dict[str, tuple[NeedRun, ...]] = {
+    "IbmCloudIamDetector": (NeedRun(_ALNUM + "_-", False, 44, ""),),
+    "IbmCosHmacDetector": (NeedRun(_HEX, False, 48, ""),),
+    "CloudantDetector": (NeedRun(_HEX, False, 64, ""), NeedRun(_ALNUM[:52], False, 24, "")),
+    "SoftlayerDetector": (NeedRun(_ALNUM, False, 64, ""),),
+    "DiscordBotTokenDetector": (NeedRun(_ALNUM[:52] + "_-", True, 23, "."),),
+    "TelegramBotTokenDetector": (NeedRun("", True, 8, ":"),),
+    "TwilioKeyDetector": (NeedRun(_ALNUM[26:], False, 32, ""),),  # the 32 after the two capitals
+    "MailchimpDetector": (NeedRun(_ALNUM[26:], False, 32, "-us"),),
+}
+RUN_CHECK_CHARS = 1024  # longer text goes straight to the pattern (a loop per character costs more there)
+
+
+def has_run(text: str, run: NeedRun) -> bool:
+    """`text` holds `run`: `run.length` characters in a row from its class, then its suffix."""
+    chars, digits, length, suffix = run
+    count = 0
+    for index, char in enumerate(text):
+        if char in chars or (digits and char.isdecimal()):
+            count += 1
+            if count >= length and (not suffix or text.startswith(suffix, index + 1)):
+                return True
+        else:
+            count = 0
+    return False
+
+
 _ANCHORS: dict[str, tuple[tuple[str, ...], bool]] = {
     "ArtifactoryDetector": (("AKC", "AP"), False), "AWSKeyDetector": (("a3t", "abia", "acca", "akia", "asia", "aws"), True),
     "AzureStorageKeyDetector": (("AccountKey=",), False), "BasicAuthDetector": (("://",), False),
@@ -109,9 +144,31 @@ _QUOTED = Lazy(r"([\"'`])([A-Za-z0-9+/=_\-.]{%d,})\1" % ENTROPY_MIN_LENGTH)
 _BARE = Lazy(r"(?<![A-Za-z0-9+/=_\-.])(?=[A-Za-z0-9+/=_\-]*[0-9])(?=[A-Za-z0-9+/=_\-]*[a-z])"
                    r"(?=[A-Za-z0-9+/=_\-]*[A-Z])([A-Za-z0-9+/=_\-]{32,})(?![A-Za-z0-9+/=_\-.])")
 # what every _BARE match contains: compiled in a fraction of _BARE's time, and most text has none
-_BARE_RUN = re.compile(r"[A-Za-z0-9+/=_\-]{32}")
+_BARE_RUN = Lazy(r"[A-Za-z0-9+/=_\-]{32}")
 # a literal part of each keyword (before its optional `_`), one of which must occur for the rule to run
 _KEYWORD_ANCHORS = tuple(sorted({k.split("_?")[0].replace("s?", "") for k in KEYWORDS + MORE_KEYWORDS}))
+
+
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+
+
+def kebab(word: str) -> str:
+    """`AWSKey` -> `aws-key`, `IbmCloudIam` -> `ibm-cloud-iam`: a dash before an upper-case letter
+    that follows a lower-case letter or a digit, or that ends a run of capitals before a lower-case
+    one (what `re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", word).lower()` does,
+    without compiling it at import)."""
+    out = []
+    for index, char in enumerate(word):
+        if index and char in _UPPER:
+            before, after = word[index - 1], word[index + 1:index + 2]
+            if before in _LOWER or (before.isdecimal() and before.isascii()) or (before in _UPPER and after in _LOWER and after):
+                out.append("-")
+        out.append(char)
+    return "".join(out).lower()
+
+
+RUNS_OF: dict[Lazy, tuple[NeedRun, ...]] = {}  # a rule's `needs` pattern -> the runs it holds (filled by _compile)
 
 
 def _compile() -> tuple[Rule, ...]:
@@ -119,8 +176,10 @@ def _compile() -> tuple[Rule, ...]:
              for name, pattern, flags, group in EXTRA]
     for plugin, patterns in DETECT_SECRETS.items():
         anchors, folded = _ANCHORS.get(plugin, ((), False))
-        name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", plugin.replace("Detector", "")).lower()
+        name = kebab(plugin.replace("Detector", ""))
         needs = Lazy(_NEEDS[plugin]) if plugin in _NEEDS else None
+        if needs is not None:
+            RUNS_OF[needs] = _NEED_RUNS[plugin]
         rules += [Rule(name, Lazy(pattern, flags), GROUPED.get(plugin, 0), anchors, folded, needs)
                   for pattern, flags in patterns]
     return tuple(rules)
@@ -184,6 +243,12 @@ def _redact_short(text: str) -> str:
     return _redact(text)
 
 
+def _holds_needs(text: str, needs: Lazy) -> bool:
+    if len(text) <= RUN_CHECK_CHARS and not any(has_run(text, run) for run in RUNS_OF[needs]):
+        return False
+    return needs.search(text) is not None
+
+
 def _redact(text: str) -> str:
     folded = None
     needed: dict[str, bool] = {}  # needs pattern -> found in the current text
@@ -197,7 +262,7 @@ def _redact(text: str) -> str:
                 continue
         if rule.needs is not None:
             if rule.needs not in needed:
-                needed[rule.needs] = rule.needs.search(text) is not None
+                needed[rule.needs] = _holds_needs(text, rule.needs)
             if not needed[rule.needs]:
                 continue
         cleaned = _sub(rule, text)
@@ -215,9 +280,16 @@ def _redact(text: str) -> str:
             text = _KEYWORD.sub(_keyword, text)
     if len(text) >= ENTROPY_MIN_LENGTH + 2 and any(q in text for q in "\"'`"):
         text = _QUOTED.sub(_high_entropy, text)
-    if len(text) >= 32 and _BARE_RUN.search(text):  # the cheap necessary condition first
+    if len(text) >= 32 and _mixed_case_and_digit(text) and _BARE_RUN.search(text):  # the cheap necessary conditions first
         text = _BARE.sub(_high_entropy_bare, text)
     return text
+
+
+def _mixed_case_and_digit(text: str) -> bool:
+    """What every _BARE match needs somewhere in the text: a digit, a lower- and an upper-case
+    letter (wider than _BARE's ASCII classes, so never false when _BARE would match). Paths and
+    hashes, which most records are made of, have no upper case: no pattern is compiled for them."""
+    return text.lower() != text and text.upper() != text and any(digit in text for digit in "0123456789")
 
 
 def _high_entropy_bare(match: re.Match[str]) -> str:
@@ -227,10 +299,22 @@ def _high_entropy_bare(match: re.Match[str]) -> str:
     return MARK.format(name="high-entropy-string")
 
 
+# Names that hold an anchor yet are not secret names (`_KEY_NAME` does not match them): the step
+# log's own field names and the commonest tool-input keys. A memo of `_KEY_NAME`, so that a hook
+# call, whose every record has a `key` and whose run start has a `session`, compiles no pattern
+# (tests/unit/core/test_redact_memo.py checks each name against the pattern).
+PLAIN_NAMES = frozenset({
+    "key", "keys", "session", "session_id", "sessionID", "tool_use_id", "api", "auth", "client", "account",
+    "service", "access", "keyword", "keywords", "private", "db", "database",
+})
+
+
 def _secret_name(key: str) -> bool:
     """`key` names a secret (`password`, `api_key`). An ASCII key must hold a keyword's anchor
     first (cheap, and most keys hold none); any other goes straight to the pattern, whose
     case-insensitive match also takes `ſ` for `s` and `K` (Kelvin) for `k`."""
+    if key in PLAIN_NAMES:
+        return False
     if key.isascii() and not any(anchor in key.lower() for anchor in _KEYWORD_ANCHORS):
         return False
     return bool(_KEY_NAME.match(key))

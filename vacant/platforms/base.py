@@ -44,7 +44,7 @@ def render_hook_json(call: HookCall, response: Response) -> tuple[str, int]:
     """The JSON-on-stdout contract Claude Code and Codex share: a PreToolUse deny, a Stop block,
     a message for the person; an allow is empty output. Always exit 0 (exit 2 would prefix the
     hook's command line to what the model sees)."""
-    import json
+    from vacant.core import leanjson as json  # json without `import json` (hot path)
 
     out: dict[str, object] = {}
     if response.action == "deny" and call.kind == "tool_pre":

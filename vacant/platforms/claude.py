@@ -9,7 +9,7 @@ tool's `resolvedModel`. Stdlib only (hot path).
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import re
 from pathlib import Path

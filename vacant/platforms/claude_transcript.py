@@ -12,7 +12,7 @@ Stdlib only (hot path: Stop runs through the hook entry).
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 
 from vacant.core.calls import BatchCall
 

@@ -8,7 +8,7 @@ modules import this on the hook's hot path.
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 from pathlib import Path
 

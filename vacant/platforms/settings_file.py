@@ -9,7 +9,7 @@ restores the file byte for byte (or removes it when vacant created it).
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import sys
 from collections.abc import Callable

@@ -13,7 +13,7 @@ from pathlib import Path
 from vacant.core.lazyre import Lazy
 
 DEFAULT_ARMS = "arms"
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")  # a `[gate]` rule's name
+NAME_PATTERN = Lazy(r"^[a-z0-9][a-z0-9-]*$")  # a `[gate]` rule's name
 
 Rule = namedtuple("Rule", "name tool command why")  # tool/command: compiled regex or None
 

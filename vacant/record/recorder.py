@@ -7,7 +7,7 @@ agents) is read and written under the same lock. Stdlib + xxhash only (hot path)
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -20,7 +20,6 @@ from vacant.core.githead import head_commit
 from vacant.core.locations import ensure_state_dir, read_install, run_dir
 from vacant.core.redact import redact_bytes
 from vacant.core.safeio import SMALL_CAP, read_capped
-from vacant.policy.gate import gate, rules
 from vacant.record import hookwatch, recovery
 from vacant.store.exclude import excluded
 from vacant.store.hasher import ScanResult, relative_to_root
@@ -139,6 +138,8 @@ class Recorder:
         a pause also as `pause_surfaced`). Never raises: whatever fails, a call that may be ACT is
         denied."""
         try:
+            from vacant.policy.gate import gate, rules  # a pre-tool call's only: a Post never loads the gate
+
             verdict = gate.classify(self.root, call, rules.load_policy(self.root))
             if verdict.kind == "pass":
                 return None
@@ -165,6 +166,8 @@ class Recorder:
         return step
 
     def _gate_failed(self, call: HookCall, error: BaseException) -> Response | None:
+        from vacant.policy.gate import gate, rules
+
         gate.log_failure(self.root, error)
         if call.scope == []:
             return None  # a tool that writes nothing (Read, Grep, …): nothing to hold back

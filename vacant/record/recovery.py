@@ -11,7 +11,7 @@ Stdlib only (hot path): the common case reads the log's `head` file only.
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 
 from vacant.core import events

@@ -23,7 +23,7 @@ from vacant.core.globs import glob_regex as _glob_regex
 from vacant.core.globs import normal_glob
 
 _CACHE: dict[str, tuple[tuple[int, int], tuple[re.Pattern[str], ...]]] = {}
-_HAS_STORE = re.compile(rb"^\s*\[\s*store\s*\]|^\s*store\s*[.=]", re.MULTILINE)
+_HAS_STORE = rb"^\s*\[\s*store\s*\]|^\s*store\s*[.=]"  # compiled when a vacant.toml is read
 
 
 def glob_regex(pattern: str) -> str:
@@ -53,7 +53,7 @@ def _read(path: str) -> tuple[re.Pattern[str], ...]:
             data = handle.read(1 << 20)
     except OSError:
         return ()
-    if not _HAS_STORE.search(data):
+    if not re.search(_HAS_STORE, data, re.MULTILINE):
         return ()
     if sys.version_info >= (3, 11):
         import tomllib

@@ -19,7 +19,7 @@ Stdlib + xxhash on the hot path.
 from __future__ import annotations
 
 import contextlib
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import stat
 import sys

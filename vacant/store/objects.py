@@ -10,7 +10,7 @@ into place, so a reader never sees half of one. Stdlib + xxhash only (hot path).
 from __future__ import annotations
 
 import contextlib
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,7 +61,7 @@ class _PackWriter:
         os.replace(self.temp, self.final)
         idx_temp = self.final[:-5] + ".idx.tmp"
         with os.fdopen(os.open(idx_temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PACK_MODE), "w") as handle:
-            json.dump(self.index, handle, separators=(",", ":"))
+            handle.write(json.dumps(self.index, separators=(",", ":")))
         os.replace(idx_temp, self.final[:-5] + ".idx")  # the pack is visible from here on
         return self.index
 
@@ -91,7 +91,7 @@ class ObjectStore:
                 if name.endswith(".idx"):
                     pack = os.path.join(pack_dir, name[:-4] + ".pack")
                     with open(os.path.join(pack_dir, name)) as handle:
-                        for key, (offset, length) in json.load(handle).items():
+                        for key, (offset, length) in json.loads(handle.read()).items():
                             self._packs[key] = (pack, offset, length)
         return self._packs
 

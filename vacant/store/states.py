@@ -7,7 +7,7 @@ inside the live workspace: reconstruction never touches a user's files.
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 from collections.abc import Iterable
 from pathlib import Path

@@ -10,7 +10,7 @@ cut off the end. Stdlib only (hot path).
 from __future__ import annotations
 
 import bisect
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import time
 from collections import namedtuple

@@ -75,6 +75,38 @@ def test_the_secret_name_prefilter_never_says_no_where_the_pattern_says_yes(key)
 def test_the_bare_token_prefilter_holds_for_every_text_the_pattern_matches(text):
     if redact._BARE.search(text):
         assert redact._BARE_RUN.search(text), text
+        assert redact._mixed_case_and_digit(text), text
+
+
+def test_no_memoised_plain_name_is_a_secret_name():
+    oracle = re.compile(redact._KEY_NAME.pattern, redact._KEY_NAME.flags)
+    assert [name for name in sorted(redact.PLAIN_NAMES) if oracle.match(name)] == []
+
+
+NEEDS_TEXT = st.text(alphabet="0123456789abcdefABCDEFxyzXYZ_-.:/ \u0663\u0b6au", max_size=120)
+
+
+@given(st.one_of(NEEDS_TEXT, st.builds(lambda a, b, c: a + b + c, NEEDS_TEXT, st.sampled_from(
+    ["a" * 44, "f" * 48, "0" * 64, "Q" * 24, "x" * 64, "b" * 23 + ".", "\u0663" * 8 + ":", "AB" + "c" * 32,
+     "1" * 32 + "-us", "_" * 23 + "."]), NEEDS_TEXT)))
+@settings(max_examples=400)
+def test_each_needs_run_holds_wherever_its_pattern_matches(text):
+    for plugin, source in redact._NEEDS.items():
+        runs = redact._NEED_RUNS[plugin]
+        found = re.search(source, text) is not None
+        assert not found or any(redact.has_run(text, run) for run in runs), (plugin, text)
+
+
+def test_a_needs_run_is_found_where_one_stands_and_only_there():
+    discord = redact._NEED_RUNS["DiscordBotTokenDetector"][0]
+    assert redact.has_run("x" * 23 + ".", discord) and not redact.has_run("x" * 22 + ".", discord)
+    assert not redact.has_run("x" * 23 + ",", discord) and redact.has_run("/a/" + "\u0663" * 23 + ".b", discord)
+
+
+@given(st.text(alphabet="AbCDEFGHxyz09_", max_size=14))
+def test_kebab_names_a_detector_as_the_pattern_does(word):
+    oracle = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", word).lower()
+    assert redact.kebab(word) == oracle
 
 
 def test_an_entropy_token_is_still_redacted_bare():

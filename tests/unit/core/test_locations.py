@@ -3,10 +3,14 @@ that is not a repository (Codex's sandbox leaves an empty one under every writab
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
+
+from vacant.core import locations
 
 from vacant.core.locations import git_dir, git_top
 
@@ -44,3 +48,8 @@ def test_git_top_agrees_with_git(tmp_path, outer, inner):
     assert found == expected
     if found is not None:
         assert git_dir(found) is not None
+
+
+@given(st.text(max_size=40))
+def test_safe_name_replaces_what_the_pattern_replaces(text):
+    assert locations.safe_name(text) == re.sub(r"[^A-Za-z0-9._-]", "_", text)

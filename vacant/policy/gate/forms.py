@@ -22,6 +22,7 @@ import stat
 
 from vacant.policy.gate import shellwords
 from vacant.policy.gate.argv import git_subcommand, program, skip_options
+from vacant.core.lazyre import Lazy
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "busybox", "rbash", "yash", "posh",
                     "tcsh", "csh", "elvish", "oksh", "loksh", "pdksh"})
@@ -53,7 +54,7 @@ MORE_WITH_OPERAND = {"chroot": 1, "faketime": 1, "sem": 0}
 # `vacant` verbs that speak for the person: refused from an agent's tool call
 PERSON_VERBS = frozenset({"approve", "decline", "unflag", "uninstall", "flag"})
 # functions of vacant's Python API that do what those verbs do (named in interpreter code)
-PERSON_FUNCTIONS = re.compile(r"\b(?:answer|withdraw|add_flag|uninstall|approve|decline|unflag)\s*\(")
+PERSON_FUNCTIONS = Lazy(r"\b(?:answer|withdraw|add_flag|uninstall|approve|decline|unflag)\s*\(")
 MAX_CONFIG_BYTES = 1 << 20
 MAX_INCLUDES = 8
 GIT_BUILTINS = frozenset("""

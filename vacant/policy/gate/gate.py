@@ -13,7 +13,7 @@ saying why. Stdlib + xxhash only (hot path); `tomllib` is imported only when `va
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import re
 from pathlib import Path
@@ -50,6 +50,7 @@ from vacant.policy.gate.writes import (
     gate_table_of,
     patch_targets,
 )
+from vacant.core.lazyre import Lazy
 
 # -- classification -------------------------------------------------------------------------------
 
@@ -95,7 +96,7 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
 
 
 WRITING_KINDS = ("write", "edit", "notebook", "patch")
-PATCH_PATHS = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
+PATCH_PATHS = Lazy(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 
 
 def tool_paths(kind: str | None, intent: dict) -> list[str]:

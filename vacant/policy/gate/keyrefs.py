@@ -17,17 +17,17 @@ read trees stays free.
 from __future__ import annotations
 
 import os
-import re
 
 from vacant.core.wall import inside
+from vacant.core.lazyre import Lazy
 
-_HOME_REF = re.compile(r"\$\{HOME\}|\$HOME\b|(?<![\w.~-])~(?=/|$|['\":])")
+_HOME_REF = Lazy(r"\$\{HOME\}|\$HOME\b|(?<![\w.~-])~(?=/|$|['\":])")
 CHDIR_OPTIONS = {"tar": ("-C", "--directory"), "git": ("-C",), "make": ("-C", "--directory"), "bsdtar": ("-C",)}
 ALWAYS_TREE = {"tar", "bsdtar", "rsync", "cpio", "pax", "7z", "rclone", "restic", "borg"}
 TREE_WITH_FLAG = {"grep": ("-r", "-R", "--recursive", "-rn", "-rl", "-Rn", "-ri"), "rg": (), "ag": (),
                   "cp": ("-r", "-R", "-a", "--recursive", "--archive"), "scp": ("-r",),
                   "zip": ("-r", "--recurse-paths"), "chmod": ("-R",), "ln": ()}
-_EMBEDDED = re.compile(r"/[^\s'\"(),;<>|`]*")
+_EMBEDDED = Lazy(r"/[^\s'\"(),;<>|`]*")
 FIND_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf", "-fls")
 
 

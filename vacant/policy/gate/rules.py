@@ -6,7 +6,7 @@ only when `vacant.toml` has a `[gate]` table that is not in the parse cache.
 
 from __future__ import annotations
 
-import json
+from vacant.core import leanjson as json  # json without `import json` (hot path)
 import re
 from collections import namedtuple
 from pathlib import Path

@@ -24,6 +24,7 @@ from vacant.policy.gate.rules import (
     Policy,
 )
 from vacant.policy.shipped import Rule
+from vacant.core.lazyre import Lazy
 
 # -- the shell ------------------------------------------------------------------------------------
 
@@ -54,9 +55,9 @@ WRAPPERS = {  # program -> options that take a separate argument
 WITH_OPERAND = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1}  # positional args before the command
 KEYWORDS = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time",
                       "coproc"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
-_GLOB = re.compile(r"[*?\[]")
-_HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\})(/.*)?$")
+_ASSIGNMENT = Lazy(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+_GLOB = Lazy(r"[*?\[]")
+_HOME_VAR = Lazy(r"^(?:\$HOME|\$\{HOME\})(/.*)?$")
 
 
 class ScanBudget(Exception):

@@ -11,7 +11,6 @@ real substitution `$(x)` stay different. Stdlib only (hot path).
 from __future__ import annotations
 
 import re
-import shlex
 import time
 from collections import namedtuple
 
@@ -124,7 +123,7 @@ class _WordBuilder:
 
     def _flush(self) -> None:
         if self.literal:
-            self.norm.append(shlex.quote("".join(self.literal)))
+            self.norm.append(_quote("".join(self.literal)))
             self.literal = []
 
     def build(self) -> Word:
@@ -301,7 +300,7 @@ def normal_form(text: str) -> str:
         elif kind == "o":
             out.append(value)
         else:
-            out.append("<<" + shlex.quote(value))
+            out.append("<<" + _quote(value))
     while out and out[-1] == ";":
         out.pop()
     return " ".join(out)
@@ -348,3 +347,11 @@ def simple_commands(text: str, deadline: float | None = None) -> list[Simple]:
 
 def simple_norm(command: Simple) -> str:
     return " ".join([w.norm for w in command.argv] + [f"{op} {w.norm}" for op, w in command.redirects])
+
+
+def _quote(text: str) -> str:
+    """shlex.quote, imported when a shell word is first normalised (shlex compiles a pattern at
+    import: a Read, Write or Edit call never needs it)."""
+    import shlex
+
+    return shlex.quote(text)
