@@ -110,11 +110,12 @@ class GitStore:
         return entries
 
     def read_blobs(self, oids: list[str]) -> dict[str, bytes]:
-        """The bytes of each blob, in one `cat-file --batch --buffer` (one write per pipe-full, not
-        per object); a missing object is left out."""
+        """The bytes of each blob, in one `cat-file --batch --buffer`; a missing object is left out.
+        The ids go in from a file, not a pipe: fed through a pipe they were written 512 bytes a
+        poll, which cost more than git's own reading at tens of thousands of records."""
         if not oids:
             return {}
-        out = self.git("cat-file", "--batch", "--buffer", data="".join(f"{oid}\n" for oid in oids).encode()).stdout
+        out = self._batch_output(["cat-file", "--batch", "--buffer"], "".join(f"{oid}\n" for oid in oids).encode())
         found: dict[str, bytes] = {}
         position = 0
         while position < len(out):
@@ -128,6 +129,23 @@ class GitStore:
                 found[header[0]] = out[position:position + size]
             position += size + 1
         return found
+
+    def _batch_output(self, args: list[str], request: bytes) -> bytes:
+        """The output of a local git command fed `request` from a temporary file."""
+        with tempfile.TemporaryFile() as source, tempfile.TemporaryFile() as errors:
+            source.write(request)
+            source.seek(0)
+            proc = children.spawn(["git", "-C", str(self.root), *args], stdin=source, stdout=subprocess.PIPE,
+                                  stderr=errors, env=self.env)
+            try:
+                out, _ = proc.communicate(timeout=LOCAL_TIMEOUT_S)
+            finally:
+                children.release(proc)
+            if proc.returncode != 0:
+                errors.seek(0)
+                raise GitError(f"git {args[0]} failed ({proc.returncode}): "
+                               f"{errors.read().decode(errors='replace').strip()[:500]}")
+        return out
 
     def file_at_head(self, path: str) -> bytes | None:
         proc = self.git("cat-file", "blob", f"HEAD:{path}", ok=(0, 128))
