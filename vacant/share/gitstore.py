@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -131,20 +132,28 @@ class GitStore:
         return found
 
     def _batch_output(self, args: list[str], request: bytes) -> bytes:
-        """The output of a local git command fed `request` from a temporary file."""
+        """The output of a local git command fed `request` from a temporary file, read to its end in
+        one blocking read (a poll loop woke for every few KB git wrote); a watchdog kills git at
+        the timeout."""
         with tempfile.TemporaryFile() as source, tempfile.TemporaryFile() as errors:
             source.write(request)
             source.seek(0)
             proc = children.spawn(["git", "-C", str(self.root), *args], stdin=source, stdout=subprocess.PIPE,
                                   stderr=errors, env=self.env)
+            watchdog = threading.Timer(LOCAL_TIMEOUT_S, children.kill_group, (proc.pid,))
             try:
-                out, _ = proc.communicate(timeout=LOCAL_TIMEOUT_S)
+                watchdog.start()
+                assert proc.stdout is not None  # a PIPE
+                out = proc.stdout.read()
+                watchdog.cancel()  # before the wait: a pid not yet reaped is never someone else's
+                proc.wait()
             finally:
+                watchdog.cancel()
                 children.release(proc)
             if proc.returncode != 0:
                 errors.seek(0)
-                raise GitError(f"git {args[0]} failed ({proc.returncode}): "
-                               f"{errors.read().decode(errors='replace').strip()[:500]}")
+                said = errors.read().decode(errors="replace").strip()[:500]
+                raise GitError(f"git {args[0]} failed ({proc.returncode}): {said or 'killed at the timeout'}")
         return out
 
     def file_at_head(self, path: str) -> bytes | None:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from vacant.share.records import BODIES, FORMAT, FORMATS, Check, Envelope
+from vacant.share.records import BODIES, FORMAT, FORMATS, Check, Envelope, _ascii
 
 _TAIL = re.compile(rb',"kind":"([a-z]+)","sig":"[A-Za-z0-9_-]{86}","v":([0-9]+)\}\n\Z')
 _TAIL_BYTES = 130  # longer than any tail _TAIL matches
@@ -59,65 +59,76 @@ class _Refused(Exception):
     """The shape uses a check the quick reader has no regex for."""
 
 
-Plan = list[tuple[str, int, Callable[[bytes], Any], "Plan | None"]]  # (key, group, decode, or a nested object's plan)
-
-
 class _Shape:
     """One compiled (kind, format): the blob's regex, and how to decode a match's body keys. Every
     key is decoded (and its numbers checked) on reading but the top-level lists, which hold no
-    number to check and are decoded only when `Quick.raw` asks."""
+    number to check and are decoded only when `Quick.raw` asks. The decoding is one expression
+    generated over the match's groups (from the field checks alone, never from a record): a
+    decoder called per key cost more than the regex itself."""
 
     def __init__(self, kind: str, version: int) -> None:
         self.kind, self.version = kind, version
         self.count = 2  # groups 1 and 2: author, body; then the body's, in order; the sig's last
+        self.helpers: list[Callable[[bytes], Any]] = []
         items = sorted(_checks(BODIES[kind], version))
         self.order = tuple(name for name, _ in items)
         self.top: dict[str, int] = {}
-        self.plan: Plan = []
-        parts = []
+        parts, decoded = [], []
         for name, check in items:
-            pattern, group, sub = self._value(check)
+            pattern, group, source = self._value(check)
             self.top[name] = group
             parts.append(b'"%s":%s' % (name.encode(), pattern))
             if check.fast is not None and check.fast.kind != "list":
-                self.plan.append((name, group, _decoder(check), sub))
+                decoded.append(f"{name!r}: {source}")
         author, sig = (_field_pattern(Envelope, name) for name in ("author", "sig"))
         self.sig_group = self.count + 1
         self.regex = re.compile(b'\\{"author":(%s),"body":(%s),"kind":"%s","sig":(%s),"v":%d\\}\n'
                                 % (author, b"\\{" + b",".join(parts) + b"\\}", kind.encode(), sig, version))
+        self.build: Callable[[tuple[Any, ...]], dict[str, Any]] = eval(  # noqa: S307 - our own source, above
+            "lambda g: {" + ", ".join(decoded) + "}", {"helpers": self.helpers})
 
     def _group(self) -> int:
         self.count += 1
         return self.count
 
-    def _value(self, check: Check) -> tuple[bytes, int, Plan | None]:
+    def _value(self, check: Check) -> tuple[bytes, int, str]:
         """A value's regex, captured (groups are numbered by their opening parenthesis, so a nested
-        object's group comes before its keys'); a nested object key by key."""
+        object's group comes before its keys'), and the source decoding it from the groups `g`."""
         group = self._group()
         fast = check.fast
         if fast is None or fast.kind != "nested":
-            return b"(%s)" % _pattern(check, direct=True), group, None
+            return b"(%s)" % _pattern(check, direct=True), group, self._source(check, f"g[{group - 1}]")
         assert fast.cls is not None
-        parts, plan = [], []
+        parts, decoded = [], []
         for name, inner in sorted(_checks(fast.cls, FORMAT)):
-            pattern, inner_group, sub = self._value(inner)
+            pattern, _, source = self._value(inner)
             parts.append(b'"%s":%s' % (name.encode(), pattern))
-            plan.append((name, inner_group, _decoder(inner), sub))
-        return b"(\\{" + b",".join(parts) + b"\\})", group, plan
+            decoded.append(f"{name!r}: {source}")
+        return b"(\\{" + b",".join(parts) + b"\\})", group, "{" + ", ".join(decoded) + "}"
+
+    def _source(self, check: Check, text: str) -> str:
+        """The source decoding one captured value's bytes `text` as `_decoder(check)` does."""
+        fast = check.fast
+        assert fast is not None
+        if fast.kind == "optional":
+            assert fast.inner is not None
+            return f"(None if {text} == b'null' else {self._source(fast.inner, text)})"
+        if fast.kind == "leaf" and fast.decode is _ascii:
+            return f"{text}[1:-1].decode()"
+        if fast.kind == "leaf" and fast.decode is int:
+            return f"int({text})"
+        self.helpers.append(_decoder(check))
+        return f"helpers[{len(self.helpers) - 1}]({text})"
 
     def read(self, data: bytes) -> Quick | None:
         match = self.regex.fullmatch(data)
         if match is None:
             return None
         try:
-            values = _build(self.plan, match.groups())
+            values = self.build(match.groups())
         except ValueError:  # a number not in its shortest form, or out of its bounds
             return None
         return Quick(self, match, values)
-
-
-def _build(plan: Plan, groups: tuple[Any, ...]) -> dict[str, Any]:
-    return {name: decode(groups[group - 1]) if sub is None else _build(sub, groups) for name, group, decode, sub in plan}
 
 
 def _checks(cls: type, version: int) -> list[tuple[str, Check]]:
