@@ -492,9 +492,12 @@ Limits, said plainly:
 
 CACHE_DOC = """## Reading at scale: the sealed team cache
 
-Verifying every record is parse-bound (tens of microseconds a review, more for a run record with
-line data), so a clone verifies each state of the refs once and keeps what it found, sealed, in
-its state directory (`share/team/`, `share/authors/`, `share/verified/`; docs/STORAGE.md):
+Verifying every record costs tens of microseconds a record (reading it from git, hashing it,
+checking its shape; one signature per publication), so a clone verifies each state of the refs
+once and keeps what it found, sealed, in its state directory (`share/team/`, `share/authors/`,
+`share/verified/`; docs/STORAGE.md). A record's shape is checked by one regex generated from the
+checks above when its strings need no escape (vacant/share/quickread.py), else by the typed
+parser, which is the definition: the regex accepts nothing the parser refuses.
 
 - **What it is keyed by**: every `refs/vacant/authors/*` ref's name and commit, and the team
   keys' entries at `HEAD` (mode, blob id, path), plus the cache's format. A sync, a rewritten or
