@@ -51,6 +51,8 @@ class Quick:
 
     def raw(self) -> dict[str, Any]:
         """The body's JSON value (`Envelope.body`), its lists decoded now."""
+        if len(self.values) == len(self._shape.order):
+            return self.values  # no list in this shape: decoded whole on reading (a review's body)
         return {name: self.values[name] if name in self.values else json.loads(self.text(name))
                 for name in self._shape.order}
 

@@ -128,10 +128,16 @@ def _number(low: float, high: float) -> Check:
             raise RecordError(f"{where}: expected a number in [{low}, {high}]")
         return float(value)
 
+    known: dict[bytes, float | int] = {}  # the texts seen valid: a team's scores and weights repeat
+
     def decode(text: bytes) -> float | int:  # json's value; a float is canonical in its shortest repr
+        if text in known:
+            return known[text]
         value: float | int = float(text) if b"." in text else int(text)
         if (isinstance(value, float) and repr(value).encode() != text) or not low <= value <= high:
             raise ValueError(text)
+        if len(known) < 4096:
+            known[text] = value
         return value
     return Check(f"number in [{low:g}, {high:g}]", parse,
                  Fast("checked", rb"(?:0|[1-9][0-9]{0,16})(?:\.[0-9]{1,24})?", decode))
