@@ -11,7 +11,8 @@ Contract:
 - Three caches spare re-checking signatures on every read, all sealed (vacant/share/cache.py:
   an HMAC under the person's own key over what the cache was built from and its bytes, so an
   edited, truncated or foreign file is rebuilt, never believed): the whole view
-  (`.git/vacant/share/team/view-*.json`), keyed by every author ref's commit and the team keys'
+  (`.git/vacant/share/team/view-*.json`: the snapshots below it was counted from, embedded as
+  they were sealed, and counted again on reading), keyed by every author ref's commit and the team keys'
   blob ids at HEAD, so any change of a ref or of trust rebuilds it; per author ref, what its
   commit held (`.git/vacant/share/authors/`), keyed by the commit and the author's trust; and
   verified blobs by git object id, per author ref (`.git/vacant/share/verified/`, so a ref that
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.core.locations import state_dir
-from vacant.share.cache import load_sealed, save_sealed
+from vacant.share.cache import encode, load_sealed, load_sealed_bytes, save_sealed, save_sealed_bytes
 from vacant.share.gitstore import AUTHORS, GitStore
 from vacant.share.records import (
     ENTRY,
@@ -80,6 +81,7 @@ class TeamView:
     rejected: list[Rejected] = field(default_factory=list)
     ignored_refs: list[str] = field(default_factory=list)
     per_author: dict[str, int] = field(default_factory=dict)  # reviews counted, by signer
+    sealed: bytes | None = field(default=None, repr=False, compare=False)  # a built view's cache payload
 
 
 def team_keys(store: GitStore) -> TeamKeys:
@@ -128,11 +130,11 @@ def read_team_keyed(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run"
     """`read_team`, and the key of what the view was built from (for caches derived from it)."""
     key, refs = view_key(store, kinds, prefix)
     path = view_path(root, kinds, prefix)
-    cached = view_from_json(load_sealed(path, key))
+    cached = view_from_json(load_sealed(path, key), prefix)
     if cached is not None:
         return cached, key
     view = build_view(root, store, refs, kinds, prefix)
-    save_sealed(path, key, view_to_json(view))
+    save_sealed_bytes(path, key, view.sealed if view.sealed is not None else encode(view_to_json(view)))
     return view, key
 
 
@@ -160,23 +162,47 @@ def _no_collection() -> Iterator[None]:
 
 def _build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[str, ...], prefix: str) -> TeamView:
     view = TeamView(team_keys(store))
+    embedded = []
     for author, commit in author_refs(refs, view, prefix).items():
         trusted = author in view.keys.keys
         snap_path = snapshot_dir(root) / f"{author}.{'-'.join(sorted(kinds))}.json"
         snap_key = json.dumps([author, commit, trusted, sorted(kinds)])
-        snap = load_sealed(snap_path, snap_key)
-        if not isinstance(snap, dict) or not isinstance(snap.get("counted"), list):
+        payload = load_sealed_bytes(snap_path, snap_key)
+        snap = _snapshot(payload)
+        if snap is None:
             cache = _OidCache(cache_path(root, author))
             snap = _read_author(store, view.keys, cache, author, commit, kinds)
-            save_sealed(snap_path, snap_key, snap)
+            payload = encode(snap)
+            save_sealed_bytes(snap_path, snap_key, payload)
             cache.save()
-        for kind, record_id, oid, body in snap["counted"]:
-            _count(view, Counted(record_id, author, oid, body), kind)
-        view.rejected += [Rejected(prefix + author, path, oid, reason) for path, oid, reason in snap["rejected"]]
+        assert payload is not None
+        _apply_snapshot(view, author, snap, prefix)
+        embedded.append(b"[" + encode(author) + b"," + payload + b"]")
+    # the view's own cache embeds the snapshots' sealed bytes as they are (`view_from_json`):
+    # encoding every record a third time cost more than all the rest of writing the caches
+    view.sealed = (b'{"ignored_refs":' + encode(view.ignored_refs) + b',"keys":'
+                   + encode({fp: key.name for fp, key in view.keys.keys.items()}) + b',"problems":'
+                   + encode(view.keys.problems) + b',"snapshots":[' + b",".join(embedded) + b"]}")
     return view
 
 
+def _snapshot(payload: bytes | None) -> dict[str, Any] | None:
+    try:
+        snap = json.loads(payload) if payload is not None else None
+    except ValueError:
+        return None
+    return snap if isinstance(snap, dict) and isinstance(snap.get("counted"), list) else None
+
+
+def _apply_snapshot(view: TeamView, author: str, snap: dict[str, Any], prefix: str) -> None:
+    """Count one author ref's snapshot into the view (building it, or reading its cache)."""
+    for kind, record_id, oid, body in snap["counted"]:
+        _count(view, Counted(record_id, author, oid, body), kind)
+    view.rejected += [Rejected(prefix + author, path, oid, reason) for path, oid, reason in snap["rejected"]]
+
+
 def view_to_json(view: TeamView) -> dict[str, Any]:
+    """A view as plain JSON, whole (what a reader compares; the cache holds the snapshots instead)."""
     def counted(items: dict[str, Counted]) -> list[list[Any]]:
         return [[c.id, c.author, c.oid, c.body] for c in items.values()]
 
@@ -186,17 +212,16 @@ def view_to_json(view: TeamView) -> dict[str, Any]:
             "ignored_refs": view.ignored_refs, "per_author": view.per_author}
 
 
-def view_from_json(data: Any) -> TeamView | None:
-    """A view as `view_to_json` wrote it (its team keys carry names only: nothing is verified from
-    a cached view); None when it is not that shape."""
+def view_from_json(data: Any, prefix: str = AUTHORS) -> TeamView | None:
+    """A view from its cache (`TeamView.sealed`: the team keys' names, the ignored refs and each
+    author ref's snapshot, counted again as a build counts them); its team keys carry names only,
+    so nothing is verified from a cached view. None when it is not that shape."""
     try:
         keys = TeamKeys({fp: TeamKey(fp, None, str(name)) for fp, name in data["keys"].items()},
                         [str(p) for p in data["problems"]])
-        view = TeamView(keys, ignored_refs=[str(r) for r in data["ignored_refs"]],
-                        per_author={str(a): int(n) for a, n in data["per_author"].items()})
-        view.reviews = {c[0]: Counted(*c) for c in data["reviews"]}
-        view.runs = {c[3]["run"]: Counted(*c) for c in data["runs"]}
-        view.rejected = [Rejected(*r) for r in data["rejected"]]
+        view = TeamView(keys, ignored_refs=[str(r) for r in data["ignored_refs"]])
+        for author, snap in data["snapshots"]:
+            _apply_snapshot(view, str(author), snap, prefix)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         return None
     return view

@@ -3,6 +3,7 @@ every team row, made the plain way (the oracle), on generated views."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ bodies = st.fixed_dictionaries({
     "run": st.sampled_from(["r1", "r2"]), "finding": st.none() | st.just("f1"), "seq": st.integers(1, 5)})
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(items=st.lists(bodies, max_size=30))
 def test_the_summary_is_the_rows_sums_and_digests(items):
