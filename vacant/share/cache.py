@@ -55,6 +55,15 @@ def _secret() -> bytes | None:
 def load_sealed(path: Path, key: str) -> Any | None:
     """The payload of the cache at `path` if it was sealed under this person's key for exactly
     `key`; None for anything else (missing, other key, edited, truncated, not ours)."""
+    payload = load_sealed_bytes(path, key)
+    try:
+        return None if payload is None else json.loads(payload)
+    except ValueError:
+        return None
+
+
+def load_sealed_bytes(path: Path, key: str) -> bytes | None:
+    """`load_sealed`'s payload as the JSON bytes it was sealed as (for a cache that embeds it)."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -66,17 +75,23 @@ def load_sealed(path: Path, key: str) -> Any | None:
         return None
     if not hmac.compare_digest(parts[2], _mac(secret, key, payload).encode()):
         return None
-    try:
-        return json.loads(payload)
-    except ValueError:
-        return None
+    return payload
 
 
 def save_sealed(path: Path, key: str, value: Any) -> None:
+    save_sealed_bytes(path, key, encode(value))
+
+
+def encode(value: Any) -> bytes:
+    """A payload's JSON, as `save_sealed` writes it."""
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def save_sealed_bytes(path: Path, key: str, payload: bytes) -> None:
+    """`save_sealed` of a payload already encoded (`encode`, or JSON assembled from such)."""
     secret = _secret()
     if secret is None:
         return
-    payload = json.dumps(value, separators=(",", ":")).encode()
     path.parent.mkdir(parents=True, exist_ok=True)
     header = b" ".join((_MAGIC, str(SEALED_FORMAT).encode(), _mac(secret, key, payload).encode()))
     atomic_write(path, header + b"\n" + payload)

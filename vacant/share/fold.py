@@ -60,11 +60,17 @@ class Provenance:
         return text + (f"; {self.note}" if self.note else "")
 
 
-def team_row(counted: Counted) -> ReviewRow:
-    body = counted.body
+Identity = tuple[tuple[str, str, str, str], float, float, str | None, str | None]  # a ReviewRow's fields
+
+
+def _identity(body: dict[str, Any]) -> Identity:
     cell = body["cell"]
-    return ReviewRow((cell["platform"], cell["agent_definition"], cell["model"], cell["task_family"]),
-                     float(body["score"]), float(body["weight"]), body["run"], body["finding"])
+    return ((cell["platform"], cell["agent_definition"], cell["model"], cell["task_family"]),
+            float(body["score"]), float(body["weight"]), body["run"], body["finding"])
+
+
+def team_row(counted: Counted) -> ReviewRow:
+    return ReviewRow(*_identity(counted.body))
 
 
 def union_rows(local: list[ReviewRow], team: list[ReviewRow]) -> tuple[list[ReviewRow], int]:
@@ -80,8 +86,11 @@ def union_rows(local: list[ReviewRow], team: list[ReviewRow]) -> tuple[list[Revi
 
 def row_digest(row: ReviewRow) -> int:
     """A row's identity (what `union_rows` compares) as 8 bytes."""
-    text = repr((row.cell, row.score, row.weight, row.run, row.finding)).encode()
-    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
+    return _digest((row.cell, row.score, row.weight, row.run, row.finding))
+
+
+def _digest(identity: Identity) -> int:
+    return int.from_bytes(hashlib.blake2b(repr(identity).encode(), digest_size=8).digest(), "big")
 
 
 @dataclass
@@ -116,11 +125,21 @@ class TeamSummary:
 
 
 def summarize(view: TeamView) -> TeamSummary:
-    rows = [team_row(c) for c in view.reviews.values()]
-    digests = array("Q", sorted(row_digest(row) for row in rows))
+    """`row_digest` and `reputation.row_sums` of every team row, without making the rows (tens of
+    thousands of frozen dataclasses cost more than the sums)."""
+    sums: dict[tuple[str, str, str, str], list[float]] = {}
+    found = []
+    for counted in view.reviews.values():
+        identity = _identity(counted.body)
+        found.append(_digest(identity))
+        cell, score, weight = identity[:3]
+        total = sums.setdefault(cell, [0, 0.0, 0.0])
+        total[0] += 1
+        total[1] += weight
+        total[2] += score * weight
     authors = [{"author": a, "name": view.keys.keys[a].name if a in view.keys.keys else None, "reviews": n}
                for a, n in sorted(view.per_author.items(), key=lambda item: -item[1])]
-    return TeamSummary(reputation.row_sums(rows), digests, len(rows), len(view.rejected), authors)
+    return TeamSummary(sums, array("Q", sorted(found)), len(found), len(view.rejected), authors)
 
 
 def summary_path(root: Path) -> Path:

@@ -16,9 +16,10 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 from vacant.core import children
 
@@ -33,12 +34,14 @@ class GitError(RuntimeError):
     """A git command failed; the message carries git's own words."""
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):  # a tuple, not a dataclass: a team's trees list tens of thousands
     mode: str
     type: str
     oid: str
     path: str
+
+
+_TREE_LINE = re.compile(r"([^ \0]*) ([^ \0]*) ([^\t\0]*)\t([^\0]*)\0")  # `ls-tree -z`: mode type oid TAB path NUL
 
 
 @dataclass(frozen=True)
@@ -100,21 +103,15 @@ class GitStore:
     def list_tree(self, commit: str) -> list[TreeEntry]:
         """Every blob (and other leaf) under the commit's tree, with its full path."""
         out = self.git("ls-tree", "-r", "-z", "--full-tree", commit).stdout
-        entries = []
-        for item in out.split(b"\0"):
-            if not item:
-                continue
-            head, _, path = item.partition(b"\t")
-            mode, kind, oid = head.decode().split(" ")
-            entries.append(TreeEntry(mode, kind, oid, path.decode(errors="replace")))
-        return entries
+        return list(map(TreeEntry._make, _TREE_LINE.findall(out.decode(errors="replace"))))
 
     def read_blobs(self, oids: list[str]) -> dict[str, bytes]:
-        """The bytes of each blob, in one `cat-file --batch --buffer` (one write per pipe-full, not
-        per object); a missing object is left out."""
+        """The bytes of each blob, in one `cat-file --batch --buffer`; a missing object is left out.
+        The ids go in from a file, not a pipe: fed through a pipe they were written 512 bytes a
+        poll, which cost more than git's own reading at tens of thousands of records."""
         if not oids:
             return {}
-        out = self.git("cat-file", "--batch", "--buffer", data="".join(f"{oid}\n" for oid in oids).encode()).stdout
+        out = self._batch_output(["cat-file", "--batch", "--buffer"], "".join(f"{oid}\n" for oid in oids).encode())
         found: dict[str, bytes] = {}
         position = 0
         while position < len(out):
@@ -128,6 +125,31 @@ class GitStore:
                 found[header[0]] = out[position:position + size]
             position += size + 1
         return found
+
+    def _batch_output(self, args: list[str], request: bytes) -> bytes:
+        """The output of a local git command fed `request` from a temporary file, read to its end in
+        one blocking read (a poll loop woke for every few KB git wrote); a watchdog kills git at
+        the timeout."""
+        with tempfile.TemporaryFile() as source, tempfile.TemporaryFile() as errors:
+            source.write(request)
+            source.seek(0)
+            proc = children.spawn(["git", "-C", str(self.root), *args], stdin=source, stdout=subprocess.PIPE,
+                                  stderr=errors, env=self.env)
+            watchdog = threading.Timer(LOCAL_TIMEOUT_S, children.kill_group, (proc.pid,))
+            try:
+                watchdog.start()
+                assert proc.stdout is not None  # a PIPE
+                out = proc.stdout.read()
+                watchdog.cancel()  # before the wait: a pid not yet reaped is never someone else's
+                proc.wait()
+            finally:
+                watchdog.cancel()
+                children.release(proc)
+            if proc.returncode != 0:
+                errors.seek(0)
+                said = errors.read().decode(errors="replace").strip()[:500]
+                raise GitError(f"git {args[0]} failed ({proc.returncode}): {said or 'killed at the timeout'}")
+        return out
 
     def file_at_head(self, path: str) -> bytes | None:
         proc = self.git("cat-file", "blob", f"HEAD:{path}", ok=(0, 128))

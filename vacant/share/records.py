@@ -55,9 +55,35 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
+class Fast:
+    """How a checked value looks in canonical JSON when it needs no escape: the subset the quick
+    reader (vacant/share/quickread.py) matches with one regex per record shape. `kind`: `leaf` (a
+    regex and how to decode its match), `checked` (a leaf whose decoding also checks it, so never
+    inside a list), `optional`, `list` (of `inner`, at most `limit`) or `nested` (`cls`)."""
+    kind: str
+    pattern: bytes = b""
+    decode: Callable[[bytes], Any] | None = None
+    inner: Check | None = None
+    limit: int = 0
+    cls: type | None = None
+
+
+@dataclass(frozen=True)
 class Check:
     describe: str
     parse: Callable[[Any, str], Any]
+    fast: Fast | None = None  # None: the quick reader leaves records holding this to `parse_typed`
+
+
+SAFE_CHAR = rb"[ !#-\[\]-~]"  # printable ASCII but `"` and `\`: canonical JSON writes these as they are
+
+
+def _ascii(quoted: bytes) -> str:
+    return quoted[1:-1].decode("ascii")
+
+
+def _leaf(pattern: bytes) -> Fast:
+    return Fast("leaf", pattern, _ascii)
 
 
 def _text(limit: int) -> Check:
@@ -65,7 +91,7 @@ def _text(limit: int) -> Check:
         if not isinstance(value, str) or not value or len(value) > limit or _CONTROL.search(value):
             raise RecordError(f"{where}: expected a one-line string of 1..{limit} characters")
         return value
-    return Check(f"string (1..{limit}, one line)", parse)
+    return Check(f"string (1..{limit}, one line)", parse, _leaf(b'"%s{1,%d}"' % (SAFE_CHAR, limit)))
 
 
 def _pattern(regex: re.Pattern[str], describe: str) -> Check:
@@ -73,7 +99,9 @@ def _pattern(regex: re.Pattern[str], describe: str) -> Check:
         if not isinstance(value, str) or not regex.match(value):
             raise RecordError(f"{where}: expected {describe}, got {str(value)[:80]!r}")
         return value
-    return Check(describe, parse)
+    anchored = regex.pattern.startswith("^") and regex.pattern.endswith("$")
+    inner = regex.pattern[1:-1].encode()  # the lookahead keeps the match inside one escape-free string
+    return Check(describe, parse, _leaf(b'"(?=%s*")(?:%s)"' % (SAFE_CHAR, inner)) if anchored else None)
 
 
 def _relpath(value: Any, where: str) -> str:
@@ -89,7 +117,8 @@ def _integer(low: int) -> Check:
         if isinstance(value, bool) or not isinstance(value, int) or value < low or value > 2**53:
             raise RecordError(f"{where}: expected an integer >= {low}")
         return value
-    return Check(f"integer >= {low}", parse)
+    digits = {0: rb"0|[1-9][0-9]{0,14}", 1: rb"[1-9][0-9]{0,14}"}.get(low)  # below 10**15 < 2**53
+    return Check(f"integer >= {low}", parse, Fast("leaf", digits, int) if digits else None)
 
 
 def _number(low: float, high: float) -> Check:
@@ -98,11 +127,25 @@ def _number(low: float, high: float) -> Check:
                 or not low <= value <= high:
             raise RecordError(f"{where}: expected a number in [{low}, {high}]")
         return float(value)
-    return Check(f"number in [{low:g}, {high:g}]", parse)
+
+    known: dict[bytes, float | int] = {}  # the texts seen valid: a team's scores and weights repeat
+
+    def decode(text: bytes) -> float | int:  # json's value; a float is canonical in its shortest repr
+        if text in known:
+            return known[text]
+        value: float | int = float(text) if b"." in text else int(text)
+        if (isinstance(value, float) and repr(value).encode() != text) or not low <= value <= high:
+            raise ValueError(text)
+        if len(known) < 4096:
+            known[text] = value
+        return value
+    return Check(f"number in [{low:g}, {high:g}]", parse,
+                 Fast("checked", rb"(?:0|[1-9][0-9]{0,16})(?:\.[0-9]{1,24})?", decode))
 
 
 def _optional(inner: Check) -> Check:
-    return Check(f"{inner.describe} or null", lambda v, w: None if v is None else inner.parse(v, w))
+    return Check(f"{inner.describe} or null", lambda v, w: None if v is None else inner.parse(v, w),
+                 Fast("optional", inner=inner))
 
 
 def _list(inner: Check, limit: int) -> Check:
@@ -115,11 +158,11 @@ def _list(inner: Check, limit: int) -> Check:
             return [check(item, where) for item in value]
         except RecordError:  # again, naming the item
             return [check(item, f"{where}[{n}]") for n, item in enumerate(value)]
-    return Check(f"list (<= {limit}) of {inner.describe}", parse)
+    return Check(f"list (<= {limit}) of {inner.describe}", parse, Fast("list", inner=inner, limit=limit))
 
 
 def _nested(cls: type) -> Check:
-    return Check(f"`{cls.__name__}`", lambda v, w: parse_typed(cls, v, w))
+    return Check(f"`{cls.__name__}`", lambda v, w: parse_typed(cls, v, w), Fast("nested", cls=cls))
 
 
 def _one_of(*allowed: str) -> Check:
@@ -127,7 +170,9 @@ def _one_of(*allowed: str) -> Check:
         if value not in allowed:
             raise RecordError(f"{where}: expected one of {', '.join(allowed)}")
         return value
-    return Check("one of " + ", ".join(f"`{a}`" for a in allowed), parse)
+    fast = _leaf(b'"(?:%s)"' % b"|".join(re.escape(a).encode() for a in allowed))
+    plain = all(re.fullmatch(SAFE_CHAR + b"+", a.encode()) for a in allowed)
+    return Check("one of " + ", ".join(f"`{a}`" for a in allowed), parse, fast if plain else None)
 
 
 def _one_of_int(*allowed: int) -> Check:
@@ -136,13 +181,16 @@ def _one_of_int(*allowed: int) -> Check:
             raise RecordError(f"{where}: format {value} is not one of {', '.join(map(str, allowed))} "
                               "(a newer vacant wrote it?)")
         return value
-    return Check("one of " + ", ".join(map(str, allowed)), parse)
+    return Check("one of " + ", ".join(map(str, allowed)), parse,
+                 Fast("leaf", b"|".join(str(a).encode() for a in allowed), int))
 
 
 IDENT = _pattern(_ID, f"an id matching `{ID_PATTERN}`")
 SHA256 = _pattern(_HEX64, "64 hex digits (sha256)")
 GIT_OID = _pattern(_HEX_OID, "a git commit id (40 or 64 hex digits)")
-PATH = Check("relative path (no `..`, no leading `/`)", _relpath)
+_SEGMENT = rb'(?!\.\.?[/"])[ !#-.0-\[\]-~]+'  # never empty, `.` or `..`; no `/`, `"` or `\`
+PATH = Check("relative path (no `..`, no leading `/`)", _relpath,
+             _leaf(b'"(?=[^"]{1,4096}")%s(?:/%s)*"' % (_SEGMENT, _SEGMENT)))
 
 
 LINE_HASH = _pattern(re.compile(rf"^[0-9a-f]{{{LINE_HASH_HEX}}}$"), f"{LINE_HASH_HEX} hex digits (a keyed line hash)")
@@ -387,8 +435,13 @@ def cut_body(envelope: Envelope, data: bytes) -> bytes:
 
 def signed_bytes_of(envelope: Envelope, body: bytes) -> bytes:
     """`signed_bytes` of a parsed blob, from its body's canonical bytes (`cut_body`)."""
-    return (f'vacant-share-record\x00{{"author":"{envelope.author}","body":'.encode() + body
-            + f',"kind":"{envelope.kind}","v":{envelope.v}}}'.encode())
+    return signed_bytes_cut(envelope.author, envelope.kind, envelope.v, body)
+
+
+def signed_bytes_cut(author: str, kind: str, version: int, body: bytes) -> bytes:
+    """`signed_bytes` from the envelope's fields and the body's canonical bytes."""
+    return (f'vacant-share-record\x00{{"author":"{author}","body":'.encode() + body
+            + f',"kind":"{kind}","v":{version}}}'.encode())
 
 
 def body_id_of(kind: str, body: bytes) -> str:
@@ -445,9 +498,12 @@ Limits, said plainly:
 
 CACHE_DOC = """## Reading at scale: the sealed team cache
 
-Verifying every record is parse-bound (tens of microseconds a review, more for a run record with
-line data), so a clone verifies each state of the refs once and keeps what it found, sealed, in
-its state directory (`share/team/`, `share/authors/`, `share/verified/`; docs/STORAGE.md):
+Verifying every record costs tens of microseconds a record (reading it from git, hashing it,
+checking its shape; one signature per publication), so a clone verifies each state of the refs
+once and keeps what it found, sealed, in its state directory (`share/team/`, `share/authors/`,
+`share/verified/`; docs/STORAGE.md). A record's shape is checked by one regex generated from the
+checks above when its strings need no escape (vacant/share/quickread.py), else by the typed
+parser, which is the definition: the regex accepts nothing the parser refuses.
 
 - **What it is keyed by**: every `refs/vacant/authors/*` ref's name and commit, and the team
   keys' entries at `HEAD` (mode, blob id, path), plus the cache's format. A sync, a rewritten or

@@ -11,7 +11,8 @@ Contract:
 - Three caches spare re-checking signatures on every read, all sealed (vacant/share/cache.py:
   an HMAC under the person's own key over what the cache was built from and its bytes, so an
   edited, truncated or foreign file is rebuilt, never believed): the whole view
-  (`.git/vacant/share/team/view-*.json`), keyed by every author ref's commit and the team keys'
+  (`.git/vacant/share/team/view-*.json`: the snapshots below it was counted from, embedded as
+  they were sealed, and counted again on reading), keyed by every author ref's commit and the team keys'
   blob ids at HEAD, so any change of a ref or of trust rebuilds it; per author ref, what its
   commit held (`.git/vacant/share/authors/`), keyed by the commit and the author's trust; and
   verified blobs by git object id, per author ref (`.git/vacant/share/verified/`, so a ref that
@@ -21,15 +22,18 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vacant.core.locations import state_dir
-from vacant.share.cache import load_sealed, save_sealed
+from vacant.share.cache import encode, load_sealed, load_sealed_bytes, save_sealed, save_sealed_bytes
 from vacant.share.gitstore import AUTHORS, GitStore
 from vacant.share.records import (
     ENTRY,
@@ -38,8 +42,9 @@ from vacant.share.records import (
     body_id_of,
     cut_body,
     parse_blob,
-    signed_bytes_of,
+    signed_bytes_cut,
 )
+from vacant.share.quickread import quick_read, run_paths
 from vacant.share.signing import TeamKey, TeamKeys, parse_team_keys
 from vacant.share.teamkey import TEAM_KEY_SUFFIX, TEAM_KEYS_FILE, view_key, view_path
 
@@ -76,6 +81,7 @@ class TeamView:
     rejected: list[Rejected] = field(default_factory=list)
     ignored_refs: list[str] = field(default_factory=list)
     per_author: dict[str, int] = field(default_factory=dict)  # reviews counted, by signer
+    sealed: bytes | None = field(default=None, repr=False, compare=False)  # a built view's cache payload
 
 
 def team_keys(store: GitStore) -> TeamKeys:
@@ -124,11 +130,11 @@ def read_team_keyed(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run"
     """`read_team`, and the key of what the view was built from (for caches derived from it)."""
     key, refs = view_key(store, kinds, prefix)
     path = view_path(root, kinds, prefix)
-    cached = view_from_json(load_sealed(path, key))
+    cached = view_from_json(load_sealed(path, key), prefix)
     if cached is not None:
         return cached, key
     view = build_view(root, store, refs, kinds, prefix)
-    save_sealed(path, key, view_to_json(view))
+    save_sealed_bytes(path, key, view.sealed if view.sealed is not None else encode(view_to_json(view)))
     return view, key
 
 
@@ -136,24 +142,67 @@ def build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[s
                prefix: str = AUTHORS) -> TeamView:
     """Every author ref of `refs` read and each record verified (per-author snapshots and the
     verified-blob cache spare the unchanged ones)."""
+    with _no_collection():
+        return _build_view(root, store, refs, kinds, prefix)
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """The cyclic garbage collector held off: a build makes hundreds of thousands of small objects
+    that all stay alive (verdicts, bodies), each of which would make it walk everything again;
+    they hold no cycle, and it runs as before once the build is done."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[str, ...], prefix: str) -> TeamView:
     view = TeamView(team_keys(store))
+    embedded = []
     for author, commit in author_refs(refs, view, prefix).items():
         trusted = author in view.keys.keys
         snap_path = snapshot_dir(root) / f"{author}.{'-'.join(sorted(kinds))}.json"
         snap_key = json.dumps([author, commit, trusted, sorted(kinds)])
-        snap = load_sealed(snap_path, snap_key)
-        if not isinstance(snap, dict) or not isinstance(snap.get("counted"), list):
+        payload = load_sealed_bytes(snap_path, snap_key)
+        snap = _snapshot(payload)
+        if snap is None:
             cache = _OidCache(cache_path(root, author))
             snap = _read_author(store, view.keys, cache, author, commit, kinds)
-            save_sealed(snap_path, snap_key, snap)
+            payload = encode(snap)
+            save_sealed_bytes(snap_path, snap_key, payload)
             cache.save()
-        for kind, record_id, oid, body in snap["counted"]:
-            _count(view, Counted(record_id, author, oid, body), kind)
-        view.rejected += [Rejected(prefix + author, path, oid, reason) for path, oid, reason in snap["rejected"]]
+        assert payload is not None
+        _apply_snapshot(view, author, snap, prefix)
+        embedded.append(b"[" + encode(author) + b"," + payload + b"]")
+    # the view's own cache embeds the snapshots' sealed bytes as they are (`view_from_json`):
+    # encoding every record a third time cost more than all the rest of writing the caches
+    view.sealed = (b'{"ignored_refs":' + encode(view.ignored_refs) + b',"keys":'
+                   + encode({fp: key.name for fp, key in view.keys.keys.items()}) + b',"problems":'
+                   + encode(view.keys.problems) + b',"snapshots":[' + b",".join(embedded) + b"]}")
     return view
 
 
+def _snapshot(payload: bytes | None) -> dict[str, Any] | None:
+    try:
+        snap = json.loads(payload) if payload is not None else None
+    except ValueError:
+        return None
+    return snap if isinstance(snap, dict) and isinstance(snap.get("counted"), list) else None
+
+
+def _apply_snapshot(view: TeamView, author: str, snap: dict[str, Any], prefix: str) -> None:
+    """Count one author ref's snapshot into the view (building it, or reading its cache)."""
+    for kind, record_id, oid, body in snap["counted"]:
+        _count(view, Counted(record_id, author, oid, body), kind)
+    view.rejected += [Rejected(prefix + author, path, oid, reason) for path, oid, reason in snap["rejected"]]
+
+
 def view_to_json(view: TeamView) -> dict[str, Any]:
+    """A view as plain JSON, whole (what a reader compares; the cache holds the snapshots instead)."""
     def counted(items: dict[str, Counted]) -> list[list[Any]]:
         return [[c.id, c.author, c.oid, c.body] for c in items.values()]
 
@@ -163,17 +212,16 @@ def view_to_json(view: TeamView) -> dict[str, Any]:
             "ignored_refs": view.ignored_refs, "per_author": view.per_author}
 
 
-def view_from_json(data: Any) -> TeamView | None:
-    """A view as `view_to_json` wrote it (its team keys carry names only: nothing is verified from
-    a cached view); None when it is not that shape."""
+def view_from_json(data: Any, prefix: str = AUTHORS) -> TeamView | None:
+    """A view from its cache (`TeamView.sealed`: the team keys' names, the ignored refs and each
+    author ref's snapshot, counted again as a build counts them); its team keys carry names only,
+    so nothing is verified from a cached view. None when it is not that shape."""
     try:
         keys = TeamKeys({fp: TeamKey(fp, None, str(name)) for fp, name in data["keys"].items()},
                         [str(p) for p in data["problems"]])
-        view = TeamView(keys, ignored_refs=[str(r) for r in data["ignored_refs"]],
-                        per_author={str(a): int(n) for a, n in data["per_author"].items()})
-        view.reviews = {c[0]: Counted(*c) for c in data["reviews"]}
-        view.runs = {c[3]["run"]: Counted(*c) for c in data["runs"]}
-        view.rejected = [Rejected(*r) for r in data["rejected"]]
+        view = TeamView(keys, ignored_refs=[str(r) for r in data["ignored_refs"]])
+        for author, snap in data["snapshots"]:
+            _apply_snapshot(view, str(author), snap, prefix)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         return None
     return view
@@ -237,8 +285,9 @@ def _verify(keys: TeamKeys, cache: dict[str, list[Any]], blobs: dict[str, bytes]
         if verdict is None:
             data = blobs.get(oid)
             name = tree_path.replace("/", "")[-64:]
-            named = data is None or hashlib.sha256(data).hexdigest() == name
-            verdict = _check_blob(keys, data, cache, oid, author if name in vouched else None) if named else MISNAMED
+            sha = hashlib.sha256(data).hexdigest() if data is not None else None
+            named = data is None or sha == name
+            verdict = _check_blob(keys, data, cache, oid, author if name in vouched else None, sha) if named else MISNAMED
         reason = verdict if isinstance(verdict, str) else _placement(keys, verdict, author, tree_path)
         if reason or not isinstance(verdict, list):
             rejected.append([tree_path, oid, reason or "unreadable"])
@@ -248,28 +297,42 @@ def _verify(keys: TeamKeys, cache: dict[str, list[Any]], blobs: dict[str, bytes]
 
 
 def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], oid: str,
-                vouched_by: str | None = None) -> list[Any] | str:
+                vouched_by: str | None = None, sha: str | None = None) -> list[Any] | str:
     """Verify one blob's shape and signature; cache the verdict when it does not depend on trust.
     `vouched_by`: a valid manifest of that author lists these exact bytes, which stands in for the
-    record's own signature only when the record names the same author."""
+    record's own signature only when the record names the same author. `sha`: the blob's sha256, if known."""
     if data is None:
         return "object missing from the repository"
     try:
-        envelope, body = parse_blob(data)
+        author, kind, version, sig, body_bytes, summary = _shape_of(data)
     except RecordError as error:
         return f"malformed: {error}"
-    if envelope.author not in keys.keys:
-        return f"unknown key {envelope.author} (not in {TEAM_KEYS_FILE} at HEAD)"
-    body_bytes = cut_body(envelope, data)  # the canonical body, without serialising it again
-    if vouched_by != envelope.author and not keys.verify(envelope.author, signed_bytes_of(envelope, body_bytes),
-                                                         envelope.sig):
-        return f"bad signature: edited after signing, or not signed by {envelope.author}"
-    summary = ({"run": body.run, "through_seq": body.through_seq, "lines": bool(body.lines), "paths": _paths(body)}
-               if envelope.kind == "run" else envelope.body)
-    verdict = [hashlib.sha256(data).hexdigest(), envelope.author, envelope.kind, body_id_of(envelope.kind, body_bytes),
-               summary]
+    if author not in keys.keys:
+        return f"unknown key {author} (not in {TEAM_KEYS_FILE} at HEAD)"
+    if vouched_by != author and not keys.verify(author, signed_bytes_cut(author, kind, version, body_bytes), sig):
+        return f"bad signature: edited after signing, or not signed by {author}"
+    verdict = [sha or hashlib.sha256(data).hexdigest(), author, kind, body_id_of(kind, body_bytes), summary]
     cache[oid] = verdict
     return verdict
+
+
+def _shape_of(data: bytes) -> tuple[str, str, int, str, bytes, Any]:
+    """A blob `parse_blob` accepts, as the verdict needs it: author, kind, format, signature, the
+    body's canonical bytes and what the view keeps of the body; the quick reader's answer when it
+    has one (the same, by its contract: vacant/share/quickread.py), else `parse_blob`'s."""
+    quick = quick_read(data)
+    if quick is not None:
+        if quick.kind == "run":
+            values = quick.values
+            summary = {"run": values["run"], "through_seq": values["through_seq"], "lines": quick.text("lines") not in (b"", b"[]"),
+                       "paths": _capped(run_paths(quick))}
+        else:
+            summary = quick.raw()
+        return quick.author, quick.kind, quick.v, quick.sig, quick.body, summary
+    envelope, body = parse_blob(data)
+    summary = ({"run": body.run, "through_seq": body.through_seq, "lines": bool(body.lines), "paths": _paths(body)}
+               if envelope.kind == "run" else envelope.body)
+    return envelope.author, envelope.kind, envelope.v, envelope.sig, cut_body(envelope, data), summary
 
 
 def _placement(keys: TeamKeys, verdict: list[Any], author: str, tree_path: str) -> str | None:
@@ -312,7 +375,10 @@ MAX_INDEXED_PATHS = 2000  # a run that changed more is not indexed (read whateve
 
 def _paths(body: RunRecord) -> list[str] | None:
     """The path index of a run record: every path it says it changed (steps and line data)."""
-    found = {path for step in body.steps for path in step.changed} | {item.path for item in body.lines or ()}
+    return _capped({path for step in body.steps for path in step.changed} | {item.path for item in body.lines or ()})
+
+
+def _capped(found: set[str]) -> list[str] | None:
     return sorted(found) if len(found) <= MAX_INDEXED_PATHS else None
 
 

@@ -18,7 +18,7 @@ from vacant.share.gitstore import AUTHORS, GitStore
 
 TEAM_KEYS_FILE = ".vacant-team-keys"  # a directory of `<name>.pub` files (one per person), or the older single file
 TEAM_KEY_SUFFIX = ".pub"
-VIEW_FORMAT = 1  # part of every key: a change of what a cached view holds rebuilds every cache
+VIEW_FORMAT = 2  # part of every key: a change of what a cached view holds rebuilds every cache (2: snapshots)
 
 
 def repository_root(start: Path) -> Path:
