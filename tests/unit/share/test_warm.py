@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_teamcache import PEOPLE, STRANGER, forged_commit, make_repo, publish, review, write_keys
+# `isolated` (autouse): each test its own HOME, XDG_CONFIG_HOME (the person's key) and data directory. Without it
+# these tests read, and the `other key` case replaced, the key of the user running the suite, and a test on
+# the other xdist worker saw its warm text sealed under a key that had just been replaced
+from test_teamcache import PEOPLE, STRANGER, forged_commit, isolated, make_repo, publish, review, write_keys  # noqa: F401
 from teamkit import git
 
 from vacant.commands import reputation as command
@@ -26,6 +29,13 @@ from vacant.share import warm
 from vacant.store import reputation
 
 LATER_NS = 10 * 10**9  # tests that are not about the racy rule look from 10 s on
+
+
+@pytest.fixture(autouse=True)
+def key_made_long_ago(isolated):
+    """The person's key as `vacant init` left it, an hour ago (not an input changed just now)."""
+    an_hour_ago = time.time_ns() - 3600 * 10**9
+    os.utime(keys.key_path(), ns=(an_hour_ago, an_hour_ago))
 
 
 @pytest.fixture
@@ -180,6 +190,7 @@ def test_a_damaged_or_foreign_warm_file_is_not_answered_from(tmp_path, monkeypat
     store = make_repo(tmp_path, PEOPLE[:1])
     publish(store, PEOPLE[0], [("review", review(1))])
     monkeypatch.chdir(store.root)
+    printed("json")  # the first reading creates the local table: what it sealed is stale at once
     text = printed("json")
     path = Path(warm.warm_path("json"))
     assert warm_answer("json") == text
@@ -217,8 +228,9 @@ def test_a_linked_worktree_is_never_answered_warm(tmp_path, monkeypatch, settled
 def test_the_command_answers_warm_with_the_same_bytes_and_imports_almost_nothing(tmp_path) -> None:
     store = make_repo(tmp_path, PEOPLE[:1])
     publish(store, PEOPLE[0], [("review", review(n, n % 3, float(n % 2))) for n in range(5)])
-    time.sleep(warm.RACY_NS / 1e9 + 0.05)
     vacant = [str(Path(sys.executable).parent / "vacant"), "reputation", "--json"]
+    subprocess.run(vacant, cwd=store.root, capture_output=True, timeout=120, check=True)  # creates the local table
+    time.sleep(warm.RACY_NS / 1e9 + 0.05)
     first = subprocess.run(vacant, cwd=store.root, capture_output=True, text=True, timeout=120)
     probe = ("import runpy, sys; sys.argv = ['vacant', 'reputation', '--json']\n"
              "try:\n    runpy.run_module('vacant', run_name='__main__')\nexcept SystemExit:\n    pass\n"
