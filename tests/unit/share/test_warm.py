@@ -32,7 +32,7 @@ LATER_NS = 10 * 10**9  # tests that are not about the racy rule look from 10 s o
 
 
 @pytest.fixture(autouse=True)
-def key_made_long_ago(isolated):
+def key_made_long_ago(isolated: None) -> None:  # noqa: F811 - after the imported `isolated`
     """The person's key as `vacant init` left it, an hour ago (not an input changed just now)."""
     an_hour_ago = time.time_ns() - 3600 * 10**9
     os.utime(keys.key_path(), ns=(an_hour_ago, an_hour_ago))
