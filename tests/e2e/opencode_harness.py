@@ -4,17 +4,23 @@ endpoint (``fixtures/upstreams/fake_responses.py``, the same server Codex uses f
 
 OpenCode reads its provider from ``$HOME/.config/opencode/opencode.json`` (written here with the
 fake's URL: ``@ai-sdk/openai-compatible`` is bundled in the binary) and its project directory from
-``$PWD``. This module holds no tests."""
+``$PWD``. Before loading a config directory's plugins, OpenCode installs its plugin SDK there with
+npm (about 30 s from the registry) unless the directory already holds it. A person's own
+``~/.config/opencode`` holds it after their first run; a test's fresh home gets the same files
+(``seed_plugin_sdk``, from ``fixtures/agents/opencode-sdk``, installed by the README's test command)
+so no test waits for that install. This module holds no tests."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
-from harness import AGENTS_BIN, BIN, agent_binary
+from harness import AGENTS_BIN, AGENTS_DIR, BIN, agent_binary
 
 MODEL = "fake/fake-model"
+PLUGIN_SDK = AGENTS_DIR / "opencode-sdk"
 
 
 def opencode_binary() -> Path:
@@ -26,10 +32,35 @@ def config_path(home: Path) -> Path:
     return Path(home) / ".config" / "opencode" / "opencode.json"
 
 
+def seed_plugin_sdk(directory: Path) -> None:
+    """Put into ``directory`` what OpenCode's own npm install of its plugin SDK leaves there (its
+    package.json, lock and node_modules, hard-linked from the pinned install), so OpenCode finds
+    the SDK installed and starts without installing it. Raises (never skips) when it is missing."""
+    modules = PLUGIN_SDK / "node_modules"
+    if not (modules / "@opencode-ai" / "plugin").is_dir():
+        raise RuntimeError(f"OpenCode's plugin SDK not found at {modules}. "
+                           "Run the README test command: it runs npm ci in fixtures/agents/opencode-sdk.")
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(PLUGIN_SDK / name, directory / name)
+    shutil.copytree(modules, directory / "node_modules", symlinks=True, copy_function=_link_or_copy)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():  # what OpenCode writes beside its install
+        ignore.write_text("node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore")
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system
+        shutil.copy2(source, target)
+
+
 def write_opencode_config(home: Path, base_url: str) -> Path:
-    """The person's own OpenCode config: the fake provider, no autoupdate, no sharing."""
+    """The person's own OpenCode config, as after their first run (the plugin SDK installed): the
+    fake provider, no autoupdate, no sharing."""
     path = config_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    seed_plugin_sdk(path.parent)
     path.write_text(json.dumps({
         "$schema": "https://opencode.ai/config.json",
         "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",

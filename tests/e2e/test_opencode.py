@@ -16,6 +16,7 @@ from opencode_harness import (
     chat_request_text,
     opencode_binary,
     opencode_env,
+    seed_plugin_sdk,
     write_opencode_config,
 )
 from test_do import FEEDBACK, FILES, log_of, person_files, report, rounds, vacant_do
@@ -103,6 +104,7 @@ def test_installed_plugin_records_and_reports_at_idle(plain_scratch):
     pipeline reports at `session.idle`, claiming no feedback round (nothing could carry it)."""
     scratch = plain_scratch
     workspace = git_workspace(scratch.path / "ws", FILES).resolve()
+    seed_plugin_sdk(workspace / ".opencode")  # a project OpenCode has run in before: no SDK install to wait for
     turns = [tool("write", filePath=str(workspace / "config.py"), content="RATE = 0.09\n"), text("Done.")]
     with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
         write_opencode_config(scratch.home, upstream.base_url)
