@@ -271,6 +271,13 @@ def pytest_sessionfinish(session):
 TRUST_TALLY: dict[str, dict[str, int]] = {}
 
 
+@pytest.fixture(scope="session")
+def trust_tally_rows() -> dict[str, dict[str, int]]:
+    """This process's rows of the summary (class -> cases, held, limit), for a module that counts
+    its cases itself; the controller sums every worker's rows."""
+    return TRUST_TALLY
+
+
 @pytest.fixture
 def trust_tally():
     """Count a hostile case: tally(cls, held=True|False|None) (None: a documented limit)."""
