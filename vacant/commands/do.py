@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="At the end, print the last Stop's report as JSON on "
                                                            "stdout (the agent's own output is left as it is)."),
         feedback_text: Optional[str] = typer.Option(
-            None, "--feedback-text",
+            None, "--feedback-text", metavar="FEEDBACK",
             help="Continue the session with this fixed text instead of vacant's located feedback "
                  "(the same checks decide; `vacant experiment`'s generic-feedback arm).",
         ),

@@ -41,10 +41,10 @@ def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_command(
         run: Optional[str] = typer.Argument(None, help="Run id or prefix (default: the latest)."),
-        otlp_url: Optional[str] = typer.Option(None, "--otlp", help="OTLP/HTTP collector URL (…/v1/traces added)."),
-        header: list[str] = typer.Option([], "--header", help="NAME=VALUE sent with the OTLP request (repeatable)."),
-        timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the collector."),
-        trace_file: Optional[str] = typer.Option(None, "--agent-trace",
+        otlp_url: Optional[str] = typer.Option(None, "--otlp", metavar="URL", help="OTLP/HTTP collector URL (…/v1/traces added)."),
+        header: list[str] = typer.Option([], "--header", metavar="NAME=VALUE", help="NAME=VALUE sent with the OTLP request (repeatable)."),
+        timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", help="Seconds to wait for the collector."),
+        trace_file: Optional[str] = typer.Option(None, "--agent-trace", metavar="FILE",
                                                  help="Write an Agent Trace record to a new FILE (- for stdout)."),
         as_json: bool = typer.Option(False, "--json", help="Print what was exported as JSON."),
     ) -> None:

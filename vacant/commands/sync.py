@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         remote: str = typer.Argument("origin", help="The git remote (name or URL) to share through."),
         show_status: bool = typer.Option(False, "--status", help="Ahead/behind, last sync, rejected records; no network."),
         key: bool = typer.Option(False, "--key", help="Print the line that makes your key trusted: commit it as .vacant-team-keys/NAME.pub."),
-        name: str = typer.Option("", "--name", help="With --key: the name on that line (default: your login)."),
+        name: str = typer.Option("", "--name", metavar="NAME", help="With --key: the name on that line (default: your login)."),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Fetch the team's run records and reviews, merge them with yours by union, push; never force."""
