@@ -21,22 +21,21 @@ typer.core.TyperArgument.display_type_rich = lambda self, ctx: None
 typer.core.TyperOption.display_type_rich = lambda self, ctx: None if self.is_flag else (self.metavar or self.name.upper())
 
 
-def user_errors() -> tuple[type[BaseException], ...]:
-    """Errors a user can fix: one sentence, exit 3, no traceback. Imported when one is raised, not
-    before: their modules are most of the command line's start-up."""
-    from vacant.core.filelock import LockTimeout
-    from vacant.core.keys import KeyFileError
-    from vacant.core.locations import WorkspaceError
-    from vacant.export.model import ExportError
-    from vacant.platforms.all_platforms import UnknownPlatform
-    from vacant.platforms.settings_file import InstallError
-    from vacant.policy.contract.contract import ContractError
-    from vacant.policy.contract.flags import FlagError
-    from vacant.share.gitstore import GitError
-    from vacant.store.states import ReconstructionError
+USER_ERRORS = (  # (module, class): errors a user can fix
+    ("vacant.core.filelock", "LockTimeout"), ("vacant.core.keys", "KeyFileError"),
+    ("vacant.core.locations", "WorkspaceError"), ("vacant.export.model", "ExportError"),
+    ("vacant.platforms.all_platforms", "UnknownPlatform"), ("vacant.platforms.settings_file", "InstallError"),
+    ("vacant.policy.contract.contract", "ContractError"), ("vacant.policy.contract.flags", "FlagError"),
+    ("vacant.share.gitstore", "GitError"), ("vacant.store.states", "ReconstructionError"),
+)
 
-    return (WorkspaceError, InstallError, UnknownPlatform, ReconstructionError, LockTimeout,
-            ContractError, FlagError, KeyFileError, ExportError, GitError)
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Errors a user can fix: one sentence, exit 3, no traceback. Only the classes of modules already
+    imported: an error whose module never loaded cannot have been raised, and importing them all
+    (the contract's pulls in pydantic) would cost more than the command that failed."""
+    loaded = (getattr(sys.modules[module], name, None) for module, name in USER_ERRORS if module in sys.modules)
+    return tuple(error for error in loaded if isinstance(error, type))
 
 
 def _version(value: bool) -> None:

@@ -13,8 +13,6 @@ from vacant.attribute import recordaudit
 from vacant.commands.common import print_json, workspace
 from vacant.core.cells import shown
 from vacant.core.locations import WorkspaceError, resolve_run
-from vacant.policy.contract.contract import ContractError, load_contract
-from vacant.show import html as show_html
 from vacant.show import markdown as show_markdown
 
 
@@ -69,6 +67,8 @@ def _with_current_record_problems(root, run_dir, report: dict[str, Any]) -> dict
 
 def _why_none(root, run_dir) -> str:
     """What to do about a missing report; a contract that does not read is said first."""
+    from vacant.policy.contract.contract import ContractError, load_contract  # its models load pydantic
+
     try:
         load_contract(root)
     except ContractError as error:
@@ -91,6 +91,8 @@ def register(app: typer.Typer) -> None:
         if form not in ("text", "json", "md"):
             raise typer.BadParameter(f"--format {form!r}: use text, json or md")
         if html_file is not None:  # the view shows the steps even before any Stop
+            from vacant.show import html as show_html  # the run view's model loads the Stop pipeline
+
             written = show_html.write_view(root, run_dir, html_file, stop_number)
             typer.echo(f"run view written to {written}", err=True)
         path = run_dir / "report.json" if stop_number is None else run_dir / "reports" / f"{stop_number:04d}.json"
