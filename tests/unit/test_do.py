@@ -198,6 +198,7 @@ def wait_for(predicate, timeout=5.0):
     return False
 
 
+@pytest.mark.slow
 def test_watcher_groups_a_burst_and_ignores_reads_and_state_dirs(tmp_path):
     (tmp_path / ".vacant").mkdir()
     (tmp_path / ".git").mkdir()

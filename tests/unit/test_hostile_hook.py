@@ -144,6 +144,7 @@ def _stop_payload(root: Path) -> bytes:
                        "transcript_path": str(root / "none.jsonl"), "stop_hook_active": False}).encode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["1", "parent", "self"])
 def test_vacant_do_in_the_environment_does_not_turn_stop_off(gws, value):
     pid = {"1": "1", "parent": str(os.getpid()), "self": str(os.getpid())}[value]

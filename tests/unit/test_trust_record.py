@@ -212,6 +212,7 @@ def everyday(draw) -> str:
     ]))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(command=destructive())
 def test_commands_that_would_delete_the_record_or_hooks_are_held(guarded_ws, trust_tally, command):

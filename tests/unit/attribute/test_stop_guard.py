@@ -99,6 +99,7 @@ def test_a_guard_broken_by_a_step_blocks_the_stop_with_that_step(project):
     assert not [r for r in run.events("review") if r["score"] == 1]  # no green review for a broken guard
 
 
+@pytest.mark.slow
 def test_a_guard_already_failing_at_the_baseline_blocks_and_blames_nobody(project):
     (project / "calc.py").write_text(CALC.replace("a + b", "a * b"))
     run = start(project, GUARD + NOTES)
@@ -109,6 +110,7 @@ def test_a_guard_already_failing_at_the_baseline_blocks_and_blames_nobody(projec
     assert "already failing when the work began" in answer["reason"]
 
 
+@pytest.mark.slow
 def test_guards_that_hold_verify_nothing_alone(project):
     run = start(project, GUARD)
     run.write("NOTES.md", "notes\n")

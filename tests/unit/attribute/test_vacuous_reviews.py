@@ -45,6 +45,7 @@ def run_with_checks(ws: Path, session: str, checks: list[str], probe_first: bool
     return json.loads((recording.run_dir / "report.json").read_text())
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(checks=st.lists(st.sampled_from([BASELINE_FILE, WRITTEN_FILE]), min_size=1, max_size=3),
        probe_first=st.booleans())

@@ -73,6 +73,7 @@ def loaded(command: str, owner: str) -> list[str]:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command,owner", [("flags", "flag"), ("runs", "runs"), ("route", "reputation"),
                                            ("blame", "blame")])
 def test_a_command_imports_its_own_module_only(command: str, owner: str) -> None:

@@ -21,6 +21,7 @@ from recording import Recording, cli  # noqa: E402
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
+@pytest.mark.slow
 def test_view_help_names_the_state_directory_inside_git(ws):
     shown = cli(["view", "--help"], ws).stdout
     assert ".git/vacant/runs/RUN/" in " ".join(shown.split()) and ".vacant/runs" not in shown

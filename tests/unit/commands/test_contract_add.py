@@ -68,6 +68,7 @@ def test_the_refusal_of_a_passing_check_names_the_guard_in_one_sentence(ws):
     assert "`vacant contract add ok --keep -- 'echo all good'`" in first and "  | all good" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupt_kills_the_probe_group_and_exits_130(ws, sig):
     """As a terminal sends it: to vacant's process group (the probe runs in a group of its own)."""

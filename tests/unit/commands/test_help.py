@@ -53,6 +53,7 @@ def _help(command: str) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_the_console_script_prints_help():
     proc = subprocess.run([str(Path(sys.executable).parent / "vacant"), "--help"], capture_output=True, text=True,
                           timeout=120)
@@ -73,6 +74,7 @@ def test_help_has_no_type_tags(command):
     assert TYPE_TAGS.findall(_help(command)) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", RESULT_COMMANDS)
 def test_result_commands_offer_json(command):
     assert "--json" in _help(command)

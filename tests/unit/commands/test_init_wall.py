@@ -86,6 +86,7 @@ def test_the_wall_merges_into_any_settings_and_uninstall_restores_their_bytes(ws
     assert path.read_bytes() == raw
 
 
+@pytest.mark.slow
 def test_no_wall_takes_the_wall_down_and_says_the_record_is_unwalled(ws, capsys, monkeypatch):
     vacant(capsys, monkeypatch, "init", "--platform", "claude")
     code, out, _ = vacant(capsys, monkeypatch, "init", "--platform", "claude", "--no-wall")

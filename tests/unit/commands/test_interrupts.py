@@ -98,6 +98,7 @@ def slow_contract(root: Path, child: str) -> None:
     (root / "vacant.toml").write_text(f'[[check]]\nname = "slow"\ncommand = "{child}"\ntimeout = 60\n')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_check_stops_and_kills_its_check(repo, sig):
     child = marker()
@@ -108,6 +109,7 @@ def test_check_stops_and_kills_its_check(repo, sig):
     assert "process group" in err  # it says the check went with it
 
 
+@pytest.mark.slow
 def test_contract_add_stops_its_probe_and_writes_no_contract(repo):
     child = marker()
     before = b'# the team\'s checks\n[[check]]\nname = "ok"\ncommand = "false"\n'
@@ -133,6 +135,7 @@ def snapshot(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_replay_stops_and_leaves_the_run_as_it_was(repo):
     run = recorded_run(repo)
     before = snapshot(run)
@@ -144,6 +147,7 @@ def test_replay_stops_and_leaves_the_run_as_it_was(repo):
     assert snapshot(run) == before
 
 
+@pytest.mark.slow
 @pytest.mark.disk_tmp  # `vacant do` walls its command: nothing on tmpfs is visible behind the wall
 def test_do_stops_in_its_stop_pipeline(repo):
     child = marker()
@@ -155,6 +159,7 @@ def test_do_stops_in_its_stop_pipeline(repo):
     assert runs and not any((run / "report.json").exists() for run in runs)  # no Stop report half-made
 
 
+@pytest.mark.slow
 @pytest.mark.disk_tmp  # `vacant do` walls its command: nothing on tmpfs is visible behind the wall
 def test_do_stops_while_the_agent_runs(repo):
     child = marker()
@@ -163,6 +168,7 @@ def test_do_stops_while_the_agent_runs(repo):
     assert_stopped(proc, err, took)
 
 
+@pytest.mark.slow
 def test_sync_stops_a_hanging_fetch(repo, tmp_path):
     child = marker()
     subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "ssh://nowhere.invalid/x.git"], check=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def test_the_secret_name_prefilter_never_says_no_where_the_pattern_says_yes(key)
     assert redact._secret_name(key) == bool(oracle.match(key)), key
 
 
+@pytest.mark.slow
 @given(st.text(alphabet=TOKEN_CHARS + "cdefghXYZ1234", min_size=30, max_size=120))
 @settings(max_examples=400)
 def test_the_bare_token_prefilter_holds_for_every_text_the_pattern_matches(text):
@@ -86,6 +88,7 @@ def test_no_memoised_plain_name_is_a_secret_name():
 NEEDS_TEXT = st.text(alphabet="0123456789abcdefABCDEFxyzXYZ_-.:/ \u0663\u0b6au", max_size=120)
 
 
+@pytest.mark.slow
 @given(st.one_of(NEEDS_TEXT, st.builds(lambda a, b, c: a + b + c, NEEDS_TEXT, st.sampled_from(
     ["a" * 44, "f" * 48, "0" * 64, "Q" * 24, "x" * 64, "b" * 23 + ".", "\u0663" * 8 + ":", "AB" + "c" * 32,
      "1" * 32 + "-us", "_" * 23 + "."]), NEEDS_TEXT)))

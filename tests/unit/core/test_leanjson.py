@@ -64,6 +64,7 @@ def outcome(call, *args, **kwargs) -> tuple[str, object]:
         return type(error).__name__, str(error)
 
 
+@pytest.mark.slow
 @given(values)
 @settings(max_examples=120)
 def test_loads_reads_what_json_reads(value):
@@ -73,6 +74,7 @@ def test_loads_reads_what_json_reads(value):
     assert same(leanjson.loads(as_bytes), json.loads(as_bytes))
 
 
+@pytest.mark.slow
 @given(values, st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32",
                                 "utf-32-le", "utf-32-be"]))
 @settings(max_examples=100)
@@ -82,12 +84,14 @@ def test_loads_reads_bytes_in_every_encoding_json_detects(value, encoding):
     assert same(leanjson.loads(bytearray(data)), json.loads(bytearray(data)))
 
 
+@pytest.mark.slow
 @given(values, st.sampled_from(VACANT_OPTIONS))
 @settings(max_examples=200)
 def test_dumps_writes_what_json_writes(value, options):
     assert leanjson.dumps(value, **options) == json.dumps(value, **options)
 
 
+@pytest.mark.slow
 @given(st.dictionaries(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3)),
                        st.integers(), max_size=6),
        st.sampled_from(VACANT_OPTIONS + [{"skipkeys": True}, {"allow_nan": False}]))
@@ -127,6 +131,7 @@ def test_text_that_is_not_json_gets_jsons_error(bad):
         leanjson.loads(bad)
 
 
+@pytest.mark.slow
 @given(values, st.integers(min_value=0), st.sampled_from(["", "x", ",", "]", "}", '"', "\\", ":", " 1", "\x00"]))
 @settings(max_examples=150)
 def test_mangled_json_reads_alike_or_fails_alike(value, at, insert):

@@ -86,6 +86,7 @@ def test_one_instance_and_private_files(daemon):
     assert lifecycle.running(root)
 
 
+@pytest.mark.slow
 def test_a_stale_pid_and_socket_from_a_killed_daemon_are_replaced(daemon):
     root, proc = daemon
     proc.send_signal(signal.SIGKILL)
@@ -312,6 +313,7 @@ def test_a_hook_run_in_a_nested_workspace_is_not_answered_by_the_outer_daemon(da
     assert not (root / ".vacant" / "runs" / "c1").exists()
 
 
+@pytest.mark.slow
 def test_concurrent_calls_get_distinct_steps_and_a_whole_record(daemon):
     """Claude fires the Pre hooks of parallel tool calls at once; the daemon answers each before
     saving the run state (Recorder.begin), so the next call must still see every step."""

@@ -93,6 +93,7 @@ def run_fallback(root: Path, call: dict, n: int) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+@pytest.mark.slow
 def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspace):
     bare = imported(subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", "pass"],
                                    capture_output=True, check=True).stderr)

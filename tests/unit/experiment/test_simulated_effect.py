@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from vacant.attribute.stop import feedback_text
 from vacant.experiment.analysis import analyse
 from vacant.experiment.arms import GENERIC_FEEDBACK
@@ -60,6 +62,7 @@ def test_the_built_in_effect_is_found():
         assert interval(summary, "rl", "rf")[0] > 0 and interval(summary, "rl", "rs")[0] > 0, seed
 
 
+@pytest.mark.slow
 def test_no_effect_is_found_about_95_percent_of_the_time_when_feedback_is_ignored():
     runs = 200
     false_alarms = 0

@@ -88,6 +88,7 @@ json_values = st.recursive(st.none() | st.integers() | st.text(max_size=8),
                                                                                        max_size=3), max_leaves=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(tool=st.sampled_from(["run_shell_command", "write_file", "replace", "read_file", "mcp_x"]),
        first=st.dictionaries(st.text(max_size=6), json_values, max_size=4),

@@ -129,6 +129,7 @@ def misspell(name: str, how: int) -> str:
     return name[:-1] if how == 0 else name + "x" if how == 1 else name[0] + name
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(module=IDENT, cls=IDENT, method=IDENT, part=st.sampled_from([None, "module", "class", "method"]),
        how=st.integers(0, 2))

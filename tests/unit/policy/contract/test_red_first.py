@@ -100,6 +100,7 @@ def test_the_probe_cap_fits_the_kind():
     assert probe_cap_for(Check(name="q", command="x", timeout=5), guard=True, probe_cap=120) == 5
 
 
+@pytest.mark.slow
 def test_a_guard_probe_runs_past_the_acceptance_cap(ws, monkeypatch):
     import vacant.policy.contract.red_first as red_first
 

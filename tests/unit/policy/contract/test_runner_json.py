@@ -191,6 +191,7 @@ def expected_jest(files) -> list:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(files=jest_files())
 def test_jest_report_read_back_what_a_separate_writer_wrote(files, tmp_path_factory):

@@ -459,6 +459,7 @@ def test_when_the_recorder_fails_an_act_action_is_still_denied(ws, monkeypatch):
     assert "the call was denied" in (state_dir(ws) / "errors.log").read_text()
 
 
+@pytest.mark.slow
 def test_a_held_lock_denies_an_act_action_within_the_hook_budget(ws):
     """The workspace lock is held elsewhere: the hook gives up at its budget and denies ACT."""
     import fcntl
