@@ -7,7 +7,10 @@ its source; a test runs the same check for every entry.
 from __future__ import annotations
 
 import ast
+import inspect
+import io
 import sys
+import tokenize
 from pathlib import Path
 
 from vacant.attribute import report_shape
@@ -36,9 +39,33 @@ def layer_contract(pyproject: Path = PYPROJECT) -> list[str]:
     return list(next(c for c in contracts if c["type"] == "layers" and not c.get("containers"))["layers"])
 
 
+def module_docstring(source: str) -> str | None:
+    """A module's docstring (as `ast.get_docstring(..., clean=True)` reads it) from the module's first
+    tokens: about ten times cheaper than parsing the whole module. Whatever the tokens leave in doubt
+    (a docstring in parentheses, an f-string, text that does not tokenize) goes to `ast`."""
+    parts: list[str] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type in (tokenize.COMMENT, tokenize.NL) or (token.type == tokenize.NEWLINE and not parts):
+                continue
+            if token.type == tokenize.STRING:
+                parts.append(token.string)
+                continue
+            ends_statement = token.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or token.string == ";"
+            if parts and ends_statement:
+                value = ast.literal_eval(" ".join(parts))
+                return inspect.cleandoc(value) if isinstance(value, str) else None
+            if parts or token.string == "(":
+                break  # an expression that starts with a string, or one in parentheses
+            return None
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass
+    return ast.get_docstring(ast.parse(source), clean=True)
+
+
 def first_sentence(path: Path) -> str:
     """The first sentence of a module's docstring (read, never imported)."""
-    doc = ast.get_docstring(ast.parse(path.read_text()), clean=True) or ""
+    doc = module_docstring(path.read_text()) or ""
     paragraph = " ".join(doc.split("\n\n", 1)[0].split())
     head, dot, _ = paragraph.partition(". ")
     sentence = head + ("." if dot else "")
@@ -46,7 +73,7 @@ def first_sentence(path: Path) -> str:
 
 
 def _documented(path: Path) -> bool:
-    return ast.get_docstring(ast.parse(path.read_text())) is not None
+    return module_docstring(path.read_text()) is not None
 
 
 def _modules(dotted: str) -> list[tuple[str, Path]]:
