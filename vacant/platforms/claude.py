@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 
 from vacant.core.calls import BatchCall, HookCall, Read, Response
-from vacant.platforms import claude_transcript
 from vacant.platforms.base import (
     Diagnosis,
     PlatformBase,
@@ -24,6 +23,8 @@ from vacant.platforms.base import (
     edit_intent,
     render_hook_json,
 )
+from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
+from vacant.platforms.settings_file import hook_command
 
 # Tools that write nothing in the workspace (no scan around them).
 READ_ONLY_TOOLS = frozenset(
@@ -150,12 +151,6 @@ class Claude(PlatformBase):
     settings_in_home = (".claude/settings.json",)
     http_hooks = True  # see HTTP_EVENTS
 
-    @property
-    def driver(self) -> type:  # type: ignore[override]  # the class, loaded on first use (`vacant do`)
-        from vacant.platforms.claude_driver import ClaudeDriver
-
-        return ClaudeDriver
-
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
         return [binary, "-p", prompt, "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
                 "--output-format", "json", *(["--model", model] if model else []), *extra]
@@ -263,6 +258,8 @@ class Claude(PlatformBase):
 
     def unhooked(self, call: HookCall, known: set[str]) -> list[tuple[BatchCall, str]]:
         """Tool calls of this agent that reached no hook (see claude_transcript)."""
+        from vacant.platforms import claude_transcript  # read back at Stop only
+
         path = subagent_transcript(call.transcript_path, call.agent_id) if call.agent_id else call.transcript_path
         return claude_transcript.unhooked(path, known)
 
@@ -271,6 +268,8 @@ class Claude(PlatformBase):
         agent's is the session's, a sub-agent's its own file beside it (`subagents/agent-<id>.jsonl`).
         A sub-agent the session never spawned has no file: every call recorded for it is unheard,
         once the session's own transcript can judge at all."""
+        from vacant.platforms import claude_transcript  # read back at Stop only
+
         if agent_id is None:
             return claude_transcript.unheard(call.transcript_path, recorded)
         path = subagent_transcript(call.transcript_path, agent_id)
@@ -485,13 +484,74 @@ def settings_doctor(platform: Claude, root: Path, hook_command: str) -> list[Dia
     return report
 
 
-def __getattr__(name: str) -> object:
-    """`ClaudeDriver`, from its own module: `vacant do` only, never loaded on a hook call."""
-    if name == "ClaudeDriver":
-        from vacant.platforms.claude_driver import ClaudeDriver
 
-        return ClaudeDriver
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# -- `vacant do` ----------------------------------------------------------------------------------
 
 
+class ClaudeDriver(Driver):
+    platform = "claude"
+    can_continue = True
+    VALUE = {"--agent", "--agents", "--append-system-prompt", "--append-system-prompt-file", "--system-prompt",
+             "--system-prompt-file", "--debug-file", "--effort", "--fallback-model", "--input-format",
+             "--json-schema", "--max-budget-usd", "--max-turns", "--model", "-n", "--name", "--output-format",
+             "--permission-mode", "--permission-prompt-tool", "--plugin-dir", "--plugin-url",
+             "--remote-control-session-name-prefix", "--session-id", "--setting-sources", "--settings"}
+    VARIADIC = {"--add-dir", "--allowedTools", "--allowed-tools", "--betas", "--disallowedTools",
+                "--disallowed-tools", "--file", "--mcp-config", "--tools"}
+    OPTIONAL = {"-d", "--debug", "--from-pr", "--prompt-suggestions", "--remote-control", "-r", "--resume",
+                "-w", "--worktree"}
+    SESSION_OPTS = {"--session-id", "-r", "--resume", "-c", "--continue", "--fork-session"}
+
+    def parsed(self, argv: list[str]) -> Parsed:
+        return parse_args(argv[1:], self.VALUE, self.VARIADIC, self.OPTIONAL)
+
+    def prepare(self) -> None:
+        parsed = self.parsed(self.argv)
+        if parsed.has("--bare", "--safe-mode"):
+            raise DoError("claude --bare and --safe-mode skip every hook: vacant do cannot record that run")
+        settings: dict[str, object] = {}
+        given = parsed.value("--settings")
+        if given is not None:
+            try:
+                settings = json.loads(Path(given).read_text() if not given.lstrip().startswith("{") else given)
+            except (OSError, ValueError) as error:
+                raise DoError(f"cannot read the --settings you gave ({error})") from None
+        hooks = settings.setdefault("hooks", {})
+        for event, groups in PLATFORM.hooks_block(hook_command("claude")).items():
+            hooks[event] = list(hooks.get(event, [])) + groups
+        problems = validate_settings(settings)
+        if problems:
+            raise DoError("the merged --settings would break Claude's hook schema: " + "; ".join(problems))
+        if self.wall is not None:  # Claude's own sandbox, for this run's Bash commands
+            from vacant.platforms.settings_file import overlay_apply
+
+            try:
+                settings, _ = overlay_apply(settings, Claude.sandbox_settings(self.wall))
+            except ValueError as error:
+                raise DoError(f"cannot add the wall to the --settings you gave ({error})") from None
+            from vacant.core.wall import sandbox_tmpdir_too_long
+
+            if sandbox_tmpdir_too_long(self.env.get("TMPDIR")):
+                # its sandbox's sockets would not fit; /tmp's pointer directory is walled already
+                self.env["TMPDIR"] = "/tmp"
+        self.settings = json.dumps(settings, separators=(",", ":"))
+        self.session = parsed.value("--session-id") or parsed.value("-r", "--resume")
+        self.pin = self.session is None and not parsed.has("-c", "--continue")
+        if self.pin:
+            import uuid  # `vacant do` only: uuid is not worth its import on the hook's hot path
+
+            self.session = str(uuid.uuid4())
+
+    def first(self) -> list[str]:
+        rest = without(self.parsed(self.argv), {"--settings"})
+        prompt = self.parsed(self.argv).positionals
+        pin = ["--session-id", self.session] if self.pin else []
+        return [self.argv[0], *prompt, *rest, *pin, "--settings", self.settings]
+
+    def resume(self, session: str, feedback: str) -> list[str]:
+        rest = without(self.parsed(self.argv), {"--settings"} | self.SESSION_OPTS)
+        return [self.argv[0], feedback, *rest, "--resume", session, "--settings", self.settings]
+
+
+Claude.driver = ClaudeDriver
 PLATFORM = Claude()
