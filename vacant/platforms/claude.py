@@ -24,7 +24,6 @@ from vacant.platforms.base import (
     render_hook_json,
 )
 from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
-from vacant.platforms.settings_file import hook_command
 
 # Tools that write nothing in the workspace (no scan around them).
 READ_ONLY_TOOLS = frozenset(
@@ -516,6 +515,8 @@ class ClaudeDriver(Driver):
                 settings = json.loads(Path(given).read_text() if not given.lstrip().startswith("{") else given)
             except (OSError, ValueError) as error:
                 raise DoError(f"cannot read the --settings you gave ({error})") from None
+        from vacant.platforms.settings_file import hook_command  # `vacant do` and install only: not on a hook call
+
         hooks = settings.setdefault("hooks", {})
         for event, groups in PLATFORM.hooks_block(hook_command("claude")).items():
             hooks[event] = list(hooks.get(event, [])) + groups

@@ -49,10 +49,11 @@ VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vac
                 "vacant.platforms.command", "vacant.policy.gate.asks", "vacant.platforms.codex.doctor",
                 # the gate's shell reader (a shell command's only: a file tool's writes are checked
                 # with policy/gate/scope.py), the transcript (read at Stop), the generated docs'
-                # helper (githead, HEAD's commit, loads at a run's start: here the first call)
+                # helper, the settings files' writer (install and `vacant do` only; githead, HEAD's
+                # commit, loads at a run's start: here the first call)
                 "vacant.policy.gate.shellscan", "vacant.policy.gate.shellwords", "vacant.policy.gate.forms",
                 "vacant.policy.gate.argv", "vacant.policy.gate.keyrefs", "vacant.policy.gate.recordguard",
-                "vacant.platforms.claude_transcript", "vacant.core.docgen"}
+                "vacant.platforms.claude_transcript", "vacant.core.docgen", "vacant.platforms.settings_file"}
 # costly and never needed by a tool call: named so that a failure says which one came back
 NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "subprocess", "inspect", "ast",
          "traceback", "textwrap", "tomllib", "socket", "selectors", "tempfile", "logging", "datetime"}
