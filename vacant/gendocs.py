@@ -105,7 +105,7 @@ def render_layers() -> str:
 
 LAYERS_DOC = GeneratedDoc("ARCHITECTURE.md", render_layers, ("pyproject.toml", "each module's docstring"), region=True)
 
-ALL_DOCS: list[GeneratedDoc] = [events.DOC, exitcodes.DOC, levels.DOC, asks_doc.DOC, report_shape.DOC, contract.DOC, probe_reasons.DOC,
+ALL_DOCS: list[GeneratedDoc] = [events._doc(), exitcodes.DOC, levels.DOC, asks_doc.DOC, report_shape.DOC, contract.DOC, probe_reasons.DOC,
                                shapes.DOC, share_records.DOC, trustenv._doc(), LAYERS_DOC]
 # Generated code: a region of a module that may import nothing of vacant's (the lean client),
 # between a `# BEGIN generated …` line and `# END generated`.

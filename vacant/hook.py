@@ -16,13 +16,18 @@ The hot path: it imports the standard library and xxhash only (a test inspects s
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
 
 from vacant.core.errlog import log_error
 from vacant.core.trustenv import budget, scrub
 from vacant.hookcall import decided_read, fail_closed, run
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    import signal  # the stubs (the C module has none)
+else:
+    import _signal as signal  # signal.py adds an enum of the constants (and imports enum): not needed here
 
 DEFAULT_BUDGET_S = 40.0  # the whole call: below the 60 s every platform gives a tool hook (client.TOOL_CEILING_S)
 STOP_BUDGET_S = 570.0  # below the 600 s Stop timeout; the pipeline's own budget is lower still

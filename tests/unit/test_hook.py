@@ -77,7 +77,7 @@ print(stdlib_json.dumps({"compiled": compiled, "loaded": loaded, "gate": gate}))
 """
 
 
-@pytest.mark.parametrize("event", [
+FILE_CALLS = [
     {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "/srv/project/src/Module2/a.py"}},
     {"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": "x.txt"},
      "tool_response": {"type": "text", "file": {"filePath": "x.txt", "content": "x"}}},
@@ -85,7 +85,12 @@ print(stdlib_json.dumps({"compiled": compiled, "loaded": loaded, "gate": gate}))
     {"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": "x.txt", "content": "x"}},
     {"hook_event_name": "PreToolUse", "tool_name": "Edit",
      "tool_input": {"file_path": "x.txt", "old_string": "x", "new_string": "y"}},
-])
+    {"hook_event_name": "PostToolUse", "tool_name": "Edit",
+     "tool_input": {"file_path": "x.txt", "old_string": "x", "new_string": "y"}},
+]
+
+
+@pytest.mark.parametrize("event", FILE_CALLS)
 def test_a_file_tool_call_compiles_no_pattern_and_loads_no_json_module(tmp_path, event):
     """The fallback hook's work for a Read, Write or Edit in a started run: every pattern it could
     need (the redactor's, the gate's, the payload sniffers') is compiled on first use, and none is

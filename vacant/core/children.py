@@ -17,16 +17,18 @@ from __future__ import annotations
 import _thread
 import contextlib
 import os
-import signal
 import sys
 from collections.abc import Iterator
 
 TYPE_CHECKING = False  # not typing's: the hot path never imports typing (nor subprocess, until it spawns)
 if TYPE_CHECKING:
+    import signal as _signal  # the stubs (the C module has none)
     import subprocess
     from typing import Any
+else:
+    import _signal  # signal's C module: signal.py imports enum (the step log, on the hot path, imports this one)
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_SIGNALS = (_signal.SIGINT, _signal.SIGTERM)
 
 _lock = _thread.allocate_lock()  # threading.Lock, without importing threading (the hot path)
 _groups: dict[int, bool] = {}  # pid -> whether it leads its own group, for children not yet released
@@ -41,16 +43,22 @@ class Interrupted(BaseException):
     `except Exception` must never swallow it)."""
 
     def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
+        super().__init__(_signal_name(signum))
         self.signum = signum
         self.killed = _killed  # process groups this interrupt has killed so far
 
     @property
     def name(self) -> str:
-        return signal.Signals(self.signum).name
+        return _signal_name(self.signum)
 
 
-def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+def _signal_name(signum: int) -> str:
+    import signal  # its enum only when an interrupt is named
+
+    return signal.Signals(signum).name
+
+
+def kill_group(pgid: int, sig: int = _signal.SIGKILL) -> None:
     try:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
@@ -87,7 +95,7 @@ def _kill(pid: int, own_group: bool) -> None:
         kill_group(pid)
         return
     try:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, _signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -174,12 +182,12 @@ def interruptible() -> Iterator[None]:
     if not _in_main_thread():
         yield
         return
-    saved = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    saved = {sig: _signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
         for sig, handler in saved.items():
-            signal.signal(sig, handler)
+            _signal.signal(sig, handler)
         reset()
 
 
@@ -203,6 +211,6 @@ def exit_interrupted(stop: BaseException) -> None:
     from vacant.core.exitcodes import Exit
 
     if not isinstance(stop, Interrupted):
-        stop = Interrupted(signal.SIGINT)
+        stop = Interrupted(_signal.SIGINT)
     print(interrupted_sentence(stop), file=sys.stderr)
     sys.exit(int(Exit.INTERRUPTED))

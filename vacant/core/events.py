@@ -11,7 +11,9 @@ from collections import Counter, namedtuple
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from vacant.core.docgen import GeneratedDoc
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from vacant.core.docgen import GeneratedDoc
 
 # (required field names, one-line meaning); a namedtuple keeps `typing` off the hot path
 EventType = namedtuple("EventType", "required meaning")
@@ -185,7 +187,7 @@ def render_doc() -> str:
     lines = [
         "# Step-log events",
         "",
-        DOC.header(),
+        _doc().header(),
         "",
         "Every record carries the envelope: " + ", ".join(f"`{name}`" for name in ENVELOPE) + ".",
         "`prev` is the `hash` of the record before it (a hash chain); `vacant verify` checks it.",
@@ -199,4 +201,7 @@ def render_doc() -> str:
     return "\n".join(lines) + "\n"
 
 
-DOC = GeneratedDoc('EVENTS.md', render_doc, ("vacant/core/events.py",))
+def _doc() -> GeneratedDoc:
+    from vacant.core.docgen import GeneratedDoc  # docs only: never on the hook's path (it resolves the docs directory)
+
+    return GeneratedDoc('EVENTS.md', render_doc, ("vacant/core/events.py",))

@@ -18,7 +18,6 @@ test), so a 10 MB output costs one pass per anchored rule that can match.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections import namedtuple
 
@@ -196,6 +195,8 @@ def entropy(text: str) -> float:
     for char in text:
         counts[char] = counts.get(char, 0) + 1
     total = len(text)
+    import math  # an extension module (a shared library to load): only once a candidate secret is weighed
+
     return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 

@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 
 from vacant.core.calls import BatchCall, HookCall, Read, Response
-from vacant.platforms import claude_transcript
 from vacant.platforms.base import (
     Diagnosis,
     PlatformBase,
@@ -25,7 +24,6 @@ from vacant.platforms.base import (
     render_hook_json,
 )
 from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
-from vacant.platforms.settings_file import hook_command
 
 # Tools that write nothing in the workspace (no scan around them).
 READ_ONLY_TOOLS = frozenset(
@@ -259,6 +257,8 @@ class Claude(PlatformBase):
 
     def unhooked(self, call: HookCall, known: set[str]) -> list[tuple[BatchCall, str]]:
         """Tool calls of this agent that reached no hook (see claude_transcript)."""
+        from vacant.platforms import claude_transcript  # read back at Stop only
+
         path = subagent_transcript(call.transcript_path, call.agent_id) if call.agent_id else call.transcript_path
         return claude_transcript.unhooked(path, known)
 
@@ -267,6 +267,8 @@ class Claude(PlatformBase):
         agent's is the session's, a sub-agent's its own file beside it (`subagents/agent-<id>.jsonl`).
         A sub-agent the session never spawned has no file: every call recorded for it is unheard,
         once the session's own transcript can judge at all."""
+        from vacant.platforms import claude_transcript  # read back at Stop only
+
         if agent_id is None:
             return claude_transcript.unheard(call.transcript_path, recorded)
         path = subagent_transcript(call.transcript_path, agent_id)
@@ -513,6 +515,8 @@ class ClaudeDriver(Driver):
                 settings = json.loads(Path(given).read_text() if not given.lstrip().startswith("{") else given)
             except (OSError, ValueError) as error:
                 raise DoError(f"cannot read the --settings you gave ({error})") from None
+        from vacant.platforms.settings_file import hook_command  # `vacant do` and install only: not on a hook call
+
         hooks = settings.setdefault("hooks", {})
         for event, groups in PLATFORM.hooks_block(hook_command("claude")).items():
             hooks[event] = list(hooks.get(event, [])) + groups

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
-from vacant.core.githead import head_commit
 from vacant.core.locations import ensure_state_dir, read_install, run_dir
 from vacant.core.redact import redact_bytes
 from vacant.core.safeio import SMALL_CAP, read_capped
@@ -374,6 +373,8 @@ class Recorder:
             self._start_probe(self.root, self.log.run_dir)
 
     def _emit_run_start(self, call: HookCall, source: str) -> None:
+        from vacant.core.githead import head_commit  # once a run, at its start
+
         baseline = save_manifest(self.scanner.store, self.scanner.index.entries())
         self.log.emit("run_start", run=self.run_id, platform=self.platform.cell_platform, workspace=str(self.root),
                       source=source, baseline=baseline, session=call.session_id, commit=head_commit(self.root))

@@ -15,8 +15,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import xxhash
-
 from vacant.core.safeio import open_regular
 
 DEFAULT_SIZE_CAP = 16 * 1024 * 1024
@@ -37,6 +35,8 @@ def size_cap() -> int:
 
 
 def hash_bytes(data: bytes) -> str:
+    import xxhash  # on the first hash: a call that changed no file (a Read, any Pre) never loads it
+
     return xxhash.xxh3_128_hexdigest(data)
 
 
@@ -179,6 +179,8 @@ class ObjectStore:
 
 def hash_file(path: str | bytes | Path, size: int) -> tuple[str, bytes | None]:
     """Hash a regular file; also return its bytes when small enough to keep in memory."""
+    import xxhash  # see hash_bytes
+
     with os.fdopen(open_regular(path, follow=False), "rb") as handle:  # a FIFO swapped in: refused, not read
         if size <= 4 * CHUNK:
             data = handle.read(4 * CHUNK + 1)

@@ -9,7 +9,6 @@ cut off the end. Stdlib only (hot path).
 
 from __future__ import annotations
 
-import bisect
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import time
@@ -175,6 +174,8 @@ def _classify_break(seq: int, expected: int, seen: set[int], present: list[int])
     if seq in seen:
         return "inserted", f"seq {seq} appears a second time"
     if seq > expected:
+        import bisect  # a broken chain only (verify)
+
         if bisect.bisect_left(present, seq) - bisect.bisect_left(present, expected) < seq - expected:
             return "deleted", f"record(s) {expected}..{seq - 1} are missing before seq {seq}"
         return "reordered", f"seq {seq} appears before seq(s) {expected}..{seq - 1}"

@@ -25,16 +25,17 @@ from vacant.daemon.paths import daemon_dir
 LAUNCHER = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
 
 # what the fallback may load beyond the bare interpreter: json and pathlib with what they import,
-# signal (the deadline's alarm), fcntl and bisect (the step log), shlex (the gate's shell reader),
-# zlib (the daemon's socket path), math (the redactor's entropy), the builtin SHA-256; `nt`,
-# `_winapi` and `_sha2` are tried and missed on Linux (<= 3.11), and show as tried imports
+# fcntl (the step log's lock), zlib (the daemon's socket path), the builtin SHA-256; `nt`,
+# `_winapi` and `_sha2` are tried and missed on Linux (<= 3.11), and show as tried imports. Not
+# signal (the deadline's alarm uses _signal: signal.py adds an enum), shlex (the gate's shell
+# reader: a shell command's only), bisect (a broken chain only), math (a candidate secret only).
 STDLIB_ALLOWED = {
-    "__future__", "_bisect", "_collections", "_collections_abc", "_functools", "_json", "_operator",
-    "_sha2", "_sha256", "_socket", "_sre", "_stat", "_winapi", "bisect", "collections", "collections.abc",
+    "__future__", "_collections", "_collections_abc", "_functools", "_json", "_operator",
+    "_sha2", "_sha256", "_socket", "_sre", "_stat", "_winapi", "collections", "collections.abc",
     "contextlib", "copyreg", "enum", "errno", "fcntl", "fnmatch", "functools", "genericpath", "ipaddress",
-    "itertools", "json", "json.decoder", "json.encoder", "json.scanner", "keyword", "math", "nt", "ntpath",
+    "itertools", "json", "json.decoder", "json.encoder", "json.scanner", "keyword", "nt", "ntpath",
     "operator", "os", "pathlib", "posixpath", "re", "re._casefix", "re._compiler", "re._constants",
-    "re._parser", "reprlib", "shlex", "signal", "stat", "types", "urllib", "urllib.parse", "warnings", "zlib",
+    "re._parser", "reprlib", "stat", "types", "urllib", "urllib.parse", "warnings", "zlib",
 }
 # the packages a tool call's record and gate stand on (never the Stop pipeline and its contract, the CLI, sharing, ...)
 VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.gate.", "vacant.record.", "vacant.platforms.")
@@ -45,7 +46,14 @@ VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant
 # ACT calls only when one is held
 VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vacant.platforms.opencode",
                 "vacant.platforms.gemini", "vacant.platforms.qwen", "vacant.platforms.copilot",
-                "vacant.platforms.command", "vacant.policy.gate.asks", "vacant.platforms.codex.doctor"}
+                "vacant.platforms.command", "vacant.policy.gate.asks", "vacant.platforms.codex.doctor",
+                # the gate's shell reader (a shell command's only: a file tool's writes are checked
+                # with policy/gate/scope.py), the transcript (read at Stop), the generated docs'
+                # helper, the settings files' writer (install and `vacant do` only; githead, HEAD's
+                # commit, loads at a run's start: here the first call)
+                "vacant.policy.gate.shellscan", "vacant.policy.gate.shellwords", "vacant.policy.gate.forms",
+                "vacant.policy.gate.argv", "vacant.policy.gate.keyrefs", "vacant.policy.gate.recordguard",
+                "vacant.platforms.claude_transcript", "vacant.core.docgen", "vacant.platforms.settings_file"}
 # costly and never needed by a tool call: named so that a failure says which one came back
 NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "subprocess", "inspect", "ast",
          "traceback", "textwrap", "tomllib", "socket", "selectors", "tempfile", "logging", "datetime"}
@@ -111,6 +119,10 @@ def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspa
         strays = {name for name in vacant if not name.startswith(VACANT_ALLOWED) and name not in VACANT_ALSO}
         assert not strays, f"{where} imported vacant modules off the tool-call path: {sorted(strays)}"
         assert not vacant & VACANT_NEVER, f"{where} imported {sorted(vacant & VACANT_NEVER)}"
+        # xxhash on the first hash only: the first call starts the run (its baseline hashes every
+        # file), a Post records what was read or written; a later Pre hashes nothing
+        if n and call["hook_event_name"] == "PreToolUse":
+            assert not third_party, f"{where} imported {sorted(third_party)} and hashed nothing"
     state = state_dir(workspace)
     assert not (state / "errors.log").exists(), (state / "errors.log").read_text()
     assert list((state / "runs").iterdir()), "nothing was recorded: the probe measured an idle hook"

@@ -21,8 +21,6 @@ from pathlib import Path
 from vacant.core.errlog import log_error
 from vacant.core.safeio import SMALL_CAP, read_text_capped
 from vacant.core.wall import inside
-from vacant.policy.gate import shellwords
-from vacant.policy.gate.forms import harmless_outside
 from vacant.policy.gate.modes import file_hash, mode_of
 from vacant.policy.gate.rules import (
     ANSWER_REFUSAL,
@@ -43,7 +41,7 @@ from vacant.policy.gate.rules import (
     Policy,
     Verdict,
 )
-from vacant.policy.gate.shellscan import ScanBudget, ShellScan, is_key, rule_matches
+from vacant.policy.gate.scope import Scope, is_key, rule_matches
 from vacant.policy.gate.writes import (
     contract_weakened,
     file_targets,
@@ -51,6 +49,10 @@ from vacant.policy.gate.writes import (
     patch_targets,
 )
 from vacant.core.lazyre import Lazy
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from vacant.policy.gate.shellscan import ShellScan
 
 # -- classification -------------------------------------------------------------------------------
 
@@ -136,6 +138,9 @@ def _classify_shell(root: Path, root_real: str, tool: str, command: str, cwd: st
                     home: str | None, env) -> Verdict:
     """A shell command line: refusals first (an answer, the key, an unreadable policy, a line too
     long to read in time), then every rule, arm and patch its text reaches."""
+    from vacant.policy.gate import shellwords  # the shell reader: a shell command's only
+    from vacant.policy.gate.shellscan import ScanBudget, ShellScan
+
     if policy.error:
         return Verdict("refuse", None, CONFIG_REFUSAL.format(error=policy.error))
     too_long = Verdict("refuse", None, TOO_LONG.format(size=len(command), limit=MAX_COMMAND_CHARS,
@@ -201,7 +206,7 @@ def _classify_tool(root: Path, root_real: str, call, kind: str | None, intent: d
     targets = file_targets(kind, intent, cwd)
     hits: list[Hit] = []
     if targets is not None:
-        scan = ShellScan(root, cwd, policy, home, env)
+        scan = Scope(root, cwd, policy, home, env)
         refusal, hits = _check_writes(targets, root_real, scan, policy)
         if refusal:
             return Verdict("refuse", None, refusal)
@@ -223,7 +228,7 @@ def _classify_tool(root: Path, root_real: str, call, kind: str | None, intent: d
     return Verdict("act", Action("tool", tool, text, cwd, hits, receipts, fingerprint), "")
 
 
-def _check_writes(targets, root_real: str, scan: ShellScan, policy: Policy) -> tuple[str | None, list[Hit]]:
+def _check_writes(targets, root_real: str, scan: Scope, policy: Policy) -> tuple[str | None, list[Hit]]:
     hits: list[Hit] = []
     for path, content in targets:
         path = os.path.realpath(path)
@@ -235,7 +240,7 @@ def _check_writes(targets, root_real: str, scan: ShellScan, policy: Policy) -> t
                 extra = "" if content is not None else " (vacant could not work out the file's text after this edit)"
                 return MODE_REFUSAL.format(path=rel) + extra + MODE_HINT, []
         if (not inside(path, root_real) and "write-outside-workspace" not in policy.removed
-                and not harmless_outside(path, scan.env)):
+                and not _harmless_outside(path, scan.env)):
             hits.append(Hit("write-outside-workspace", f"{path} (written; it is outside the workspace)"))
         why = scan.protected(path)
         if why:
@@ -251,6 +256,12 @@ def _check_writes(targets, root_real: str, scan: ShellScan, policy: Policy) -> t
                     continue  # the gate policy did not change
             hits.append(Hit("gate-self", why))
     return None, hits
+
+
+def _harmless_outside(path: str, env) -> bool:
+    from vacant.policy.gate.forms import harmless_outside  # with the shell reader: a write outside the workspace only
+
+    return harmless_outside(path, env)
 
 
 def _short_input(tool_input: object, limit: int = 2000) -> object:

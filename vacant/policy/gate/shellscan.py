@@ -9,7 +9,6 @@ import re
 import time
 from pathlib import Path
 
-from vacant.core.locations import state_dir, user_config_dir
 from vacant.core.wall import inside
 from vacant.policy.gate.argv import deletion_lands, find_exec, find_starts, operands, skip_options
 from vacant.policy.gate.argv import program as program_of
@@ -17,13 +16,12 @@ from vacant.policy.gate.keyrefs import key_reference
 from vacant.policy.gate import forms, recordguard, shellwords
 from vacant.policy.gate.modes import mode_of, read_head
 from vacant.policy.gate.rules import (
-    CONTRACT_FILE,
     MAX_DEPTH,
     SCAN_BUDGET_S,
     Hit,
     Policy,
 )
-from vacant.policy.shipped import Rule
+from vacant.policy.gate.scope import Scope, is_key, key_dirs, rule_matches
 from vacant.core.lazyre import Lazy
 
 # -- the shell ------------------------------------------------------------------------------------
@@ -95,20 +93,14 @@ def _unwrap_known(argv: list) -> list:
     return argv
 
 
-class ShellScan:
+class ShellScan(Scope):
     """Everything one command line would do that the gate cares about."""
 
     def __init__(self, root: Path, cwd: str, policy: Policy, home: str | None, env: dict | None = None) -> None:
-        self.root = os.path.realpath(root)
-        self.cwd = cwd
-        self.policy = policy
-        self.home = os.path.realpath(home) if home else None
-        self.arms_dir = os.path.realpath(os.path.join(self.root, policy.arms))
-        self.state = os.path.realpath(state_dir(Path(self.root)))
+        super().__init__(root, cwd, policy, home, env)
         self.hits: list[Hit] = []
         self.arms: dict[str, str | None] = {}  # absolute arm path -> its mode (None: unreadable)
         self.answers: str | None = None  # a person-only `vacant` verb the line runs
-        self.env = os.environ if env is None else env
         self.shell_aliases: dict[str, str] = {}  # `alias v=vacant` earlier in the line
         self.links: dict[str, str] = {}  # `ln -s T L` earlier in the line: L -> where T resolves
         self.deadline = time.monotonic() + SCAN_BUDGET_S
@@ -167,12 +159,6 @@ class ShellScan:
     def note_arm(self, path: str) -> None:
         if path not in self.arms:
             self.arms[path] = mode_of(read_head(path), path)
-
-    def protected(self, path: str) -> str | None:
-        """Why touching `path` is gate-self (None: it is not one of vacant's own files)."""
-        if "gate-self" in self.policy.removed:
-            return None
-        return protected_reason(path, self.root, self.state, self.home)
 
     # scanning
 
@@ -423,41 +409,6 @@ class ShellScan:
                     self.hits.append(Hit("write-outside-workspace", f"{real} (written; it is outside the workspace)"))
 
 
-def protected_reason(path: str, root: str, state: str, home: str | None) -> str | None:
-    if path == os.path.join(root, CONTRACT_FILE):
-        return "the gate policy ([gate] in vacant.toml) that decides what needs a person's answer"
-    if inside(path, state):
-        return "vacant's records (the step log, the ask book)"
-    rel = os.path.relpath(path, root)
-    if rel in (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json", ".codex/config.toml",
-               ".opencode/plugin", ".opencode/plugins"):
-        return "the agent's hook settings that run vacant"
-    if home:
-        for rel_home in (".claude/settings.json", ".codex/hooks.json", ".codex/config.toml"):
-            if path == os.path.join(home, rel_home):
-                return "the agent's hook settings that run vacant"
-    return None
-
-
-def key_dirs() -> list[str]:
-    """The person's key directory as configured and with its symlinks resolved."""
-    try:
-        configured = os.path.normpath(str(user_config_dir()))
-    except (RuntimeError, KeyError):
-        return []
-    return sorted({configured, os.path.realpath(configured)})
-
-
-def is_key(path: str, home: str | None) -> bool:
-    """Inside the directory holding the person's signing key (`~/.config/vacant`)."""
-
-    try:
-        key_dir = os.path.realpath(str(user_config_dir()))
-    except (RuntimeError, KeyError):
-        return False
-    return inside(os.path.realpath(path), key_dir)
-
-
 def _is_viewer(program: str, argv: list) -> bool:
     if program not in VIEWERS:
         return False
@@ -491,13 +442,3 @@ def _script_arg(argv: list):
             continue
         return None if text == "-" else word
     return None
-
-
-def rule_matches(rule: Rule, tool: str, text: str, tool_name: str | None = None) -> bool:
-    """A shell rule (no `tool`) matches shell commands; a `tool` rule matches that tool's calls."""
-    if rule.tool is not None:
-        if tool_name is None or not rule.tool.fullmatch(tool_name):
-            return False
-    elif tool != "shell":
-        return False
-    return rule.command is None or bool(rule.command.search(text))
