@@ -18,8 +18,8 @@ import pytest
 from codex_harness import BIN, FakeResponses, git_workspace
 from harness import AGENTS_BIN, MARK, agent_binary, marks
 from opencode_harness import chat_request_text
-from test_do import FEEDBACK, FILES, log_of, report, vacant_do
-from test_qwen import assert_continued_with_the_feedback, text, tool, tool_result, vacant
+from do_harness import FEEDBACK, FILES, log_of, report, vacant_do
+from chat_harness import assert_continued_with_the_feedback, text, tool, tool_result, vacant
 
 from vacant.core.locations import state_dir
 from vacant.policy.gate.asks.answer import AGENT_ENV

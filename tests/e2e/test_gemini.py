@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from codex_harness import BIN, git_workspace
 from harness import AGENTS_BIN, MARK, UPSTREAMS, ScriptedUpstream, agent_binary, marks
-from test_do import FEEDBACK, FILES, log_of, report, vacant_do
+from do_harness import FEEDBACK, FILES, log_of, report, vacant_do
 
 from vacant.core.locations import state_dir
 from vacant.policy.gate.asks.answer import AGENT_ENV

@@ -19,7 +19,7 @@ from opencode_harness import (
     seed_plugin_sdk,
     write_opencode_config,
 )
-from test_do import FEEDBACK, FILES, log_of, person_files, report, rounds, vacant_do
+from do_harness import FEEDBACK, FILES, log_of, person_files, report, rounds, vacant_do
 from vacant.core.locations import state_dir
 
 pytestmark = pytest.mark.e2e

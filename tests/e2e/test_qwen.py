@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from codex_harness import BIN, FakeResponses, git_workspace
 from harness import AGENTS_BIN, MARK, agent_binary, marks
+from chat_harness import assert_continued_with_the_feedback, text, tool, tool_result, vacant
 from opencode_harness import chat_request_text
-from test_do import FEEDBACK, FILES, log_of, report, rounds, vacant_do
+from do_harness import FEEDBACK, FILES, log_of, report, vacant_do
 
 from vacant.core.locations import state_dir
 from vacant.policy.gate.asks.answer import AGENT_ENV
@@ -40,44 +41,9 @@ def qwen_env(home: Path, base_url: str, vacant_home: Path) -> dict:
             "PATH": f"{AGENTS_BIN}{os.pathsep}{BIN}{os.pathsep}{env.get('PATH', '')}", "NO_COLOR": "1"}
 
 
-def tool(name: str, match: str | None = None, call_id: str | None = None, **arguments) -> dict:
-    item = {"type": "function", "name": name, "arguments": arguments, **({"call_id": call_id} if call_id else {})}
-    turn = {"items": [item]}
-    return {**turn, "match": match} if match else turn
-
-
-def text(words: str, match: str | None = None) -> dict:
-    turn = {"items": [{"type": "text", "text": words}]}
-    return {**turn, "match": match} if match else turn
-
-
-def vacant(args: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "vacant"), *args], cwd=cwd, env=env, capture_output=True, text=True)
-
-
 def qwen(workspace: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(qwen_binary()), *FLAGS, *args], cwd=workspace, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=300)
-
-
-def tool_result(requests: list[dict], call_id: str) -> str:
-    for request in requests:
-        for message in request["body"].get("messages", []):
-            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-                content = message.get("content")
-                return "".join(p.get("text", "") for p in content) if isinstance(content, list) else str(content)
-    raise AssertionError(f"no tool result for {call_id}")
-
-
-def assert_continued_with_the_feedback(workspace: Path, requests: list[dict], writer: str) -> None:
-    """`vacant do`'s two rounds in one session: the planted error, provable at `writer`, its
-    feedback in a request to the model, then green."""
-    log = log_of(workspace)
-    assert rounds(log) == [(1, "continue"), (2, "green")]
-    assert len({r["session"] for r in log if r["type"] == "run_start"}) == 1
-    (finding,) = report(workspace, 1)["findings"]
-    assert (finding["level"], finding["tool"]) == ("provable", writer)
-    assert any(finding["id"] in chat_request_text(r) for r in requests if FEEDBACK in chat_request_text(r))
 
 
 def test_installed_hooks_gate_feedback_in_the_same_run_and_the_persons_approval(plain_scratch):
