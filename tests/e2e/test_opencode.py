@@ -121,6 +121,9 @@ def test_installed_plugin_records_and_reports_at_idle(plain_scratch):
         ran = subprocess.run([str(opencode_binary()), "run", "set the rate"], cwd=workspace, env=env,
                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
+    # the report is written before `opencode run` returns (OpenCode does not await a plugin's event
+    # handler: the plugin's idle hook holds it), so a `vacant report` right after it never races
+    assert list((state_dir(workspace) / "runs").glob("*/report.json")), "opencode run exited before the Stop report"
     log = log_of(workspace)
     assert [r["tool"] for r in log if r["type"] == "step_start"] == ["write"]
     (finding,) = report(workspace)["findings"]

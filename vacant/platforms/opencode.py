@@ -15,6 +15,9 @@ plugin in tests/e2e/test_opencode.py):
   (a prompt the plugin queues there never reached the model, not even with the next message). So
   the pipeline only reports at idle; rounds go through `vacant do` (`opencode run --session <id>
   FEEDBACK`).
+- OpenCode does not await a plugin's `event` handler: with an asynchronous spawn at idle, `opencode
+  run` had exited before the Stop report was written (it came 0.2 s later, every time). The plugin
+  runs the idle hook with a synchronous spawn, which holds OpenCode until the report is written.
 - OpenCode takes its project directory from $PWD, not from the process cwd.
 
 Module level imports the standard library only (hot path).

@@ -10,7 +10,7 @@
 // Each call runs the hook with the payload on stdin and waits for its answer (a JSON line or
 // nothing). Recording fails open: a hook that cannot run, times out or answers garbage changes
 // nothing for OpenCode.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 
 const HOOK_COMMAND = "__VACANT_HOOK_COMMAND__";
 const TOOL_TIMEOUT_MS = 60000;
@@ -50,6 +50,27 @@ function hand(payload, timeoutMs) {
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify(payload));
   });
+}
+
+// The Stop pipeline, synchronously: OpenCode does not await a plugin's event handler, and `opencode
+// run` exits at idle while an asynchronous hook is still replaying (its report came 0.2 s after the
+// exit, every time). A synchronous spawn holds OpenCode there until the report is written.
+function handNow(payload, timeoutMs) {
+  try {
+    const done = spawnSync("/bin/sh", ["-c", HOOK_COMMAND], {
+      cwd: payload.directory,
+      env: process.env,
+      input: JSON.stringify(payload),
+      stdio: ["pipe", "pipe", "ignore"],
+      timeout: timeoutMs,
+      killSignal: "SIGKILL",
+      maxBuffer: MAX_OUTPUT,
+    });
+    const out = done.stdout ? done.stdout.toString().trim() : "";
+    return out ? JSON.parse(out) : null;
+  } catch (error) {
+    return null;
+  }
 }
 
 export const VacantRecorder = async ({ directory }) => {
@@ -109,7 +130,7 @@ export const VacantRecorder = async ({ directory }) => {
       } else if (event.type === "session.idle" && props.sessionID && !parents.has(props.sessionID)) {
         // No Stop hook in OpenCode: the pipeline reports here, and `vacant do` runs the rounds
         // (a prompt queued from here was lost: `opencode run` exits first).
-        await hand(base("session.idle", props.sessionID), STOP_TIMEOUT_MS);
+        handNow(base("session.idle", props.sessionID), STOP_TIMEOUT_MS);
       }
     },
   };
