@@ -61,7 +61,7 @@ class HookCall:
                  source: str | None = None, transcript_path: str | None = None, model: str | None = None,
                  models: dict[str, str] | None = None, stop_hook_active: bool = False,
                  reason: str | None = None, cwd: str | None = None, tool_kind: str | None = None,
-                 intent: dict[str, Any] | None = None) -> None:
+                 intent: dict[str, Any] | None = None, final_text: str | None = None) -> None:
         self.kind = kind
         self.session_id = session_id
         self.workspace = workspace
@@ -84,3 +84,4 @@ class HookCall:
         self.cwd = cwd  # tool calls: the directory the tool runs in (the payload's cwd)
         self.tool_kind = tool_kind  # one of TOOL_KINDS, or None
         self.intent = intent if intent is not None else {}  # the canonical input for tool_kind
+        self.final_text = final_text  # Stop / SubagentStop: the agent's last message, when the payload has it

@@ -54,6 +54,7 @@ TIMEOUTS = {"Stop": 600, "SubagentStop": 600, "SessionStart": 120, "UserPromptSu
 DEFAULT_TIMEOUT = 60
 HOOK_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")
 TRANSCRIPT_TAIL = 256 * 1024
+CATCH_UP_S = 3.0  # how long a Stop waits for the transcript to hold its last message before naming a call
 
 
 def _scope(tool: str, tool_input: object) -> list[str] | None:
@@ -96,6 +97,12 @@ def _reads(tool: str, tool_input: dict, response: object) -> list[Read]:
         reply = "\n".join(b.get("text", "") for b in blocks if isinstance(b, dict))
         return [Read("subagent", str(response.get("agentId") or tool_input.get("subagent_type", "")), reply)]
     return []
+
+
+def _final_text(payload: dict[str, object]) -> str | None:
+    """The agent's last message (Stop, SubagentStop), when the payload gives one."""
+    message = payload.get("last_assistant_message")
+    return message if isinstance(message, str) and message.strip() else None
 
 
 def model_id(name: str) -> str:
@@ -169,6 +176,7 @@ class Claude(PlatformBase):
             source=payload.get("source"),
             stop_hook_active=bool(payload.get("stop_hook_active")),
             reason=payload.get("reason"),
+            final_text=_final_text(payload),
         )
         getattr(self, "_parse_" + call.kind)(call, payload)
         return call
@@ -266,8 +274,23 @@ class Claude(PlatformBase):
         """An agent's recorded calls its transcript does not back (see claude_transcript): the main
         agent's is the session's, a sub-agent's its own file beside it (`subagents/agent-<id>.jsonl`).
         A sub-agent the session never spawned has no file: every call recorded for it is unheard,
-        once the session's own transcript can judge at all."""
+        once the session's own transcript can judge at all.
+        The transcript lags the hooks (once under load, a turn's last `tool_use` line was not in it
+        when the Stop hook ran), so before naming a call, the transcript of the agent whose Stop this
+        is must hold the last message the Stop payload gives, within CATCH_UP_S; one that never
+        does cannot judge (None): never an accusation from a view that has not caught up."""
         from vacant.platforms import claude_transcript  # read back at Stop only
+
+        found = self._unbacked(call, agent_id, recorded)  # None: it cannot judge yet (no tool_use in it)
+        own = subagent_transcript(call.transcript_path, call.agent_id) if call.agent_id else call.transcript_path
+        if found == [] or not call.final_text or not own or not os.path.isfile(own):
+            return found
+        if not claude_transcript.caught_up(own, call.final_text, CATCH_UP_S):
+            return None
+        return self._unbacked(call, agent_id, recorded)
+
+    def _unbacked(self, call: HookCall, agent_id: str | None, recorded: dict[str, str]) -> list[tuple[str, str]] | None:
+        from vacant.platforms import claude_transcript
 
         if agent_id is None:
             return claude_transcript.unheard(call.transcript_path, recorded)

@@ -17,6 +17,7 @@ from vacant.core import leanjson as json  # json without `import json` (hot path
 from vacant.core.calls import BatchCall
 
 TRANSCRIPT_TAIL = 8 * 1024 * 1024
+CAUGHT_UP_TAIL = 1024 * 1024  # the last message is near the end: what follows it is a few hook lines
 
 
 def _lines(path: str):
@@ -38,6 +39,34 @@ def _lines(path: str):
         content = (line.get("message") or {}).get("content") if isinstance(line, dict) else None
         if isinstance(content, list):
             yield from (block for block in content if isinstance(block, dict))
+
+
+def caught_up(transcript_path: str | None, text: str, within: float) -> bool:
+    """Whether the transcript holds `text` (the agent's last message, as JSON writes it), read
+    again every 50 ms for up to `within` seconds: the transcript is written behind the hooks."""
+    if not transcript_path:
+        return False
+    import time
+
+    needles = {json.dumps(text, ensure_ascii=flag)[1:-1].encode() for flag in (False, True)}
+    deadline = time.monotonic() + within
+    while True:
+        tail = _tail(transcript_path, CAUGHT_UP_TAIL + 2 * len(text))
+        if any(needle in tail for needle in needles):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def _tail(path: str, size: int) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(0, handle.tell() - size))
+            return handle.read()
+    except OSError:
+        return b""
 
 
 def _text(content: object) -> str:
