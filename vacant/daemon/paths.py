@@ -6,7 +6,9 @@ instance rule, and a killed daemon's lock is released by the kernel, so a stale 
 recognised by taking the lock), `daemon.json` (pid, port, socket of the live daemon), `config.json`
 (0600: the workspace's HTTP port and secret, kept across restarts so installed hook URLs stay
 valid), `daemon.log`. The socket lives there too, unless that path is too long for AF_UNIX
-(108 bytes): then in a 0700 directory of the user's own under the temp directory.
+(108 bytes): then in a 0700 directory of the user's own under the temp directory, or under /tmp
+when the temp directory's path is too long as well (a daemon that cannot bind its socket cannot
+start, and each session's first call then waits SESSION_START_WAIT_S for it).
 """
 
 from __future__ import annotations
@@ -34,7 +36,11 @@ def socket_path(root: Path) -> str:
     if len(path.encode()) <= SOCKET_MAX:
         return path
     tag = f"{zlib.crc32(str(Path(root).resolve()).encode()):08x}{zlib.adler32(path.encode()):08x}"
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"vacant-{os.getuid()}", f"{tag}.sock")
+    for base in (os.environ.get("TMPDIR") or "/tmp", "/tmp"):  # a TMPDIR too long for the socket: /tmp's
+        path = os.path.join(base, f"vacant-{os.getuid()}", f"{tag}.sock")
+        if len(path.encode()) <= SOCKET_MAX:
+            break
+    return path
 
 
 def read_json(path: Path) -> dict | None:

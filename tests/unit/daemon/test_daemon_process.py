@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vacant.daemon import lifecycle
 from vacant.daemon.paths import daemon_dir, info, socket_path
@@ -360,3 +362,39 @@ def test_a_stop_on_a_broken_contract_through_the_daemon_blocks_and_logs_nothing_
     assert answer["decision"] == "block" and f"{root / 'vacant.toml'} is not valid TOML at line 4" in answer["reason"]
     assert lifecycle.ask_status(root)["requests"] >= before + 2  # the daemon answered both
     assert "malformed" not in errors(root) and "vacant.toml" not in errors(root)
+
+
+def _deep(base: Path, length: int) -> Path:
+    """A directory under `base` whose path is at least `length` bytes long."""
+    path = base
+    while len(os.fsencode(str(path))) < length:
+        path = path / ("d" * 40)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@settings(max_examples=20, deadline=None)
+@given(root_length=st.integers(10, 300), tmp_length=st.integers(4, 300))
+def test_the_socket_path_always_binds_whatever_the_workspace_and_tmpdir(tmp_path_factory, root_length, tmp_length):
+    base = tmp_path_factory.mktemp("s")
+    root, tmpdir = _deep(base / "ws", root_length), _deep(base / "tmp", tmp_length)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(tmpdir))
+        path = socket_path(root)
+    Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with socket.socket(socket.AF_UNIX) as sock:  # the oracle is the kernel's own limit
+        sock.bind(path)
+    os.unlink(path)
+
+
+def test_a_daemon_starts_under_a_tmpdir_too_long_for_its_socket(tmp_path, monkeypatch):
+    """Its state path and TMPDIR both too long for AF_UNIX: it binds under /tmp, and a session's first
+    call is answered by it (no fallback wait: it once waited 10 s for a daemon that could not start)."""
+    root = _deep(tmp_path / "ws", 120)
+    (root / ".vacant").mkdir()
+    monkeypatch.setenv("TMPDIR", str(_deep(tmp_path / "tmp", 120)))
+    proc = start(root)
+    try:
+        assert lifecycle.ask_status(root)["pid"] == proc.pid
+    finally:
+        assert lifecycle.stop(root)
