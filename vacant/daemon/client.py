@@ -319,7 +319,8 @@ def ask_daemon(platform: str, raw: bytes, env: dict[str, str], deadline: float):
     answer = _try(project, platform, raw, env, share)
     if answer is not NO_DAEMON or not _is_session_start(platform, raw):
         return answer
-    if not start_daemon(project):
+    started = start_daemon(project)
+    if started is None:
         return None
     wait_until = min(time.monotonic() + SESSION_START_WAIT_S, time.monotonic() + share)
     while time.monotonic() < wait_until:
@@ -327,11 +328,21 @@ def ask_daemon(platform: str, raw: bytes, env: dict[str, str], deadline: float):
         answer = _try(project, platform, raw, env, max(0.05, wait_until - time.monotonic()))
         if answer is not NO_DAEMON:
             return answer
+        if started and _exited(started):
+            return None  # the daemon this call started is gone (its daemon.log says why): no use waiting
     return None
 
 
-def start_daemon(project: str | None) -> bool:
-    """The slow path: no daemon known for this workspace. Start one (detached)."""
+def _exited(pid: int) -> bool:
+    try:
+        return posix.waitpid(pid, posix.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return False  # not this process's child (nothing to tell): wait on, as before
+
+
+def start_daemon(project: str | None) -> int | None:
+    """The slow path: no daemon known for this workspace. Start one (detached): its pid, 0 when
+    one was started a moment ago by another call; None when this is not an installed workspace."""
     from pathlib import Path  # only when no daemon runs: the in-process fallback follows anyway
 
     from vacant.core.locations import find_root, installed
@@ -339,9 +350,8 @@ def start_daemon(project: str | None) -> bool:
 
     root = Path(project) if project else find_root(Path.cwd())
     if not installed(root):
-        return False  # not a vacant workspace (or a broken one: the fallback says so): nothing to start
-    spawn(root)
-    return True
+        return None  # not a vacant workspace (or a broken one: the fallback says so): nothing to start
+    return spawn(root)
 
 
 def _say_impostor(project: str | None, sock_path: str) -> None:

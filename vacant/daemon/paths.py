@@ -56,16 +56,17 @@ def info(root: Path) -> dict | None:
     return read_json(daemon_dir(root) / "daemon.json")
 
 
-def spawn(root: Path, reason: str = "client") -> bool:
-    """Start a daemon for `root`, detached, without waiting for it. False when one was started a
-    moment ago (it may still be coming up)."""
+def spawn(root: Path, reason: str = "client") -> int:
+    """Start a daemon for `root`, detached, without waiting for it: its pid (a child of this
+    process until it exits), or 0 when one was started a moment ago (it may still be coming up)
+    or none could be."""
     directory = daemon_dir(root)
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         marker = directory / "spawned"
         try:
             if time.time() - marker.stat().st_mtime < SPAWN_GRACE_S:
-                return False
+                return 0
         except FileNotFoundError:
             pass
         marker.write_text(reason)
@@ -75,10 +76,9 @@ def spawn(root: Path, reason: str = "client") -> bool:
                        (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)]
             # isolated (-I) and with a scrubbed environment: no PYTHONPATH, no VACANT_* of the agent's
             # makes a respawned daemon run anything but vacant's own code (vacant/core/trustenv.py)
-            os.posix_spawn(sys.executable, [sys.executable, "-I", "-m", "vacant.daemon", str(root)],
-                           for_child(os.environ), file_actions=actions, setsid=True)
+            return os.posix_spawn(sys.executable, [sys.executable, "-I", "-m", "vacant.daemon", str(root)],
+                                  for_child(os.environ), file_actions=actions, setsid=True)
         finally:
             os.close(log)
-        return True
     except OSError:
-        return False
+        return 0

@@ -398,3 +398,24 @@ def test_a_daemon_starts_under_a_tmpdir_too_long_for_its_socket(tmp_path, monkey
         assert lifecycle.ask_status(root)["pid"] == proc.pid
     finally:
         assert lifecycle.stop(root)
+
+
+def test_a_session_start_waits_no_longer_for_a_daemon_that_could_not_start(tmp_path):
+    """Claude's session start waits for the daemon it starts (its later http calls have no
+    fallback), but not for one that has exited: here the daemon's lock is held by another process
+    (the daemon leaves at once), and the call is answered in-process well inside the 10 s wait."""
+    import fcntl
+
+    root = tmp_path / "ws"
+    (root / ".vacant").mkdir(parents=True)
+    lock = daemon_dir(root) / "lock"
+    lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
+        proc = run_client(root, payload(root, "SessionStart", source="startup"))
+        took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert took < 5, f"the session start waited {took:.1f} s for a daemon that had left"
+    assert not lifecycle.running(root) and not errors(root)
+    assert list((root / ".vacant" / "runs").iterdir())  # answered (and recorded) in-process
