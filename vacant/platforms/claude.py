@@ -281,10 +281,10 @@ class Claude(PlatformBase):
         does cannot judge (None): never an accusation from a view that has not caught up."""
         from vacant.platforms import claude_transcript  # read back at Stop only
 
-        found = self._unbacked(call, agent_id, recorded)  # None: it cannot judge yet (no tool_use in it)
+        found = self._unbacked(call, agent_id, recorded)
         own = subagent_transcript(call.transcript_path, call.agent_id) if call.agent_id else call.transcript_path
-        if found == [] or not call.final_text or not own or not os.path.isfile(own):
-            return found
+        if not found or not call.final_text or not own or not os.path.isfile(own):
+            return found  # nothing to name, or it cannot judge at all (None): no wait
         if not claude_transcript.caught_up(own, call.final_text, CATCH_UP_S):
             return None
         return self._unbacked(call, agent_id, recorded)

@@ -42,8 +42,8 @@ def _lines(path: str):
 
 
 def caught_up(transcript_path: str | None, text: str, within: float) -> bool:
-    """Whether the transcript holds `text` (the agent's last message, as JSON writes it), read
-    again every 50 ms for up to `within` seconds: the transcript is written behind the hooks."""
+    """Whether the transcript holds an assistant line whose text is `text` (the agent's last
+    message), read again every 50 ms for up to `within` seconds: it is written behind the hooks."""
     if not transcript_path:
         return False
     import time
@@ -52,11 +52,25 @@ def caught_up(transcript_path: str | None, text: str, within: float) -> bool:
     deadline = time.monotonic() + within
     while True:
         tail = _tail(transcript_path, CAUGHT_UP_TAIL + 2 * len(text))
-        if any(needle in tail for needle in needles):
+        if any(_says(raw, text) for raw in tail.split(b"\n") if any(needle in raw for needle in needles)):
             return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)
+
+
+def _says(raw: bytes, text: str) -> bool:
+    """Whether this transcript line is the assistant's and one of its text blocks is `text`."""
+    try:
+        line = json.loads(raw)
+    except ValueError:
+        return False
+    message = line.get("message") if isinstance(line, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list) or message.get("role") != "assistant":
+        return False
+    return any(isinstance(block, dict) and block.get("type") == "text" and block.get("text") == text
+               for block in content)
 
 
 def _tail(path: str, size: int) -> bytes:

@@ -12,16 +12,19 @@ from vacant.commands.demo import SESSION, play, seed
 from vacant.core.locations import list_runs
 
 
-@pytest.fixture
-def demo_reports(tmp_path, monkeypatch):
-    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "home"))
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    session = json.loads(SESSION.read_text())
-    seed(workspace, session["files"])
-    play(session, workspace)
-    run = list_runs(workspace)[-1]
-    return [json.loads(path.read_text()) for path in sorted((run / "reports").glob("*.json"))]
+@pytest.fixture(scope="module")
+def demo_reports(tmp_path_factory):
+    """Played once for the module: the tests read the reports and change only copies."""
+    base = tmp_path_factory.mktemp("demo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VACANT_HOME", str(base / "home"))
+        workspace = base / "ws"
+        workspace.mkdir()
+        session = json.loads(SESSION.read_text())
+        seed(workspace, session["files"])
+        play(session, workspace)
+        run = list_runs(workspace)[-1]
+        return [json.loads(path.read_text()) for path in sorted((run / "reports").glob("*.json"))]
 
 
 @pytest.mark.slow
