@@ -24,7 +24,7 @@ from vacant.core.locations import state_dir
 from vacant.core.trustenv import for_child
 
 SOCKET_MAX = 100
-SPAWN_GRACE_S = 10.0  # a client that just started a daemon does not start another one meanwhile
+SPAWN_GRACE_S = 10.0  # a client that just started a daemon does not start another one while it comes up
 
 
 def daemon_dir(root: Path) -> Path:
@@ -56,6 +56,13 @@ def info(root: Path) -> dict | None:
     return read_json(daemon_dir(root) / "daemon.json")
 
 
+def _came_up_since(directory: Path, spawned_at: float) -> bool:
+    """Whether a daemon started after that spawn came up (wrote daemon.json): one that is not
+    answering now has died since, and the grace for its start-up is over."""
+    started = (read_json(directory / "daemon.json") or {}).get("started")
+    return isinstance(started, (int, float)) and started >= spawned_at
+
+
 def spawn(root: Path, reason: str = "client") -> int:
     """Start a daemon for `root`, detached, without waiting for it: its pid (a child of this
     process until it exits), or 0 when one was started a moment ago (it may still be coming up)
@@ -65,7 +72,8 @@ def spawn(root: Path, reason: str = "client") -> int:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         marker = directory / "spawned"
         try:
-            if time.time() - marker.stat().st_mtime < SPAWN_GRACE_S:
+            spawned_at = marker.stat().st_mtime
+            if time.time() - spawned_at < SPAWN_GRACE_S and not _came_up_since(directory, spawned_at):
                 return 0
         except FileNotFoundError:
             pass

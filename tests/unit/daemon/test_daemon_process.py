@@ -419,3 +419,25 @@ def test_a_session_start_waits_no_longer_for_a_daemon_that_could_not_start(tmp_p
     assert took < 5, f"the session start waited {took:.1f} s for a daemon that had left"
     assert not lifecycle.running(root) and not errors(root)
     assert list((root / ".vacant" / "runs").iterdir())  # answered (and recorded) in-process
+
+
+def test_a_killed_daemon_is_started_again_by_the_next_call_not_after_the_grace(daemon):
+    """The spawn grace keeps calls from starting a second daemon while one comes up; a daemon that
+    came up and was then killed is not coming up, so the next call (answered in-process) starts
+    a new one at once rather than SPAWN_GRACE_S after the last start."""
+    root, proc = daemon
+    marker = daemon_dir(root) / "spawned"  # as the client that started this daemon left it, a moment before
+    marker.write_text("client")
+    os.utime(marker, (info(root)["started"] - 0.5,) * 2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    answered = run_client(root, payload(root, "PreToolUse", tool_name="Bash", tool_use_id="t1",
+                                        tool_input={"command": "git push origin main"}))
+    assert b'"deny"' in answered.stdout  # in-process: the gate held it
+    deadline = time.monotonic() + 5  # well inside the 10 s grace
+    while time.monotonic() < deadline and (info(root) or {}).get("pid") in (None, proc.pid):
+        time.sleep(0.05)
+    try:
+        assert (info(root) or {}).get("pid") not in (None, proc.pid), "no daemon was started again"
+    finally:
+        lifecycle.stop(root)
