@@ -31,6 +31,7 @@ WORKSPACE_LOCK_TIMEOUT_S = 60.0
 MAIN = "main"
 RECONCILED = "reached no hook (the daemon was down?): found in the transcript at Stop"
 DANGLING = "closed at Stop: the hook recording this step was killed before it finished"
+RAN_UNHEARD = "listed as not run, but it changed what it may write: it ran, and its Post never reached vacant"
 DO_ENV = "VACANT_DO"  # set by `vacant do` for the agent it runs (and so for the agent's hooks)
 
 
@@ -303,6 +304,8 @@ class Recorder:
         result = self._scan(scope)
         if result is not None and not result.empty:
             self.log.emit("change", step=step, scope=scope, open_steps=self._open_steps(), **result.delta())
+            if outcome == "not-run":  # it changed what it may write, so it ran: its Post never reached vacant
+                outcome, detail = "unknown", RAN_UNHEARD
         for read in reads:
             self._record_read(read, step)
         fields: dict[str, object] = {"exit_code": exit_code} if exit_code is not None else {}

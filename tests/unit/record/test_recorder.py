@@ -160,6 +160,23 @@ def read_manifest_of_seed(seed_files: dict, tmp_path: Path) -> dict:
         shutil.rmtree(seed, ignore_errors=True)
 
 
+def test_a_batch_closes_a_call_whose_post_was_lost_as_unknown_when_it_changed_files(ws):
+    """Claude's PostToolBatch lists every call of the turn; one with a Pre but no Post was denied,
+    unless its Post was lost (the daemon down for its http hook): a call whose scope changed ran."""
+    session = Session(ws)
+    session.call("session_start", source="startup")
+    ran, denied = session.key(), session.key()
+    session.pre(ran, "Write", [str(ws / "after.txt")])
+    session.apply("after.txt", "after\n")
+    session.pre(denied, "Write", [str(ws / "never.txt")])
+    session.call("tool_batch", batch=[BatchCall(ran, "Write", {}, "File created successfully"),
+                                      BatchCall(denied, "Write", {}, "permission to write was not granted")], scope=[])
+    view = RunView.load(next((state_dir(ws) / "runs").iterdir()))
+    first, second = view.ordered()
+    assert (first.outcome, [sorted(c["added"]) for c in first.changes]) == ("unknown", [["after.txt"]])
+    assert (second.outcome, second.changes) == ("not-run", [])
+
+
 def test_a_denied_call_is_a_step_that_did_not_run(ws):
     session = Session(ws)
     session.call("session_start", source="startup")
