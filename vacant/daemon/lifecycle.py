@@ -174,10 +174,20 @@ class Daemon:
         os.chdir(self.root)  # platforms that read os.getcwd() (Codex) see the workspace, never a stray directory
         self.done = threading.Event()
         self.why = ""
+        # what wakes the main thread: finish() from any thread, and (set_wakeup_fd) any signal, on
+        # whichever thread the kernel delivers it (a SIGTERM landing on a watcher thread after a
+        # SIGSTOP/SIGCONT left the main thread asleep until its next idle check, 60 s)
+        self._wake_r, self._wake_w = os.pipe()
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
 
     def finish(self, why: str) -> None:
         self.why = self.why or why
         self.done.set()
+        try:
+            os.write(self._wake_w, b"\0")
+        except OSError:  # the pipe is full: the main thread is being woken already
+            pass
 
     def run(self) -> int:
         lock = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -233,7 +243,18 @@ class Daemon:
         return 0
 
     def _wait(self, core: Core) -> None:
-        while not self.done.wait(min(IDLE_CHECK_S, self.idle_s)):
+        """Sleep until finish() or a signal wakes the pipe, or until the next idle check."""
+        import select
+
+        signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
+        while not self.done.is_set():
+            select.select([self._wake_r], [], [], min(IDLE_CHECK_S, self.idle_s))
+            try:
+                os.read(self._wake_r, 4096)  # the handlers themselves run as this thread goes on
+            except BlockingIOError:
+                pass
+            if self.done.is_set():
+                break
             if not self.root.is_dir() or not state_dir(self.root).is_dir():
                 self.finish("the workspace disappeared")
             elif time.monotonic() - core.last_request >= self.idle_s:

@@ -441,3 +441,16 @@ def test_a_killed_daemon_is_started_again_by_the_next_call_not_after_the_grace(d
         assert (info(root) or {}).get("pid") not in (None, proc.pid), "no daemon was started again"
     finally:
         lifecycle.stop(root)
+
+
+def test_a_sigterm_delivered_to_any_thread_ends_the_daemon_at_once(daemon):
+    """The kernel hands a process's signal to any thread that does not block it (after a SIGSTOP
+    and SIGCONT, often not the main one); the daemon's main thread must wake all the same, not at
+    its next idle check a minute later. Here the SIGTERM goes to one of its other threads."""
+    import ctypes
+
+    root, proc = daemon
+    threads = sorted(int(tid) for tid in os.listdir(f"/proc/{proc.pid}/task") if int(tid) != proc.pid)
+    assert threads, "the daemon runs its servers and watcher on threads of their own"
+    assert ctypes.CDLL(None, use_errno=True).tgkill(proc.pid, threads[0], signal.SIGTERM) == 0
+    assert proc.wait(5) == 0 and not os.path.exists(socket_path(root))
