@@ -44,10 +44,10 @@ def run_experiment(request: Request, say: Callable[[str], None]) -> dict[str, An
                      settings.agent_args, request.seed, settings.timeout_s)
     check_out(settings.out)
     settings.out.mkdir(parents=True, exist_ok=True)
-    with OutLock(settings.out):
+    with OutLock(settings.out) as lock:
         digest = register(settings.out, plan, started=bool(read_journal(settings.out)))
         say(f"vacant experiment: plan {digest} ({len(cells(plan))} cells) in {settings.out}")
-        records = run_plan(tasks, plan, digest, settings, say)
+        records = run_plan(tasks, plan, digest, settings, say, lock)
         return write_summary(settings.out, plan, digest, records)
 
 

@@ -51,6 +51,8 @@ JOURNAL = "journal.jsonl"
 AGENTS = tuple(name for name in names() if load(name).headless("", "", None, []) is not None)
 ROUND_LINE = re.compile(r"^vacant do: round (\d+):", re.M)
 TERM_GRACE_S = 30.0
+LINGER_S = TERM_GRACE_S + 30.0  # a stopped experiment's cell: its `vacant do` has TERM_GRACE_S to stop the agent
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 class ExperimentError(RuntimeError):
@@ -116,22 +118,84 @@ def done_cells(journal: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 class OutLock:
-    """One experiment at a time in one OUT directory."""
+    """One experiment at a time in one OUT directory.
+
+    The lock file holds the experiment's pid, and each cell's `vacant do` inherits the lock (and
+    gets SIGTERM when the experiment dies, `_die_with_parent`): a killed experiment's cell that is
+    still stopping (its hooks being taken out of the workspace) keeps OUT locked, so a resumed
+    experiment never prepares a cell's directory under it. A held lock whose recorded experiment is
+    gone is waited for, up to `LINGER_S`; one whose experiment lives is refused at once."""
 
     def __init__(self, out: Path) -> None:
         self.path = Path(out) / "lock"
 
     def __enter__(self) -> "OutLock":
-        self.handle = open(self.path, "a")
+        self.handle = open(self.path, "a+")
         try:
-            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+            if not _try_lock(self.handle):
+                holder = _recorded_pid(self.handle)
+                if holder is not None and _alive(holder):
+                    raise ExperimentError(f"another vacant experiment is running in {self.path.parent} (pid {holder})")
+                if not _wait_lock(self.handle, LINGER_S):
+                    raise ExperimentError(f"the cell of a stopped experiment in {self.path.parent} is still running "
+                                          f"after {LINGER_S:.0f} s; stop its `vacant do` and try again")
+            self.handle.truncate(0)
+            self.handle.write(f"{os.getpid()}\n")
+            self.handle.flush()
+        except BaseException:
             self.handle.close()
-            raise ExperimentError(f"another vacant experiment is running in {self.path.parent}") from None
+            raise
         return self
+
+    def fileno(self) -> int:
+        return self.handle.fileno()
 
     def __exit__(self, *exc: object) -> None:
         self.handle.close()
+
+
+def _try_lock(handle: Any) -> bool:
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+
+
+def _wait_lock(handle: Any, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if _try_lock(handle):
+            return True
+        time.sleep(0.1)
+    return _try_lock(handle)
+
+
+def _recorded_pid(handle: Any) -> int | None:
+    handle.seek(0)
+    text = handle.read(32).strip()
+    return int(text) if text.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: alive
+    return True
+
+
+def _die_with_parent() -> None:
+    """In a cell's child before exec: SIGTERM when the experiment dies, however it died (a SIGKILL
+    included), so `vacant do` stops its agent and takes its hooks out instead of running on."""
+    import ctypes
+
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the experiment died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 # -- one cell ------------------------------------------------------------------------------------
@@ -188,8 +252,9 @@ def tokens(stdout: str) -> tuple[int | None, int | None]:
 class CellRunner:
     """Runs attempts through `vacant do` in a child process; a signal stops the child and the cell."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, hold: OutLock | None = None) -> None:
         self.settings = settings
+        self.hold = hold  # the experiment's lock, held by each cell's `vacant do` too
         self.child: subprocess.Popen | None = None
         self.stopped: int | None = None
 
@@ -208,8 +273,9 @@ class CellRunner:
         """Run one `vacant do`; (its exit code or None, whether the cell timeout ended it)."""
         with open(logs / "do.out", "wb") as out, open(logs / "do.err", "wb") as err:
             # its own group: a terminal's Ctrl-C comes to us, and `vacant do` gets one SIGTERM from us
+            held = () if self.hold is None else (self.hold.fileno(),)
             self.child = children.spawn(argv, cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                        env=self.settings.env)
+                                        env=self.settings.env, pass_fds=held, preexec_fn=_die_with_parent)
             try:
                 return self.child.wait(timeout=self.settings.timeout_s), False
             except subprocess.TimeoutExpired:
@@ -297,11 +363,11 @@ def pending(plan: dict[str, Any], journal: list[dict[str, Any]]) -> Iterator[tup
 
 
 def run_plan(tasks: list[Task], plan: dict[str, Any], digest: str, settings: Settings,
-             say: Callable[[str], None]) -> list[dict[str, Any]]:
+             say: Callable[[str], None], hold: OutLock | None = None) -> list[dict[str, Any]]:
     """Run every cell the journal does not call done; the done records of the whole plan."""
     out = settings.out
     by_name = {t.name: t for t in tasks}
-    runner = CellRunner(settings)
+    runner = CellRunner(settings, hold)
     todo = list(pending(plan, read_journal(out)))
     total = len(cells(plan))
     with runner.signals():
