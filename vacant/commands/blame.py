@@ -12,6 +12,7 @@ from typing import Any, Optional
 import typer
 
 from vacant.commands.common import print_json, workspace
+from vacant.core.linecarry import NamesFor
 from vacant.core.locations import WorkspaceError, list_runs, resolve_run
 from vacant.show import gitblame
 from vacant.show.blame import BASELINE, blame_file, finding_marks, named_path, workspace_path
@@ -47,10 +48,15 @@ def register(app: typer.Typer) -> None:
         if rev and repo is None:
             raise WorkspaceError(f"blame at {rev} needs a git repository: {root} is not in one")
         runs = list_runs(root) if run is None else [resolve_run(root, run)]
-        found = _team(root, repo_path, rev, runs, content) if team else _local(root, path, rev, runs, content)
+        ancestry = gitblame.Ancestry(repo)
+        if team:
+            found = _team(root, repo_path, rev, runs, content, gitblame.names_along(repo, repo_path, rev, ancestry))
+        else:
+            prefix = repo_path[:len(repo_path) - len(path)]  # the workspace's directory in the repository
+            names_for, _ = gitblame.names_along(repo, repo_path, rev, ancestry, prefix)
+            found = _local(root, path, rev, runs, content, names_for)
         git_lines = gitblame.blame_lines(repo, repo_path, rev, len(found.texts))
-        rows = gitblame.rows(found.texts, found.authors, git_lines, found.findings, found.starts,
-                             gitblame.Ancestry(repo), found.plain)
+        rows = gitblame.rows(found.texts, found.authors, git_lines, found.findings, found.starts, ancestry, found.plain)
         chosen = gitblame.parse_ranges(ranges, len(rows))
         rows = [row for row in rows if gitblame.in_ranges(row.line, chosen)]
         if as_json:
@@ -74,8 +80,9 @@ class Found:
     text_tail: str = ""
 
 
-def _local(root: Path, path: str, rev: str | None, runs: list[Path], content: bytes | None) -> Found:
-    blame = blame_file(root, path, runs, content)
+def _local(root: Path, path: str, rev: str | None, runs: list[Path], content: bytes | None,
+           names_for: NamesFor | None) -> Found:
+    blame = blame_file(root, path, runs, content, names_for)
     return Found({"path": path, "rev": rev, "runs": blame.runs}, [line.text for line in blame.lines],
                  [line.author for line in blame.lines], {line.line: line.findings for line in blame.lines},
                  blame.starts, BASELINE)
@@ -91,7 +98,8 @@ def _in_repo(root: Path, repo: Path | None, path: str) -> str:
         return path
 
 
-def _team(root: Path, path: str, rev: str | None, runs: list[Path], content: bytes | None) -> Found:
+def _team(root: Path, path: str, rev: str | None, runs: list[Path], content: bytes | None,
+          renamed: tuple[NamesFor | None, tuple[str, ...]]) -> Found:
     """Line-level across machines: this workspace's runs and the team's synced run records."""
     # imported here: the share package loads cryptography (~50 ms) that plain blame never needs
     from vacant.share.teamkey import open_store, repository_root
@@ -100,7 +108,7 @@ def _team(root: Path, path: str, rev: str | None, runs: list[Path], content: byt
 
     repo = repository_root(Path.cwd())
     current = (repo / path).read_bytes() if content is None else content
-    blame = team_blame(root, open_store(repo), path, runs, current)
+    blame = team_blame(root, open_store(repo), path, runs, current, *renamed)
     reports = [report for report in map(latest_report, runs) if report]
     findings = finding_marks(root, path, blame.texts, reports)
     data = blame.to_json()

@@ -43,7 +43,8 @@ def register(app: typer.Typer) -> None:
         ancestry = gitblame.Ancestry(root)
         files = []
         for path, added in _added_lines(root, base, head).items():
-            blame = team.blame(path, gitblame.file_at(root, head, path))
+            names_for, earlier = gitblame.names_along(root, path, head, ancestry)
+            blame = team.blame(path, gitblame.file_at(root, head, path), names_for, earlier)
             git_lines = gitblame.blame_lines(root, path, head, len(blame.texts))
             starts = {item.record.run: item.record.commit for item in blame.considered}
             marks = finding_marks(root, path, blame.texts, reports)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -36,6 +36,10 @@ from vacant.core.findings import split_lines
 # who wrote a line (docs/VIEW.md): a recorded step, one of several open steps, an out-of-band
 # change set, there at the first run's start, written while no considered run recorded, or not known
 ORIGINS = ("step", "group", "out_of_band", "baseline", "outside", "unknown")
+
+# a run's starting commit (None: not known) -> the names the blamed file may have had when it ran,
+# oldest first and its name now last (git's renames: vacant.show.gitblame.name_at_start)
+NamesFor = Callable[[str | None], list[str]]
 
 
 

@@ -389,11 +389,13 @@ def touches(counted: Counted, path: str) -> bool:
     return paths is None or path in paths
 
 
-def run_records(store: GitStore, view: TeamView, path: str | None = None) -> list[RunRecord]:
+def run_records(store: GitStore, view: TeamView, path: str | None = None, also: tuple[str, ...] = ()) -> list[RunRecord]:
     """The typed record shown for each run (verified when `view` was read), oldest first: what a
     reader of another machine's runs (who changed which path, from which commit) starts from.
-    `path`: only the records whose path index says they changed it are read."""
-    chosen = [counted for counted in view.runs.values() if path is None or touches(counted, path)]
+    `path`: only the records whose path index says they changed it (or one of the paths `also`,
+    its earlier names) are read."""
+    wanted = (path, *also) if path is not None else ()
+    chosen = [counted for counted in view.runs.values() if not wanted or any(touches(counted, p) for p in wanted)]
     blobs = store.read_blobs([counted.oid for counted in chosen])
     found = [parse_blob(blobs[counted.oid])[1] for counted in chosen if counted.oid in blobs]
     return sorted(found, key=lambda record: (record.started, record.run))

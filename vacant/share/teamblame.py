@@ -25,6 +25,7 @@ JSON (`--json`): the shape is SHAPES["blame --team"] in vacant/show/shapes.py (d
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from vacant.core import events
 from vacant.core.linecarry import (
     Carried,
     Hunk,
+    NamesFor,
     Origins,
     apply_hunks,
     author_label,
@@ -183,36 +185,48 @@ def changed(record: RunRecord, path: str) -> bool:
 
 
 def blame_records(path: str, runs: list[tuple[RunRecord, Source]], current: bytes, key: str | None,
-                  blobs: dict[str, bytes] | None = None) -> TeamBlame:
+                  blobs: dict[str, bytes] | None = None, names_for: NamesFor | None = None) -> TeamBlame:
     """Blame the file whose bytes are `current` through the records `runs` (any order); `blobs`:
-    the committed baselines the records name by blob id, as this clone has them."""
+    the committed baselines the records name by blob id, as this clone has them; `names_for`: the
+    names the file may have had when a run started (vacant.show.blame.blame_file's)."""
     carried: Carried[str, TeamAuthor] = Carried(Origins(BASELINE, OUTSIDE, UNKNOWN))
     considered = []
     previous: Source | None = None
     for record, source in sorted(runs, key=lambda pair: (pair[0].started, pair[0].run)):
-        if not changed(record, path):
+        names = [name for name in (names_for(record.commit) if names_for else [path]) if changed(record, name)]
+        if not names:
             continue
-        why, lines = _why(record, path, key)
-        item = Considered(record, source, why)
-        if lines is not None and key is not None:
-            base, missing = _base(lines, blobs or {}, key)
-            rebuilt = versions(item, lines, base)
-            if missing is not None:
-                item = Considered(record, source, missing)
-            elif any(new is None and author is not None and edit.hunks is not None
-                     for (new, author), edit in zip(rebuilt[1:], lines.edits)):
-                item = Considered(record, source, "an edit script that does not fit its version")
-            else:
-                for new, author in rebuilt:  # the baseline comes first: a hand-over when another machine's
-                    carried.advance(new, author, handover=author is None and previous not in (None, source))
-        if item.why is not None:
-            carried.advance(None, None)  # what this run did to the lines is not known
+        item = Considered(record, source, None)
+        for name in names:  # a hand-over: the first baseline of a run another machine recorded
+            item = _carry(carried, item, name, key, blobs or {}, previous not in (None, source) and name == names[0])
         considered.append(item)
         previous = source
     texts = text_lines(current)
     digest = digest_for(key) if key is not None else None
     hashed = [digest(text) for text in texts] if digest else [f"#{n}" for n in range(len(texts))]
     return TeamBlame(path, key, considered, texts, carried.finish(hashed), 0)
+
+
+def _carry(carried: Carried[str, TeamAuthor], item: Considered, path: str, key: str | None,
+           blobs: dict[str, bytes], handover: bool) -> Considered:
+    """Carry the lines through one run's versions of `path`; the run as considered (with why it is
+    blamed file-level, when it is)."""
+    record, source = item.record, item.source
+    why, lines = _why(record, path, key)
+    if lines is not None and key is not None:
+        base, missing = _base(lines, blobs, key)
+        rebuilt = versions(item, lines, base)
+        if missing is not None:
+            why = missing
+        elif any(new is None and author is not None and edit.hunks is not None
+                 for (new, author), edit in zip(rebuilt[1:], lines.edits)):
+            why = "an edit script that does not fit its version"
+        else:
+            for new, author in rebuilt:  # the baseline comes first: a hand-over when another machine's
+                carried.advance(new, author, handover=author is None and handover)
+    if why is not None:
+        carried.advance(None, None)  # what this run did to the lines is not known
+    return item if item.why is not None or why is None else Considered(record, source, why)
 
 
 @dataclass
@@ -223,40 +237,46 @@ class TeamRuns:
     runs: dict[str, tuple[RunRecord, Source]]
     rejected: int
 
-    def blame(self, path: str, current: bytes) -> TeamBlame:
-        """The file `path` whose bytes are `current`, blamed through these runs."""
+    def blame(self, path: str, current: bytes, names_for: NamesFor | None = None, names: Iterable[str] = ()) -> TeamBlame:
+        """The file `path` whose bytes are `current`, blamed through these runs; `names_for` and
+        `names` (every name it may have had): git's renames of it."""
+        wanted = {path, *names}
         named = sorted({lines.base_blob for record, _ in self.runs.values() for lines in record.lines or ()
-                        if lines.path == path and lines.base_blob})
-        blame = blame_records(path, list(self.runs.values()), current, self.key, self.store.read_blobs(named))
+                        if lines.path in wanted and lines.base_blob})
+        blame = blame_records(path, list(self.runs.values()), current, self.key, self.store.read_blobs(named),
+                              names_for)
         blame.rejected = self.rejected
         return blame
 
 
-def team_runs(root: Path, store: GitStore, local_runs: list[Path], only: str | None = None) -> TeamRuns:
+def team_runs(root: Path, store: GitStore, local_runs: list[Path], only: str | None = None,
+              earlier: tuple[str, ...] = ()) -> TeamRuns:
     """This machine's runs `local_runs` (of the workspace `root`) and the team's verified run
-    records; `only`: that path alone (the team's records whose path index says they changed it,
-    the local runs' line data for it)."""
+    records; `only`: that path alone (the team's records whose path index says they changed it, or
+    one of its `earlier` names, and the local runs' line data for it)."""
     key = line_key(store)
     runs: dict[str, tuple[RunRecord, Source]] = {}
     view = read_team(root, store)  # every kind: the rejected count is the one `vacant sync --status` gives
     signers = {counted.body["run"]: counted.author for counted in view.runs.values()}
-    for record in run_records(store, view, only):  # the path index: only the records that changed it
+    for record in run_records(store, view, only, earlier):  # the path index: only the records that changed it
         signer = signers[record.run]
         trusted = view.keys.keys.get(signer)
         runs[record.run] = (record, Source("team", signer, trusted.name if trusted else None))
     for run_dir in local_runs:
         try:
-            record, _ = local_record(root, run_dir, key, only=only)
+            record, _ = local_record(root, run_dir, key, only=None if earlier else only)
         except (ValueError, KeyError, TypeError, OSError, WorkspaceError, events.VocabularyError):
             continue  # a run that cannot be read is left out here, as `vacant sync` skips it
         runs[record.run] = (record, Source("local"))
     return TeamRuns(store, key, runs, len(view.rejected))
 
 
-def team_blame(root: Path, store: GitStore, path: str, local_runs: list[Path], current: bytes) -> TeamBlame:
+def team_blame(root: Path, store: GitStore, path: str, local_runs: list[Path], current: bytes,
+               names_for: NamesFor | None = None, earlier: tuple[str, ...] = ()) -> TeamBlame:
     """This machine's runs `local_runs` (of the workspace `root`) and the team's verified run
-    records, blamed on the file `path` whose bytes are `current`."""
-    return team_runs(root, store, local_runs, only=path).blame(path, current)
+    records, blamed on the file `path` whose bytes are `current` (`names_for`, `earlier`: git's
+    renames of it)."""
+    return team_runs(root, store, local_runs, path, earlier).blame(path, current, names_for, earlier)
 
 
 def file_level_text(blame: TeamBlame) -> str:

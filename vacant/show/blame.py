@@ -18,6 +18,11 @@ Lines are compared without their whitespace (vacant.core.linecarry.line_item, gi
 a re-indented line keeps its author. Within a run, a line written back to the text the run's
 baseline had (a revert) is not the writing step's: it keeps the author it had at the baseline.
 
+Renames: a file git follows through renames (`git log --follow -M`, as `git blame` does; a staged
+`git mv` too) is read, in each run, under the names it may have had when that run started (a
+rename the run's starting commit already held is not undone), so the agent's lines survive a
+person's rename, and a new file later written under the old name lends the renamed one nothing.
+
 Limits: a line is text split on '\\n' (undecodable bytes replaced). Identical lines are told apart
 by the diff's alignment only. A step that deletes a line and another step that writes the same
 text back: the later step is the author (it wrote the line that stands).
@@ -30,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant.core.linecarry import Carried, Origins, author_label, line_item, text_lines
+from vacant.core.linecarry import Carried, NamesFor, Origins, author_label, line_item, text_lines
 from vacant.core.locations import STATE_DIR_NAME, WorkspaceError, state_dir
 from vacant.policy.contract.flags import nearest_block, standing_flags
 from vacant.store.loaded import (
@@ -113,9 +118,19 @@ def walk() -> Carried[str, Author]:
     return Carried(Origins(BASELINE, OUTSIDE, UNKNOWN))
 
 
-def blame_file(root: Path, path: str, run_dirs: list[Path], content: bytes | None = None) -> Blame:
+def recorded(run: LoadedRun, path: str) -> bool:
+    """Whether the run knew `path`: there at its start, or changed by it."""
+    return path in run.baseline or any(path in change[kind] for change in run.changes
+                                       for kind in ("added", "changed", "removed"))
+
+
+def blame_file(root: Path, path: str, run_dirs: list[Path], content: bytes | None = None,
+               names_for: NamesFor | None = None) -> Blame:
     """Blame the workspace file `path` (workspace-relative) over the runs `run_dirs`, in order;
-    `content`: the file's bytes to blame (default: as it is now in the workspace)."""
+    `content`: the file's bytes to blame (default: as it is now in the workspace). `names_for`:
+    the names the file may have had when a run started at a commit, oldest first and `path` last
+    (git's renames, vacant.show.gitblame.name_at_start): a run is read under the ones it recorded,
+    so a file renamed after the run keeps the run's lines."""
     current = text_lines((Path(root) / path).read_bytes() if content is None else content)
     carried = walk()
     reports = []
@@ -123,8 +138,10 @@ def blame_file(root: Path, path: str, run_dirs: list[Path], content: bytes | Non
     for run_dir in run_dirs:
         run = load_run(root, run_dir)
         starts[run.id] = run.start().get("commit")
-        for lines, author in path_versions(run, path):
-            carried.advance(lines, author)
+        names = names_for(starts[run.id]) if names_for is not None else [path]
+        for name in [name for name in names if recorded(run, name)] or [path]:
+            for lines, author in path_versions(run, name):
+                carried.advance(lines, author)
         report = run.latest_report()
         if report:
             reports.append(report)

@@ -10,6 +10,8 @@ Contract:
   the step's run started from or before (`merge-base --is-ancestor`): a line that was already
   committed when the run began is not the run's, whatever text the run later wrote (the line's
   author is then git's). A run whose starting commit this clone lacks is not checked.
+- Renames are git's (`renames`: `git log --follow -M`, and a staged rename in the work tree);
+  blame reads a run under the file's names as of the run's start (`name_at_start`).
 - No git (not a repository, git missing, no commit yet, an untracked file): every line is
   uncommitted.
 
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from vacant.core.linecarry import NamesFor
 from vacant.core.locations import WorkspaceError
 from vacant.show.shapes import PORCELAIN_KEYS
 
@@ -168,6 +171,84 @@ def blame_lines(repo: Path | None, path: str, rev: str | None, count: int) -> li
     by_line = {item.line: item for item in found}
     uncommitted = GitCommit(NOT_COMMITTED)
     return [by_line.get(n) or GitLine(n, uncommitted, n, path) for n in range(1, count + 1)]
+
+
+@dataclass(frozen=True)
+class Rename:
+    """`old` became `new` in `commit` (NOT_COMMITTED: a rename staged in the work tree)."""
+    old: str
+    new: str
+    commit: str
+
+
+def renames(repo: Path | None, path: str, rev: str | None) -> list[Rename]:
+    """The renames that brought `path` (repository-relative) to its name at `rev` (None: the work
+    tree, a staged `git mv` included), newest first, as git follows them (`git log --follow -M`,
+    the rule `git blame` uses); empty without git or history."""
+    if repo is None:
+        return []
+    found: list[Rename] = []
+    current = path
+    if rev is None:
+        staged = git(repo, "diff", "--cached", "-M", "--name-status", "-z", "HEAD")
+        for status, names in _name_status(staged.stdout if staged else b""):
+            if status.startswith("R") and names[1] == current:
+                found.append(Rename(names[0], current, NOT_COMMITTED))
+                current = names[0]
+    proc = git(repo, "log", "--follow", "-M", "--name-status", "-z", "--format=%x01%H", rev or "HEAD", "--", current)
+    for chunk in (proc.stdout if proc else b"").split(b"\x01")[1:]:
+        commit, _, rest = chunk.partition(b"\0")
+        for status, names in _name_status(rest):
+            if status.startswith("R") and names[1] == current:
+                found.append(Rename(names[0], current, commit.decode().strip()))
+                current = names[0]
+    return found
+
+
+def _name_status(data: bytes) -> list[tuple[str, list[str]]]:
+    """`--name-status -z` output: (status, [path] or [old, new] for a rename or copy)."""
+    tokens = [token.decode(errors="replace") for token in data.split(b"\0")]
+    out: list[tuple[str, list[str]]] = []
+    at = 0
+    while at < len(tokens):
+        status = tokens[at].strip()
+        if not status:
+            at += 1
+            continue
+        width = 2 if status[0] in "RC" else 1
+        names = tokens[at + 1:at + 1 + width]
+        if len(names) == width:
+            out.append((status, names))
+        at += 1 + width
+    return out
+
+
+def name_at_start(path: str, moves: list[Rename], start: str | None, ancestry: "Ancestry") -> list[str]:
+    """The names the file `path` may have had when a run that started at commit `start` ran,
+    oldest first: each rename its start does not already hold is undone (a run whose start is
+    unknown gets every earlier name); the caller keeps the ones the run recorded."""
+    names = [path]
+    for move in moves:  # newest first
+        if start and move.commit != NOT_COMMITTED and ancestry.before(move.commit, start):
+            break  # the run started after this rename: it knew the file by its later name
+        names.insert(0, move.old)
+    return names
+
+
+def names_along(repo: Path | None, path: str, rev: str | None, ancestry: "Ancestry",
+                prefix: str = "") -> tuple[NamesFor | None, tuple[str, ...]]:
+    """What blame needs of git's renames of `path` (repository-relative): the names the file may
+    have had when a run started, and every earlier name; names outside `prefix` (the workspace's
+    directory in the repository) are dropped, the others made relative to it. (None, ()) when
+    git knows of no rename."""
+    moves = renames(repo, path, rev)
+    if not moves:
+        return None, ()
+
+    def local(names: list[str]) -> list[str]:
+        return [name[len(prefix):] for name in names if name.startswith(prefix)]
+
+    return (lambda start: local(name_at_start(path, moves, start, ancestry))), tuple(local([m.old for m in moves]))
 
 
 class Ancestry:

@@ -75,13 +75,15 @@ class History:
     run: Recording | None = None
     runs: int = 0
     tags: dict[tuple[str, str], int] = field(default_factory=dict)
+    target: str = TARGET
+    renames: int = 0
 
     def fresh(self) -> str:
         self.counter += 1
         return f"item {self.counter} = value_{self.counter * 7919 % 1000}"
 
     def dump(self) -> None:
-        (self.repo / TARGET).write_text("".join(text + "\n" for text, _ in self.lines))
+        (self.repo / self.target).write_text("".join(text + "\n" for text, _ in self.lines))
 
     def edit(self, kind: str, a: float, b: float, size: int, who: tuple) -> None:
         lines = self.lines
@@ -107,7 +109,7 @@ class History:
             self.run = Recording(self.repo, f"run-{self.runs}")
         tag = f"op{number}"
         self.edit(kind, a, b, size, ("step", self.run.session, tag))
-        target = self.repo / TARGET
+        target = self.repo / self.target
         self.run.step("Write", self.dump, [str(target)], tool_input={"file_path": str(target), "n": tag})
 
     def person(self, kind: str, a: float, b: float, size: int) -> None:
@@ -115,13 +117,22 @@ class History:
         self.edit(kind, a, b, size, ("person",))
         self.dump()
 
+    def rename(self) -> None:
+        """A person renames the file (`git mv`, committed): its lines keep their authors."""
+        self.end()
+        self.renames += 1
+        new = f"src/renamed_{self.renames}.txt"
+        git(self.repo, "mv", self.target, new)
+        git(self.repo, "commit", "-q", "-m", f"rename to {new}")
+        self.target = new
+
     def end(self) -> None:
         if self.run is not None:
             self.run.end()
             self.run = None
 
 
-op = st.tuples(st.sampled_from(("agent", "agent", "person", "commit")),
+op = st.tuples(st.sampled_from(("agent", "agent", "person", "commit", "rename")),
                st.sampled_from(("insert", "replace", "delete", "indent", "move")),
                st.floats(0, 1), st.floats(0, 1), st.integers(1, 3))
 
@@ -148,6 +159,8 @@ def test_every_line_has_gits_word_and_the_step_that_wrote_it(tmp_path_factory, m
     for number, (actor, kind, a, b, size) in enumerate(ops):
         if actor == "agent" and kind != "indent":
             history.agent(number, kind, a, b, size)
+        elif actor == "rename":
+            history.rename()
         elif actor == "commit":
             history.end()
             git(repo, "add", "-A", "src")
@@ -156,9 +169,9 @@ def test_every_line_has_gits_word_and_the_step_that_wrote_it(tmp_path_factory, m
             history.person(kind, a, b, size)
     history.end()
 
-    shown = blame_json(repo, TARGET, monkeypatch=monkeypatch)
+    shown = blame_json(repo, history.target, monkeypatch=monkeypatch)
     assert [row["text"] for row in shown["lines"]] == [text for text, _ in history.lines]
-    assert [(row["commit"], row["author"]) for row in shown["lines"]] == oracle_git(repo, TARGET)
+    assert [(row["commit"], row["author"]) for row in shown["lines"]] == oracle_git(repo, history.target)
     for row, (text, who) in zip(shown["lines"], history.lines):
         if who[0] == "step":
             assert (row["origin"], row["run"]) == ("step", who[1]), text
@@ -313,3 +326,35 @@ def test_re_indented_and_moved_lines_stay_the_agents(feature, monkeypatch):
     assert origins(shown) == [("def main():", None, None), ("  return compute_the_answer(42)", "run-1", 1),
                               ("    return helper()", "run-1", 2), ("", "run-1", 1), ("def helper() -> int:", None, None)]
     assert [(row["commit"], row["author"]) for row in shown["lines"]] == oracle_git(feature, TARGET)
+
+
+# -- renames -------------------------------------------------------------------------------------
+
+def test_a_renamed_file_keeps_the_steps_and_a_reused_old_name_lends_none(tmp_path, monkeypatch):
+    """A person renames the agent's file; a later run writes a new file under the old name with a
+    line of the same text. The renamed file's lines are the first run's, through the rename, and
+    nothing of the later run (which never touched the renamed file) is put on them."""
+    repo = based(tmp_path, "alpha\n")
+    agent_run(repo, "run-1", "alpha\nshared = True\nwritten by run one\n")
+    git(repo, "commit", "-q", "-am", "run one")
+    git(repo, "mv", TARGET, "src/moved.txt")
+    git(repo, "commit", "-q", "-m", "a person renames it")
+    agent_run(repo, "run-2", "shared = True\nwritten by run two\n")  # TARGET again: a new file
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "run two")
+    expected = [("alpha", None, None), ("shared = True", "run-1", 1), ("written by run one", "run-1", 1)]
+    shown = blame_json(repo, "src/moved.txt", monkeypatch=monkeypatch)
+    assert origins(shown) == expected
+    assert [(row["commit"], row["author"]) for row in shown["lines"]] == oracle_git(repo, "src/moved.txt")
+    assert origins(blame_json(repo, "HEAD", "--", "src/moved.txt", monkeypatch=monkeypatch)) == expected
+    assert origins(blame_json(repo, TARGET, monkeypatch=monkeypatch)) == [("shared = True", "run-2", 1),
+                                                                          ("written by run two", "run-2", 1)]
+
+
+def test_a_staged_rename_keeps_the_steps(tmp_path, monkeypatch):
+    repo = based(tmp_path, "alpha\n")
+    agent_run(repo, "run-1", "alpha\nwritten by the agent\n")
+    git(repo, "commit", "-q", "-am", "run one")
+    git(repo, "mv", TARGET, "src/staged.txt")  # not committed yet
+    shown = blame_json(repo, "src/staged.txt", monkeypatch=monkeypatch)
+    assert origins(shown) == [("alpha", None, None), ("written by the agent", "run-1", 1)]

@@ -87,3 +87,24 @@ def test_a_bad_range_is_a_clear_error(tmp_path):
     for span in ("nope..HEAD", "-p..HEAD", "HEAD...nope"):
         proc = cli(["summary", "--", span], repo)
         assert proc.returncode == 3 and proc.stderr.startswith("vacant: "), (span, proc.stderr)
+
+
+@pytest.mark.slow
+def test_a_range_that_renames_the_agents_file_still_counts_its_lines(tmp_path):
+    """A pull request in which the agent writes a file and a person then renames it (and adds a
+    line): the added lines are counted by who wrote them, through the rename."""
+    from test_gitblame import agent_run, based
+
+    repo = based(tmp_path, "alpha\n")
+    git(repo, "checkout", "-q", "-b", "work")
+    agent_run(repo, "run-1", "alpha\nfirst agent line\nsecond agent line\n")
+    git(repo, "commit", "-q", "-am", "agent")
+    git(repo, "mv", "src/app.txt", "src/renamed.txt")
+    (repo / "src" / "renamed.txt").write_text((repo / "src" / "renamed.txt").read_text() + "a person's line\n")
+    git(repo, "commit", "-q", "-am", "a person renames it and adds a line")
+    proc = cli(["summary", "main..work", "--json"], repo)
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    added = sum(int(line.split("\t")[0]) for line in git(repo, "diff", "-w", "-M", "--numstat", "main", "work").splitlines())
+    assert (shown["added"], shown["agent_lines"], shown["people_lines"]) == (added, 2, added - 2)
+    assert [(r["run"], r["steps"]) for r in shown["runs"]] == [("run-1", [1])]
