@@ -302,27 +302,42 @@ def _start(author: Credited, starts: dict[str, str | None]) -> str | None:
 
 
 def parse_ranges(specs: list[str], count: int) -> list[tuple[int, int]]:
-    """`-L` ranges as git blame takes them (`N,M`, `N,+K`, `N,-K`, `N`, `N,`, `,M`), 1-based
-    inclusive, checked against the file's `count` lines."""
+    """`-L` ranges as git blame takes them (`N,M`, `N,+K`, `N,-K`, `N`, `N,`, `,M`, and an empty
+    side for the file's first or last line), 1-based inclusive, read as git reads them: a range
+    given end first is swapped, an end past the file is cut at its last line, a start past the
+    file or an empty range (`+0`, `-0`) is an error."""
     found = []
     for spec in specs:
         match = re.fullmatch(r"\s*(\d*)\s*(?:,\s*([+-]?)(\d*))?\s*", spec)
-        if not match or not (match.group(1) or match.group(3)):
+        if not match or (match.group(2) and not match.group(3)):  # a sign needs its count
             raise WorkspaceError(f"-L {spec}: give a line range as N,M or N,+K (git blame's form)")
-        start = int(match.group(1)) if match.group(1) else 1
-        sign, number = match.group(2), match.group(3)
-        if not number:
-            end = count
-        elif sign == "+":
-            end = start + int(number) - 1
-        elif sign == "-":
-            start, end = max(1, start - int(number) + 1), start
-        else:
-            end = int(number)
-        if start < 1 or start > max(count, 1) or end < start:
+        start, end = _range_ends(spec, match.group(1), match.group(2) or "", match.group(3) or "", count)
+        if start < 1 or end < 1:
+            raise WorkspaceError(f"-L {spec}: line numbers start at 1")
+        start, end = min(start, end), max(start, end)
+        if start > max(count, 1):
             raise WorkspaceError(f"-L {spec}: the file has {count} line(s)")
         found.append((start, min(end, count)))
     return found
+
+
+def _range_ends(spec: str, first: str, sign: str, number: str, count: int) -> tuple[int, int]:
+    """A range's two ends before git's swap and cut. As git does, `,+K` without a start counts
+    from line 0, and an end of 0 there means the file's last line; an empty end is the last line
+    and is never swapped."""
+    start = int(first) if first else 1
+    if not number:
+        if start > max(count, 1):
+            raise WorkspaceError(f"-L {spec}: the file has {count} line(s)")
+        return start, max(start, count)
+    if sign and int(number) == 0:
+        raise WorkspaceError(f"-L {spec}: an empty range")
+    if sign == "+":
+        end = (start if first else 0) + int(number) - 1
+        return start, end if first or end > 0 else count
+    if sign == "-":
+        return max(1, start - int(number) + 1), start
+    return start, int(number)
 
 
 def in_ranges(line: int, ranges: list[tuple[int, int]]) -> bool:

@@ -358,3 +358,46 @@ def test_a_staged_rename_keeps_the_steps(tmp_path, monkeypatch):
     git(repo, "mv", TARGET, "src/staged.txt")  # not committed yet
     shown = blame_json(repo, "src/staged.txt", monkeypatch=monkeypatch)
     assert origins(shown) == [("alpha", None, None), ("written by the agent", "run-1", 1)]
+
+
+# -- -L, against git itself ------------------------------------------------------------------------
+
+side = st.one_of(st.just(""), st.integers(0, 10).map(str))
+spec = st.one_of(side, st.tuples(side, st.sampled_from(("", "+", "-")), side).map(lambda t: f"{t[0]},{t[1]}{t[2]}"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(count=st.integers(1, 8), specs=st.lists(spec, min_size=1, max_size=2))
+def test_line_ranges_select_the_lines_git_blame_selects(tmp_path_factory, count, specs):
+    """Every `-L` form, ends reversed, past the file or empty: the lines shown are git's, and a
+    range git refuses is refused."""
+    from vacant.core.locations import WorkspaceError
+    from vacant.show.gitblame import in_ranges, parse_ranges
+
+    repo = _numbered_repo(tmp_path_factory, count)
+    args = [arg for item in specs for arg in ("-L", item)]
+    proc = subprocess.run(["git", "blame", "--line-porcelain", *args, "--", "f.txt"], cwd=repo, capture_output=True,
+                          text=True, env={**os.environ, **PERSON})
+    theirs = None if proc.returncode else [int(line.split(" ")[2]) for line in proc.stdout.splitlines()
+                                           if len(line.split(" ")[0]) == 40 and len(line.split(" ")) >= 3]
+    try:
+        chosen = parse_ranges(specs, count)
+    except WorkspaceError:
+        assert theirs is None, (specs, theirs)
+        return
+    assert [n for n in range(1, count + 1) if in_ranges(n, chosen)] == theirs, specs
+
+
+_REPOS: dict[int, Path] = {}
+
+
+def _numbered_repo(factory, count: int) -> Path:
+    """A repository whose f.txt has `count` committed lines (one per count, made once)."""
+    if count not in _REPOS:
+        repo = factory.mktemp(f"lines{count}")
+        git(repo, "init", "-q")
+        (repo / "f.txt").write_text("".join(f"line {n}\n" for n in range(1, count + 1)))
+        git(repo, "add", "f.txt")
+        git(repo, "commit", "-q", "-m", "lines")
+        _REPOS[count] = repo
+    return _REPOS[count]
