@@ -396,7 +396,8 @@ def git_column(line: GitLine, width: int) -> str:
     if not c.committed:
         return f"{'0' * 8} ({'Not Committed Yet':<{width}} {'':<25}"
     when = _date(c.author_time, c.author_tz)
-    return f"{'^' if c.boundary else ''}{c.sha[:8]} ({(c.author or ''):<{width}} {when:<25}"
+    commit = f"^{c.sha[:7]}" if c.boundary else c.sha[:8]  # git keeps the column's width: ^ and one digit fewer
+    return f"{commit} ({(c.author or ''):<{width}} {when:<25}"
 
 
 def _date(stamp: int | None, tz: str | None) -> str:
@@ -409,10 +410,14 @@ def _date(stamp: int | None, tz: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S ") + (tz or "+0000")
 
 
-def render(rows: list[Row]) -> str:
+def render(rows: list[Row], path: str | None = None) -> str:
     """Text like git blame's, with the recorded author (run, step, tool, cell) after git's column
-    and the findings standing on a line at its end."""
+    and the findings standing on a line at its end. As git does, each line's original file name
+    follows its commit when some line came from a file of another name (`path`: the file blamed,
+    repository-relative)."""
     width = max((len(row.git.commit.author or "") if row.git.commit.committed else 17 for row in rows), default=0)
+    names = path is not None and any(row.git.orig_path != path for row in rows)
+    name_width = max((len(row.git.orig_path) for row in rows), default=0) if names else 0
     labels = [row.author.label() if row.author.origin not in ("baseline", "outside") else "" for row in rows]
     label_width = max((len(label) for label in labels), default=0)
     digits = len(str(rows[-1].line)) if rows else 1
@@ -420,7 +425,11 @@ def render(rows: list[Row]) -> str:
     for row, label in zip(rows, labels):
         marks = f" [{','.join(row.findings)}]" if row.findings else ""
         who = f" {label:<{label_width}} |" if label_width else ""
-        out.append(f"{git_column(row.git, width)} {row.line:>{digits}}){who} {row.text}{marks}")
+        column = git_column(row.git, width)
+        if names:  # git's filename column: after the commit, before the parenthesis
+            commit, _, rest = column.partition(" (")
+            column = f"{commit} {row.git.orig_path:<{name_width}} ({rest}"
+        out.append(f"{column} {row.line:>{digits}}){who} {row.text}{marks}")
     return "\n".join(out)
 
 

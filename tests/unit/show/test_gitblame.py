@@ -349,6 +349,12 @@ def test_a_renamed_file_keeps_the_steps_and_a_reused_old_name_lends_none(tmp_pat
     assert origins(blame_json(repo, "HEAD", "--", "src/moved.txt", monkeypatch=monkeypatch)) == expected
     assert origins(blame_json(repo, TARGET, monkeypatch=monkeypatch)) == [("shared = True", "run-2", 1),
                                                                           ("written by run two", "run-2", 1)]
+    (repo / "src/moved.txt").write_text((repo / "src/moved.txt").read_text() + "a person's new line\n")
+    text = CliRunner().invoke(app, ["blame", "src/moved.txt"]).stdout.splitlines()
+    theirs = git(repo, "blame", "-w", "-M", "--", "src/moved.txt").splitlines()
+    # git's columns as git prints them: the commit, then (the lines came from two names) each one's file name
+    assert [line.split(" (")[0] for line in text] == [line.split(" (")[0] for line in theirs]
+    assert "src/app.txt" in text[0] and "src/moved.txt" in text[-1]
 
 
 def test_a_staged_rename_keeps_the_steps(tmp_path, monkeypatch):
