@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         elif as_porcelain:
             typer.echo(gitblame.porcelain(rows), nl=False)
         else:
-            typer.echo(gitblame.render(rows, repo_path) + found.text_tail)
+            typer.echo(gitblame.render(rows, repo_path, gitblame.abbrev_of(repo)) + found.text_tail)
 
 
 @dataclass

@@ -390,14 +390,23 @@ def _commit_headers(c: GitCommit, path: str) -> list[str]:
     return lines + (["boundary"] if c.boundary else []) + [f"filename {path}"]
 
 
-def git_column(line: GitLine, width: int) -> str:
-    """git blame's default prefix: short commit (^ on a boundary), (author date line)."""
+def git_column(line: GitLine, width: int, abbrev: int = 7) -> str:
+    """git blame's default prefix: the commit abbreviated as git blame does (one digit more than
+    the repository's `abbrev`; ^ and `abbrev` digits on a boundary), (author date line)."""
     c = line.commit
     if not c.committed:
-        return f"{'0' * 8} ({'Not Committed Yet':<{width}} {'':<25}"
+        return f"{'0' * (abbrev + 1)} ({'Not Committed Yet':<{width}} {'':<25}"
     when = _date(c.author_time, c.author_tz)
-    commit = f"^{c.sha[:7]}" if c.boundary else c.sha[:8]  # git keeps the column's width: ^ and one digit fewer
+    commit = f"^{c.sha[:abbrev]}" if c.boundary else c.sha[:abbrev + 1]
     return f"{commit} ({(c.author or ''):<{width}} {when:<25}"
+
+
+def abbrev_of(repo: Path | None) -> int:
+    """How many digits git abbreviates a commit id to in this repository (core.abbrev, or the
+    length git picks for its object count: `git rev-parse --short`); 7 without git."""
+    proc = git(repo, "rev-parse", "--short", "HEAD") if repo is not None else None
+    found = len(proc.stdout.strip()) if proc is not None else 0
+    return found if 4 <= found <= 64 else 7
 
 
 def _date(stamp: int | None, tz: str | None) -> str:
@@ -410,11 +419,11 @@ def _date(stamp: int | None, tz: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S ") + (tz or "+0000")
 
 
-def render(rows: list[Row], path: str | None = None) -> str:
+def render(rows: list[Row], path: str | None = None, abbrev: int = 7) -> str:
     """Text like git blame's, with the recorded author (run, step, tool, cell) after git's column
     and the findings standing on a line at its end. As git does, each line's original file name
     follows its commit when some line came from a file of another name (`path`: the file blamed,
-    repository-relative)."""
+    repository-relative); `abbrev`: `abbrev_of` the repository."""
     width = max((len(row.git.commit.author or "") if row.git.commit.committed else 17 for row in rows), default=0)
     names = path is not None and any(row.git.orig_path != path for row in rows)
     name_width = max((len(row.git.orig_path) for row in rows), default=0) if names else 0
@@ -425,7 +434,7 @@ def render(rows: list[Row], path: str | None = None) -> str:
     for row, label in zip(rows, labels):
         marks = f" [{','.join(row.findings)}]" if row.findings else ""
         who = f" {label:<{label_width}} |" if label_width else ""
-        column = git_column(row.git, width)
+        column = git_column(row.git, width, abbrev)
         if names:  # git's filename column: after the commit, before the parenthesis
             commit, _, rest = column.partition(" (")
             column = f"{commit} {row.git.orig_path:<{name_width}} ({rest}"

@@ -407,3 +407,17 @@ def _numbered_repo(factory, count: int) -> Path:
         git(repo, "commit", "-q", "-m", "lines")
         _REPOS[count] = repo
     return _REPOS[count]
+
+
+@pytest.mark.parametrize("abbrev", [None, "12"])
+def test_the_commit_column_is_as_wide_as_git_blames(feature, monkeypatch, abbrev):
+    """git abbreviates to `core.abbrev` (or a length it picks for the repository's size) plus one
+    digit, and a boundary commit to ^ and `core.abbrev` digits: the text's columns are git's."""
+    if abbrev:
+        git(feature, "config", "core.abbrev", abbrev)
+    (feature / TARGET).write_text((feature / TARGET).read_text() + "not committed\n")
+    monkeypatch.chdir(feature)
+    text = CliRunner().invoke(app, ["blame", TARGET]).stdout.splitlines()
+    theirs = git(feature, "blame", "-w", "-M", "--", TARGET).splitlines()
+    assert [line.split(" (")[0] for line in text] == [line.split(" (")[0] for line in theirs]
+    assert any(line.startswith("^") for line in theirs) and theirs[-1].startswith("0" * 8)
