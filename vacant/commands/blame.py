@@ -30,6 +30,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json"),
         as_porcelain: bool = typer.Option(False, "--porcelain", help="git blame --porcelain, with vacant's headers."),
         team: bool = typer.Option(False, "--team", help="Also the team's synced run records (vacant sync)."),
+        _ignore_whitespace: bool = typer.Option(False, "-w", help="Always on: whitespace is ignored, as git blame -w."),
+        _moves: bool = typer.Option(False, "-M", help="Always on: moved lines keep their author, as git blame -M."),
     ) -> None:
         """For every line of FILE: git's commit, author and date, and the recorded step that wrote it."""
         names = [name for name in names if name != "--"]  # click keeps a `--` that options follow

@@ -313,6 +313,7 @@ def test_ranges_and_porcelain(feature, monkeypatch):
     assert "vacant-run run-1" in result.stdout and "vacant-step 2" in result.stdout
     shown = json.loads(CliRunner().invoke(app, ["blame", TARGET, "-L", "4,", "--json"]).stdout)
     assert [row["line"] for row in shown["lines"]] == [4, 5]
+    assert CliRunner().invoke(app, ["blame", "-w", "-M", TARGET]).stdout == CliRunner().invoke(app, ["blame", TARGET]).stdout
     bad = CliRunner().invoke(app, ["blame", TARGET, "-L", "9,10"])
     assert bad.exit_code != 0 and "5 line(s)" in str(bad.exception or bad.output)
 
