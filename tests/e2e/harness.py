@@ -119,7 +119,9 @@ class ScriptedUpstream:
         """Parsed log lines, in the order they were written (``n`` ascending for serial runs)."""
         if not self.log_path.exists():
             return []
-        return [json.loads(line) for line in self.log_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        data = self.log_path.read_bytes()
+        complete = data[:data.rfind(b"\n") + 1]  # a last line without its newline is still being written
+        return [json.loads(line) for line in complete.decode("utf-8").splitlines() if line.strip()]
 
     def scripted_requests(self) -> list[dict]:
         """Only the requests that were answered with a scripted turn."""
