@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 from vacant.core.sha import sha256
@@ -163,6 +164,30 @@ def calls_like(raw: bytes, tool: str, tool_input: object) -> tuple[int, str | No
     last one started. Copilot queues its writes to the file: a call's own start is usually there
     when its Pre runs, not always (measured), so the model falls back to the last one named. A
     completion is written after the Post returns and a model round trip before the next call."""
+    done, model, _ = _calls_like(raw, tool, tool_input)
+    return done, model
+
+
+START_WAIT_S = 0.5  # how long a Pre waits for its call's queued start line (it is usually there already)
+
+
+def calls_like_at_pre(path: str | None, tool: str, tool_input: object) -> tuple[int, str | None]:
+    """calls_like at a Pre, which waits up to START_WAIT_S for the call's own start line while
+    Copilot flushes its queued writes: without it, a session's first call could find no model named
+    at all (seen: 1 run in 3 of the e2e test). No wait where no session directory exists: a
+    Copilot that keeps no events file costs nothing."""
+    done, model, seen = _calls_like(read_events(path), tool, tool_input)
+    if seen or not path or not os.path.isdir(os.path.dirname(path)):
+        return done, model
+    deadline = time.monotonic() + START_WAIT_S
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.01)
+        done, model, seen = _calls_like(read_events(path), tool, tool_input)
+    return done, model
+
+
+def _calls_like(raw: bytes, tool: str, tool_input: object) -> tuple[int, str | None, bool]:
+    """calls_like, and whether some call like this one has its start in the file."""
     key = step_key(tool, tool_input)
     started: dict[str, str | None] = {}
     seen = set()
@@ -177,9 +202,9 @@ def calls_like(raw: bytes, tool: str, tool_input: object) -> tuple[int, str | No
         if isinstance(data, dict) and step_key(str(data.get("toolName", "")), data.get("arguments")) == key:
             started[str(data.get("toolCallId"))] = data.get("model") if isinstance(data.get("model"), str) else None
     if not started:
-        return 0, last_model(raw)
+        return 0, last_model(raw), False
     done = [call for call in started if any(COMPLETE in line for line in _lines(raw, _call_id(call)))]
-    return len(done), list(started.values())[-1] or last_model(raw)
+    return len(done), list(started.values())[-1] or last_model(raw), True
 
 
 def _scope(tool: str, data: dict) -> list[str] | None:
@@ -252,7 +277,11 @@ class Copilot(PlatformBase):
         call.tool = canonical(str(payload.get("tool_name", "")))
         call.tool_input = payload.get("tool_input")
         data = call.tool_input if isinstance(call.tool_input, dict) else {}
-        done, model = calls_like(read_events(events_path(call.session_id, env)), call.tool, call.tool_input)
+        path = events_path(call.session_id, env)
+        if call.kind == "tool_pre":
+            done, model = calls_like_at_pre(path, call.tool, call.tool_input)
+        else:
+            done, model = calls_like(read_events(path), call.tool, call.tool_input)
         key = step_key(call.tool, call.tool_input)
         call.key = f"{key}.{done}" if done else key
         call.model = model  # no payload names it; the events file does, per call

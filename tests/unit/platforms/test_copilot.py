@@ -236,3 +236,38 @@ def test_the_gate_guards_the_settings_that_can_turn_the_hooks_off(ws, isolated_h
         path.write_text("{}")
     guarded = recordguard.guarded(str(ws), str(state_dir(ws)), str(isolated_home))
     assert {str(p.resolve()) for p in made} <= set(guarded)
+
+
+@settings(max_examples=8, deadline=None)
+@given(late_ms=st.integers(0, 200), first_call=st.booleans())
+def test_a_pre_waits_for_its_calls_queued_start_line_and_takes_its_model(late_ms, first_call, tmp_path_factory):
+    """Copilot queues its events-file writes: the call's start (and, for a session's first call,
+    every line naming a model) may land a little after the Pre began."""
+    import threading
+    import time
+
+    ws = tmp_path_factory.mktemp("ws")
+    events = EventsFile(ws, "s-late")
+    if not first_call:
+        events.write({"type": "session.start", "data": {"selectedModel": "m-old"}})
+    pre = next(p for p in payloads(ws) if p["hook_event_name"] == "PreToolUse")
+    pre = dict(pre, session_id="s-late")
+    writer = threading.Timer(late_ms / 1000, events.before_pre, [pre])
+    writer.start()
+    try:
+        started = time.monotonic()
+        call = PLATFORM.parse(pre, env(ws))
+        took = time.monotonic() - started
+    finally:
+        writer.join()
+    assert call.model == "m-1"  # the call's own model, not the older one nor none
+    assert took < late_ms / 1000 + 0.3
+
+
+def test_a_pre_with_no_session_directory_does_not_wait(ws):
+    import time
+
+    pre = dict(next(p for p in payloads(ws) if p["hook_event_name"] == "PreToolUse"), session_id="s-none")
+    started = time.monotonic()
+    assert PLATFORM.parse(pre, env(ws)).model is None
+    assert time.monotonic() - started < 0.2
