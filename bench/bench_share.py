@@ -139,7 +139,7 @@ def fresh_clone(base: Path, bare: Path, name: str) -> Path:
 def cached_remote(base: Path, args: argparse.Namespace) -> tuple[Path, list[Signer], float]:
     """The generated bare repository for these arguments, copied into `base` (made first when
     missing or with --fresh); and how long making it took (0 when it was kept)."""
-    kept = Path(tempfile.gettempdir()) / f"vacant-bench-share-{args.authors}-{args.runs}-{args.reviews}-v2"
+    kept = Path(tempfile.gettempdir()) / f"vacant-bench-share-{args.authors}-{args.runs}-{args.reviews}-v3"
     spent = 0.0
     if args.fresh or not (kept / "done").exists():
         shutil.rmtree(kept, ignore_errors=True)
@@ -232,9 +232,9 @@ def one_rep(base: Path, bare: Path, people: list[Signer], rep: int, me: Signer, 
         figures[f"sync busy {phase}"] = value
     figures["reputation after busy"] = timed_process(ws, "reputation", "--json")
     share = state_dir(ws) / "share"
-    shutil.rmtree(share / "team")
-    shutil.rmtree(share / "authors")
-    shutil.rmtree(share / "verified")
+    shutil.rmtree(share / "team", ignore_errors=True)
+    shutil.rmtree(share / "authors", ignore_errors=True)
+    shutil.rmtree(share / "verified", ignore_errors=True)
     shutil.rmtree(Path(os.environ["VACANT_HOME"]) / "warm")  # the warm texts too: else one answers unchanged refs
     figures["reputation rebuild"] = timed_process(ws, "reputation", "--json")
     figures["reputation --local"] = timed_process(ws, "reputation", "--json", "--local")

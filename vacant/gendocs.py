@@ -19,7 +19,7 @@ from vacant.core.docgen import COMMAND, GeneratedDoc, check_or_write
 from vacant.platforms import all_platforms
 from vacant.policy.contract import contract, probe_reasons
 from vacant.policy.gate.asks import doc as asks_doc
-from vacant.share import records as share_records
+from vacant.share import sharedoc as share_records
 from vacant.show import shapes
 
 PACKAGE = Path(__file__).resolve().parent

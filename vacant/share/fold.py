@@ -154,7 +154,7 @@ def team_summary(root: Path, store: GitStore) -> TeamSummary:
     if summary is None:
         from vacant.share.team import read_team_keyed  # records and cryptography: only to build it
 
-        view, key = read_team_keyed(root, store, KINDS)
+        view, key = read_team_keyed(root, store, KINDS, keep=False)  # the summary is all it keeps
         summary = summarize(view)
         save_sealed(summary_path(root), key, summary.to_json())
     return summary

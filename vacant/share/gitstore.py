@@ -126,6 +126,26 @@ class GitStore:
             position += size + 1
         return found
 
+    def read_objects(self, names: list[str]) -> list[tuple[str, bytes] | None]:
+        """Each named object's type and bytes (None where it is missing), in the order asked, in one
+        `cat-file --batch`; a name is anything cat-file takes (`<commit>^{tree}`, an object id)."""
+        if not names:
+            return []
+        out = self._batch_output(["cat-file", "--batch", "--buffer"], "".join(f"{name}\n" for name in names).encode())
+        found: list[tuple[str, bytes] | None] = []
+        position = 0
+        while position < len(out) and len(found) < len(names):
+            end = out.index(b"\n", position)
+            header = out[position:end].decode(errors="replace").split(" ")
+            position = end + 1
+            if len(header) != 3 or header[-1] == "missing":
+                found.append(None)
+                continue
+            size = int(header[2])
+            found.append((header[1], out[position:position + size]))
+            position += size + 1
+        return found + [None] * (len(names) - len(found))
+
     def _batch_output(self, args: list[str], request: bytes) -> bytes:
         """The output of a local git command fed `request` from a temporary file, read to its end in
         one blocking read (a poll loop woke for every few KB git wrote); a watchdog kills git at
@@ -184,8 +204,9 @@ class GitStore:
             raise GitError(f"git hash-object wrote {len(out)} of {len(blobs)} objects")
         return out
 
-    def write_tree(self, files: dict[str, str]) -> str:
-        """A tree (with subtrees) holding `path -> blob id`; one `mktree --batch` for all levels."""
+    def write_tree(self, files: dict[str, str], tops: dict[str, str] | None = None) -> str:
+        """A tree (with subtrees) holding `path -> blob id`; one `mktree --batch` for all levels.
+        `tops`, when given, gets the id of each top-level subtree by name."""
         nested: dict = {}
         for path, oid in files.items():
             parts = path.split("/")
@@ -198,7 +219,7 @@ class GitStore:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None  # all PIPEs
         try:
             try:
-                root = _write_node(proc.stdin, proc.stdout, nested)
+                root = _write_node(proc.stdin, proc.stdout, nested, tops)
             finally:
                 proc.stdin.close()
                 error = proc.stderr.read()
@@ -247,12 +268,15 @@ class GitStore:
         return results
 
 
-def _write_node(stdin: IO[bytes], stdout: IO[bytes], node: dict) -> str:
+def _write_node(stdin: IO[bytes], stdout: IO[bytes], node: dict, tops: dict[str, str] | None = None) -> str:
     """Write the subtrees first (mktree needs their ids), then this tree; its id."""
     lines = []
     for name, value in sorted(node.items()):
         if isinstance(value, dict):
-            lines.append(f"040000 tree {_write_node(stdin, stdout, value)}\t{name}")
+            oid = _write_node(stdin, stdout, value)
+            if tops is not None:
+                tops[name] = oid
+            lines.append(f"040000 tree {oid}\t{name}")
         else:
             lines.append(f"100644 blob {value}\t{name}")
     stdin.write(("\0".join(lines) + "\0\0").encode() if lines else b"\0")

@@ -26,12 +26,12 @@ from vacant.share.cache import load_json, save_json
 from vacant.share.gitstore import AUTHORS, GitStore
 from vacant.share.lines import line_key, run_lines
 from vacant.share.records import (
+    ENTRY,
     KIND_DIRS,
     WRITTEN_FORMAT,
     Cell,
     Envelope,
     FindingEntry,
-    ManifestRecord,
     ReadCoverage,
     RecordError,
     ReviewRecord,
@@ -43,7 +43,9 @@ from vacant.share.records import (
     signed_bytes,
     to_json,
 )
-from vacant.share.signing import Signer
+from vacant.share.index import Row, chain_rows, manifest_body
+from vacant.share.signing import Signer, TeamKey, TeamKeys
+from vacant.share.team import check_blob, placement, valid_manifests, shape_of
 from vacant.store.loaded import load_run
 from vacant.store.reputation import cell_key
 
@@ -168,23 +170,68 @@ def make_records(root: Path, signer: Signer, cache: dict[str, Any], store: GitSt
 
 def add_entries(store: GitStore, signer: Signer, blobs: dict[str, bytes], message: str) -> int:
     """Add `path -> blob` entries to the signer's ref (a commit on top of it), with a manifest
-    vouching for them, by CAS; how many were new."""
+    indexing them, by CAS; how many were new. The manifest claims the whole ref when, with it, the
+    chain of the author's manifests indexes every record there (vacant/share/index.py)."""
     ref = AUTHORS + signer.fingerprint
     for _ in range(CAS_ATTEMPTS):
         old = store.refs(ref).get(ref)
-        current = {e.path: e.oid for e in store.list_tree(old)} if old else {}
+        listing = store.list_tree(old) if old else []
+        current = {e.path: e.oid for e in listing}
         new_paths = [path for path in blobs if path not in current]
         if not new_paths:
             return 0
-        manifest = seal(signer, "manifest", ManifestRecord(sorted(p.replace("/", "")[-64:] for p in new_paths)))
-        extra = {**blobs, entry_path("manifest", manifest): manifest}
-        new_paths.append(entry_path("manifest", manifest))
-        oids = store.write_blobs([extra[path] for path in new_paths])
-        tree = store.write_tree({**current, **dict(zip(new_paths, oids))})
-        commit = store.commit(tree, [old] if old else [], f"{message}: {len(new_paths) - 1} record(s)")
+        regular = all(e.mode == "100644" and e.type == "blob" and ENTRY.match(e.path) for e in listing)
+        files = {**current, **dict(zip(new_paths, store.write_blobs([blobs[path] for path in new_paths])))}
+        after, rows, whole = _chain(store, signer, current, regular)
+        rows += [_row(path, files[path], blobs[path]) for path in new_paths]
+        trees: dict[str, str] | None = None
+        if whole:
+            trees = {}
+            store.write_tree({p: o for p, o in files.items() if not p.startswith("manifests/")}, trees)
+        manifest = seal(signer, "manifest", manifest_body(rows, after, trees))
+        files[entry_path("manifest", manifest)] = store.write_blobs([manifest])[0]
+        commit = store.commit(store.write_tree(files), [old] if old else [], f"{message}: {len(new_paths)} record(s)")
         if store.update_ref(ref, commit, old):
-            return len(new_paths) - 1
+            return len(new_paths)
     raise RuntimeError(f"{ref} kept moving while vacant wrote to it ({CAS_ATTEMPTS} attempts): run it again")
+
+
+def _row(path: str, oid: str, blob: bytes) -> Row:
+    """The index row of a record: what a reader of its ref keeps of it (vacant/share/team.py)."""
+    _, kind, _, _, _, summary = shape_of(blob)
+    return Row(kind, path.replace("/", "")[-64:], oid, summary)
+
+
+def _chain(store: GitStore, signer: Signer, current: dict[str, str], regular: bool) -> tuple[list[str], list[Row], bool]:
+    """What a new manifest on a ref holding `current` comes after, the rows it must index besides
+    the new records (those no intact chain of the author's own manifests indexes), and whether the
+    ref is regular and every such record verified, so the new manifest may claim the whole ref."""
+    keys = TeamKeys({signer.fingerprint: TeamKey(signer.fingerprint, signer.public_raw, "own")}, [])
+    listed = [(path, oid) for path, oid in current.items() if path.startswith("manifests/") and ENTRY.match(path)]
+    valid = valid_manifests(keys, signer.fingerprint, listed, store.read_blobs(sorted({o for _, o in listed})), [])
+    chained = {name: body for name, body in valid.items() if body.get("after") is not None}
+    named = {earlier for body in chained.values() for earlier in body["after"]}
+    heads = sorted(name for name in chained if name not in named)
+    reached: dict[tuple[str, str], Row] = {}
+    for head in heads:
+        rows = chain_rows(head, chained)
+        if rows is None:  # a gap in the chain: a new one starts here, indexing the whole ref again
+            heads, reached = [], {}
+            break
+        reached.update(((row.name, row.oid), row) for row in rows)
+    whole = regular
+    missing = [(path, oid) for path, oid in current.items() if ENTRY.match(path) and not path.startswith("manifests/")
+               and (path.replace("/", "")[-64:], oid) not in reached]
+    blobs = store.read_blobs(sorted({oid for _, oid in missing}))
+    rows = []
+    for path, oid in missing:
+        data = blobs.get(oid)
+        verdict = check_blob(keys, data, {}, oid) if data is not None else "missing"
+        if isinstance(verdict, str) or placement(keys, verdict, signer.fingerprint, path) is not None:
+            whole = False  # someone else's bytes on one's own ref: never indexed, so no claim on the whole ref
+            continue
+        rows.append(Row(verdict[2], verdict[0], oid, verdict[4]))
+    return heads, rows, whole
 
 
 def cache_path(root: Path) -> Path:

@@ -1,6 +1,6 @@
 """The shared records: a compact run record and one review record per review, as typed records
-with one canonical JSON form each. The single source of docs/SHARE.md
-(`python -m vacant.gendocs --write`; a test fails when the doc drifts).
+with one canonical JSON form each; docs/SHARE.md is generated from these definitions
+(vacant/share/sharedoc.py).
 
 Contract:
 - A record holds ids, names, paths, levels, counts and hashes only: never a transcript, a tool
@@ -22,23 +22,24 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
-from vacant.core.docgen import GeneratedDoc
 
 FORMAT = 2  # the newest; what each kind is written in: WRITTEN_FORMAT
 FORMATS = (1, 2)
 KINDS = ("run", "review", "manifest")
 KIND_DIRS = {"run": "runs", "review": "reviews", "manifest": "manifests"}  # where each kind sits in an author's tree
 ENTRY = re.compile(r"^(runs|reviews|manifests)/([0-9a-f]{2})/([0-9a-f]{62})$")
-WRITTEN_FORMAT = {"run": 2, "review": 1, "manifest": 1}  # reviews and manifests did not change in 2
+WRITTEN_FORMAT = {"run": 2, "review": 1, "manifest": 2}  # reviews did not change in 2; a manifest has its index
 
 # line data (format 2): bounded so a record stays small whatever the run touched
 LINE_HASH_HEX = 16
 MAX_VERSION_LINES = 20_000  # a path with a longer version is left file-level (`lines-cap`)
 MAX_RECORD_HASHES = 50_000  # line hashes in one record; paths past it are left file-level (`record-cap`)
 OMITTED = ("lines-cap", "record-cap", "binary")
+MAX_INDEXED_PATHS = 2000  # a run that changed more is not path-indexed (read whatever path is asked)
+MAX_INDEX = 1_000_000  # records one manifest indexes
 
 
 class RecordError(ValueError):
@@ -73,6 +74,10 @@ class Check:
     describe: str
     parse: Callable[[Any, str], Any]
     fast: Fast | None = None  # None: the quick reader leaves records holding this to `parse_typed`
+    # a whole list of such values checked at once: the list as `parse` of each item would give it,
+    # or None to check it item by item (which also names the bad one); a manifest's index holds
+    # tens of thousands of values, and a Python call per value cost more than everything else
+    bulk: Callable[[list[Any]], list[Any] | None] | None = None
 
 
 SAFE_CHAR = rb"[ !#-\[\]-~]"  # printable ASCII but `"` and `\`: canonical JSON writes these as they are
@@ -96,12 +101,22 @@ def _text(limit: int) -> Check:
 
 def _pattern(regex: re.Pattern[str], describe: str) -> Check:
     def parse(value: Any, where: str) -> str:
-        if not isinstance(value, str) or not regex.match(value):
+        if not isinstance(value, str) or not regex.fullmatch(value):  # `$` alone lets a final newline by
             raise RecordError(f"{where}: expected {describe}, got {str(value)[:80]!r}")
         return value
     anchored = regex.pattern.startswith("^") and regex.pattern.endswith("$")
-    inner = regex.pattern[1:-1].encode()  # the lookahead keeps the match inside one escape-free string
-    return Check(describe, parse, _leaf(b'"(?=%s*")(?:%s)"' % (SAFE_CHAR, inner)) if anchored else None)
+    inner = regex.pattern[1:-1]  # the lookahead keeps the match inside one escape-free string
+    joined = re.compile(f"(?:{inner})(?:\n(?:{inner}))*")
+
+    def bulk(values: list[Any]) -> list[Any] | None:  # one match over the values joined by newlines
+        try:
+            text = "\n".join(values)
+        except TypeError:  # not all strings
+            return None
+        one_each = text.count("\n") == len(values) - 1  # no value holds a newline of its own
+        return values if not values or (one_each and joined.fullmatch(text)) else None
+    fast = _leaf(b'"(?=%s*")(?:%s)"' % (SAFE_CHAR, inner.encode())) if anchored else None
+    return Check(describe, parse, fast, bulk if anchored else None)
 
 
 def _relpath(value: Any, where: str) -> str:
@@ -117,8 +132,10 @@ def _integer(low: int) -> Check:
         if isinstance(value, bool) or not isinstance(value, int) or value < low or value > 2**53:
             raise RecordError(f"{where}: expected an integer >= {low}")
         return value
+    def bulk(values: list[Any]) -> list[Any] | None:
+        return values if all(type(v) is int and low <= v <= 2**53 for v in values) else None
     digits = {0: rb"0|[1-9][0-9]{0,14}", 1: rb"[1-9][0-9]{0,14}"}.get(low)  # below 10**15 < 2**53
-    return Check(f"integer >= {low}", parse, Fast("leaf", digits, int) if digits else None)
+    return Check(f"integer >= {low}", parse, Fast("leaf", digits, int) if digits else None, bulk)
 
 
 def _number(low: float, high: float) -> Check:
@@ -139,21 +156,46 @@ def _number(low: float, high: float) -> Check:
         if len(known) < 4096:
             known[text] = value
         return value
+
+    def bulk(values: list[Any]) -> list[Any] | None:  # each distinct value once: scores and weights repeat
+        try:
+            distinct = set(values)
+        except TypeError:
+            return None
+        if not all(type(v) in (int, float) and math.isfinite(v) and low <= v <= high for v in distinct):
+            return None
+        return values if all(type(v) is float for v in distinct) else [float(v) for v in values]
     return Check(f"number in [{low:g}, {high:g}]", parse,
-                 Fast("checked", rb"(?:0|[1-9][0-9]{0,16})(?:\.[0-9]{1,24})?", decode))
+                 Fast("checked", rb"(?:0|[1-9][0-9]{0,16})(?:\.[0-9]{1,24})?", decode), bulk)
 
 
 def _optional(inner: Check) -> Check:
+    def bulk(values: list[Any]) -> list[Any] | None:  # for an inner check that keeps its values as they are
+        present = [v for v in values if v is not None]
+        return values if inner.bulk is not None and inner.bulk(present) is present else None
     return Check(f"{inner.describe} or null", lambda v, w: None if v is None else inner.parse(v, w),
-                 Fast("optional", inner=inner))
+                 Fast("optional", inner=inner), bulk)
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise RecordError(f"{where}: expected true or false")
+    return value
+
+
+BOOLEAN = Check("true or false", _boolean, Fast("leaf", b"true|false", lambda text: text == b"true"),
+                lambda values: values if all(type(v) is bool for v in values) else None)
 
 
 def _list(inner: Check, limit: int) -> Check:
-    check = inner.parse
+    check, bulk = inner.parse, inner.bulk
 
     def parse(value: Any, where: str) -> list[Any]:
         if not isinstance(value, list) or len(value) > limit:
             raise RecordError(f"{where}: expected a list of at most {limit}")
+        checked = bulk(value) if bulk is not None else None
+        if checked is not None:
+            return checked
         try:
             return [check(item, where) for item in value]
         except RecordError:  # again, naming the item
@@ -188,6 +230,7 @@ def _one_of_int(*allowed: int) -> Check:
 IDENT = _pattern(_ID, f"an id matching `{ID_PATTERN}`")
 SHA256 = _pattern(_HEX64, "64 hex digits (sha256)")
 GIT_OID = _pattern(_HEX_OID, "a git commit id (40 or 64 hex digits)")
+OBJECT_ID = _pattern(_HEX_OID, "a git object id (40 or 64 hex digits)")
 _SEGMENT = rb'(?!\.\.?[/"])[ !#-.0-\[\]-~]+'  # never empty, `.` or `..`; no `/`, `"` or `\`
 PATH = Check("relative path (no `..`, no leading `/`)", _relpath,
              _leaf(b'"(?=[^"]{1,4096}")%s(?:/%s)*"' % (_SEGMENT, _SEGMENT)))
@@ -318,11 +361,57 @@ class ReviewRecord:
 
 
 @dataclass(frozen=True)
+class RunIndex:
+    """The run records a manifest indexes, a list per key: the n-th item of each list is the n-th
+    record's. What a reader keeps of a run record without reading it."""
+    name: list[str] = spec(_list(SHA256, MAX_INDEX), "the record's name (the sha256 of its bytes)")
+    oid: list[str] = spec(_list(OBJECT_ID, MAX_INDEX), "its git blob id")
+    run: list[str] = spec(_list(IDENT, MAX_INDEX), "its `run`")
+    through_seq: list[int] = spec(_list(_integer(0), MAX_INDEX), "its `through_seq`")
+    lines: list[bool] = spec(_list(BOOLEAN, MAX_INDEX), "whether its `lines` holds any path")
+    paths: list[list[int] | None] = spec(
+        _list(_optional(_list(_integer(0), MAX_INDEXED_PATHS)), MAX_INDEX),
+        "the paths it names (its steps' `changed` and its `lines`) as indexes into the manifest's `paths`, "
+        f"ascending; null: more than {MAX_INDEXED_PATHS:,}")
+
+
+@dataclass(frozen=True)
+class ReviewIndex:
+    """The review records a manifest indexes, a list per key of `ReviewRecord` (the n-th item of each
+    list is the n-th record's): a reader counts them without reading them."""
+    name: list[str] = spec(_list(SHA256, MAX_INDEX), "the record's name (the sha256 of its bytes)")
+    oid: list[str] = spec(_list(OBJECT_ID, MAX_INDEX), "its git blob id")
+    run: list[str] = spec(_list(IDENT, MAX_INDEX), "its `run`")
+    seq: list[int] = spec(_list(_integer(1), MAX_INDEX), "its `seq`")
+    cell: list[int] = spec(_list(_integer(0), MAX_INDEX), "its `cell`, as an index into the manifest's `cells`")
+    score: list[float] = spec(_list(_number(0, 1), MAX_INDEX), "its `score`")
+    weight: list[float] = spec(_list(_number(0, 1000), MAX_INDEX), "its `weight`")
+    finding: list[str | None] = spec(_list(_optional(IDENT), MAX_INDEX), "its `finding`")
+
+
+@dataclass(frozen=True)
 class ManifestRecord:
-    """The names of the records one publication added, vouched for by one signature: a reader
-    verifies one signature per publication, not one per record (a record it lists needs only its
-    hash checked; any other record is verified on its own)."""
-    records: list[str] = spec(_list(SHA256, 1_000_000), "the sha256 names of the records added, sorted")
+    """One publication's word for its records, under one signature: a reader verifies one signature
+    per publication, not one per record. Format 1 names the records (each then needs only its hash
+    checked). Format 2 also indexes them (`runs`, `reviews`: what a reader keeps of each, with its
+    git blob id) and may say what the author's whole ref holds (`runs_tree`, `reviews_tree`): when
+    a ref's `runs/` and `reviews/` are exactly those trees, the manifests reachable from this one
+    through `after` index every record there, so a reader counts the indexes and reads no record."""
+    records: list[str] = spec(_list(SHA256, MAX_INDEX), "the sha256 names of the records it vouches for "
+                              "beyond its index, sorted (format 1: all it added; format 2 as vacant writes it: none)")
+    after: list[str] | None = spec(_optional(_list(SHA256, 10_000)), "the names of the author's format 2 manifests "
+                                   "this publication came after (the heads of its chain, [] for the first)", since=2)
+    runs_tree: str | None = spec(_optional(OBJECT_ID), "with `whole`: the git tree id of the ref's `runs/` with this "
+                                 "publication in (null: the ref has none)", since=2)
+    reviews_tree: str | None = spec(_optional(OBJECT_ID), "the same for `reviews/`", since=2)
+    whole: bool | None = spec(_optional(BOOLEAN), "true: `runs_tree` and `reviews_tree` (null there: no such "
+                              "directory) are the whole ref's, indexed through `after`", since=2)
+    cells: list[Cell] | None = spec(_optional(_list(_nested(Cell), MAX_INDEX)), "the cells `reviews.cell` indexes",
+                                    since=2)
+    paths: list[str] | None = spec(_optional(_list(PATH, MAX_INDEX)), "the paths `runs.paths` indexes, sorted",
+                                   since=2)
+    runs: RunIndex | None = spec(_optional(_nested(RunIndex)), "the run records it indexes", since=2)
+    reviews: ReviewIndex | None = spec(_optional(_nested(ReviewIndex)), "the review records it indexes", since=2)
 
 
 @dataclass(frozen=True)
@@ -447,102 +536,3 @@ def signed_bytes_cut(author: str, kind: str, version: int, body: bytes) -> bytes
 def body_id_of(kind: str, body: bytes) -> str:
     """`body_id` from the body's canonical bytes (`cut_body`)."""
     return hashlib.sha256(kind.encode() + b"\x00" + body).hexdigest()
-
-
-# -- the generated doc ----------------------------------------------------------------------------
-
-DOC_HEAD = """Each record is one git blob: the canonical JSON (sorted keys, no spaces, ASCII) of an `Envelope`
-plus a newline. Its name in the tree is the sha256 of those bytes, so a record's name says what it
-holds. Each author's records live on their own ref, `refs/vacant/authors/<fingerprint>`, a chain
-of commits whose tree is `runs/`, `reviews/` and `manifests/`, each `<2 hex>/<62 hex>`. Merging two
-versions of a ref is the union of their entries; the figures count each review once by the
-sha256 of its kind and canonical body, whoever signed it and however often it was merged.
-
-The signature is Ed25519 over `b"vacant-share-record\\x00"` followed by the canonical JSON of
-`{"v", "kind", "author", "body"}`. Trusted keys are the lines `ed25519 <base64 key> <name>` of the
-files `.vacant-team-keys/<name>.pub` (one per person) at the repository root, or of an older single
-`.vacant-team-keys` file, read from the committed `HEAD` version. A record is rejected (left out of every
-figure, listed by `vacant sync --status`) when its name is not the hash of its bytes, its bytes
-are not canonical, its shape is not the one below, it sits under another author's ref, its author
-is not a trusted key, or its signature does not verify.
-"""
-
-
-LINES_DOC = """## Line data and its privacy
-
-A run record of format 2 says, for every path the run changed, which lines each recorded change
-wrote, without the lines: `line_key` is the repository's root commit (the smallest id of
-`git rev-list --max-parents=0 HEAD`), and a line's hash is the first {hex} hex digits of BLAKE2b
-(digest 8 bytes) keyed with that commit id's raw bytes, over the line's text as `vacant blame`
-compares it (UTF-8, undecodable bytes replaced, without its line ending or any whitespace, as
-`git blame -w` compares lines). From `base` (or the
-committed blob `base_blob`) and each edit's `hunks`, any clone rebuilds the hash sequence of every version of the path and carries
-authorship through it exactly as `vacant blame` does on the text (vacant/core/linecarry.py), so
-`vacant blame FILE --team` names, line by line, the steps of runs recorded on other machines.
-
-Limits, said plainly:
-- Privacy: the key is not a secret from anyone who has the repository; it only stops tables
-  computed in advance for every repository. Whoever has the repository and the records can test
-  a guess for a line: a short or predictable line (`}}`, `DEBUG = True`, a weak password written
-  into a file) can be confirmed. The records never hold a line's text.
-- Bounds: a path with a version over {version_lines:,} lines, or with a NUL byte (binary), and
-  the paths past {record:,} line hashes in one record (paths taken in sorted order) carry no line
-  data (`omitted` says why); they, and every path of a format 1 record, are blamed file-level.
-- A clone that lacks a record's `base_blob` (the run started from a commit never pushed, or
-  rebased away) blames that run file-level until it fetches the commit.
-- A clone whose root commit differs (a shallow clone keys by its cut-off commit, a history with
-  several roots by the smallest) hashes differently: records keyed otherwise are blamed
-  file-level there. CI that publishes line data should fetch the full history.
-"""
-
-
-CACHE_DOC = """## Reading at scale: the sealed team cache
-
-Verifying every record costs tens of microseconds a record (reading it from git, hashing it,
-checking its shape; one signature per publication), so a clone verifies each state of the refs
-once and keeps what it found, sealed, in its state directory (`share/team/`, `share/authors/`,
-`share/verified/`; docs/STORAGE.md). A record's shape is checked by one regex generated from the
-checks above when its strings need no escape (vacant/share/quickread.py), else by the typed
-parser, which is the definition: the regex accepts nothing the parser refuses.
-
-- **What it is keyed by**: every `refs/vacant/authors/*` ref's name and commit, and the team
-  keys' entries at `HEAD` (mode, blob id, path), plus the cache's format. A sync, a rewritten or
-  deleted ref, or a commit that adds or removes a key gives another key, and the cache is built
-  again from the refs: only the records of refs that moved are read again (per-author snapshots,
-  keyed by the ref's commit and the author's trust, and verdicts by blob id per author).
-- **What it holds**: only the verdicts of the build: each counted record's summary and each
-  rejected record's reason. A record whose signature failed was never counted and is not counted
-  from the cache either.
-- **Why it is believed**: each file is a header `vacant-sealed <format> <mac>` and its JSON; the
-  MAC is HMAC-SHA256 under the person's own key (`~/.config/vacant/key`) over the key above and the
-  bytes. A file edited, truncated, replaced by garbage, sealed by someone else or for other refs
-  reads as no cache and is rebuilt; it is never an error. Without a usable key nothing is cached.
-- **When it is built**: `vacant sync` ends by verifying what it fetched, so the next `vacant
-  reputation` (answered before the command line is imported: `vacant/__main__.py`) reads only the
-  folded figures' inputs (per-cell sums and an 8-byte digest per team review) and `blame --team`
-  the view. Refs moved by hand (`git fetch`) are verified by the first command that reads them.
-- **The path index**: each run's verdict lists the paths the record says it changed (its steps and
-  line data, up to `MAX_INDEXED_PATHS` of vacant/share/team.py; a record with more is always
-  read), so `blame FILE --team` reads only the run records that changed FILE.
-"""
-
-
-def render_doc() -> str:
-    lines = ["# Shared records (`vacant sync`)", "", DOC.header(), "", DOC_HEAD]
-    for cls in (Envelope, RunRecord, ReviewRecord, ManifestRecord, Cell, StepEntry, FindingEntry, ReadCoverage,
-                PathLines, LineEdit, Hunk):
-        lines += [f"## `{cls.__name__}`", ""]
-        if cls.__doc__ and not cls.__doc__.startswith(cls.__name__ + "("):
-            lines += [cls.__doc__.strip(), ""]
-        lines += ["| key | type | meaning |", "|---|---|---|"]
-        for f in fields(cls):
-            assert (f.default is MISSING) == (_since(f) == 1)  # only a later format's keys may be absent
-            since = f" (format {_since(f)}; absent before)" if _since(f) > 1 else ""
-            lines.append(f"| `{f.name}` | {f.metadata['check'].describe} | {f.metadata['doc']}{since} |")
-        lines.append("")
-    lines += [LINES_DOC.format(hex=LINE_HASH_HEX, version_lines=MAX_VERSION_LINES, record=MAX_RECORD_HASHES),
-              CACHE_DOC]
-    return "\n".join(lines)
-
-
-DOC = GeneratedDoc("SHARE.md", render_doc, ("vacant/share/records.py",))

@@ -35,8 +35,10 @@ from typing import Any
 from vacant.core.locations import state_dir
 from vacant.share.cache import encode, load_sealed, load_sealed_bytes, save_sealed, save_sealed_bytes
 from vacant.share.gitstore import AUTHORS, GitStore
+from vacant.share import index
 from vacant.share.records import (
     ENTRY,
+    MAX_INDEXED_PATHS,
     RecordError,
     RunRecord,
     body_id_of,
@@ -126,24 +128,27 @@ def read_team(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "rev
 
 
 def read_team_keyed(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "review"),
-                    prefix: str = AUTHORS) -> tuple[TeamView, str]:
-    """`read_team`, and the key of what the view was built from (for caches derived from it)."""
+                    prefix: str = AUTHORS, keep: bool = True) -> tuple[TeamView, str]:
+    """`read_team`, and the key of what the view was built from (for caches derived from it).
+    `keep`: seal a view that was built (a caller that keeps only what it derives from the view, as
+    the reputation figures do, spares writing it)."""
     key, refs = view_key(store, kinds, prefix)
     path = view_path(root, kinds, prefix)
     cached = view_from_json(load_sealed(path, key), prefix)
     if cached is not None:
         return cached, key
-    view = build_view(root, store, refs, kinds, prefix)
-    save_sealed_bytes(path, key, view.sealed if view.sealed is not None else encode(view_to_json(view)))
+    view = build_view(root, store, refs, kinds, prefix, keep)
+    if keep and view.sealed is not None:
+        save_sealed_bytes(path, key, view.sealed)
     return view, key
 
 
 def build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[str, ...] = ("run", "review"),
-               prefix: str = AUTHORS) -> TeamView:
+               prefix: str = AUTHORS, keep: bool = True) -> TeamView:
     """Every author ref of `refs` read and each record verified (per-author snapshots and the
     verified-blob cache spare the unchanged ones)."""
     with _no_collection():
-        return _build_view(root, store, refs, kinds, prefix)
+        return _build_view(root, store, refs, kinds, prefix, keep)
 
 
 @contextlib.contextmanager
@@ -160,30 +165,47 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[str, ...], prefix: str) -> TeamView:
+def _build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[str, ...], prefix: str,
+                keep: bool) -> TeamView:
     view = TeamView(team_keys(store))
-    embedded = []
-    for author, commit in author_refs(refs, view, prefix).items():
-        trusted = author in view.keys.keys
-        snap_path = snapshot_dir(root) / f"{author}.{'-'.join(sorted(kinds))}.json"
-        snap_key = json.dumps([author, commit, trusted, sorted(kinds)])
-        payload = load_sealed_bytes(snap_path, snap_key)
+    authors = author_refs(refs, view, prefix)
+    snapshots: dict[str, tuple[dict[str, Any], bytes]] = {}
+    for author, commit in authors.items():
+        payload = load_sealed_bytes(*_snapshot_place(root, view, author, commit, kinds))
         snap = _snapshot(payload)
-        if snap is None:
+        if snap is not None and payload is not None:
+            snapshots[author] = (snap, payload)
+    todo = [author for author in authors if author not in snapshots]
+    found = index.tops(store, [authors[author] for author in todo])
+    blobs = store.read_blobs(sorted({oid for author in todo if (top := found[authors[author]]) is not None
+                                     for _, oid in top.manifests}))
+    embedded = []
+    for author, commit in authors.items():
+        if author in snapshots:  # only a ref that was listed has one
+            snap, payload = snapshots[author]
+        else:
             cache = _OidCache(cache_path(root, author))
-            snap = _read_author(store, view.keys, cache, author, commit, kinds)
-            payload = encode(snap)
-            save_sealed_bytes(snap_path, snap_key, payload)
-            cache.save()
-        assert payload is not None
+            snap, listed = _read_author(store, view.keys, cache, author, commit, kinds, found[commit], blobs)
+            payload = encode(snap) if keep or listed else b""
+            if listed:  # a ref its manifests index whole is read again as quickly as its snapshot would be
+                save_sealed_bytes(*_snapshot_place(root, view, author, commit, kinds), payload)
+                cache.save()
         _apply_snapshot(view, author, snap, prefix)
         embedded.append(b"[" + encode(author) + b"," + payload + b"]")
     # the view's own cache embeds the snapshots' sealed bytes as they are (`view_from_json`):
     # encoding every record a third time cost more than all the rest of writing the caches
-    view.sealed = (b'{"ignored_refs":' + encode(view.ignored_refs) + b',"keys":'
-                   + encode({fp: key.name for fp, key in view.keys.keys.items()}) + b',"problems":'
-                   + encode(view.keys.problems) + b',"snapshots":[' + b",".join(embedded) + b"]}")
+    view.sealed = None if not keep else (
+        b'{"ignored_refs":' + encode(view.ignored_refs) + b',"keys":'
+        + encode({fp: key.name for fp, key in view.keys.keys.items()}) + b',"problems":'
+        + encode(view.keys.problems) + b',"snapshots":[' + b",".join(embedded) + b"]}")
     return view
+
+
+def _snapshot_place(root: Path, view: TeamView, author: str, commit: str, kinds: tuple[str, ...]) -> tuple[Path, str]:
+    """Where one author ref's snapshot is cached, and the key it is sealed under."""
+    trusted = author in view.keys.keys
+    return (snapshot_dir(root) / f"{author}.{'-'.join(sorted(kinds))}.json",
+            json.dumps([author, commit, trusted, sorted(kinds)]))
 
 
 def _snapshot(payload: bytes | None) -> dict[str, Any] | None:
@@ -256,10 +278,21 @@ class _OidCache:
 
 
 def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: str, commit: str,
-                 kinds: tuple[str, ...]) -> dict[str, list[Any]]:
-    """Every entry of one author's commit: counted [kind, id, oid, body] or rejected [path, oid, reason].
-    The author's valid manifests are read first; a record they list needs no signature check of its own."""
-    rejected: list[Any] = []
+                 kinds: tuple[str, ...], top: index.Top | None = None,
+                 blobs: dict[str, bytes] | None = None) -> tuple[dict[str, list[Any]], bool]:
+    """Every entry of one author's commit: counted [kind, id, oid, body] or rejected [path, oid, reason];
+    and whether the ref had to be listed. Its valid manifests are read first: when one's claim is
+    the whole ref, their indexes are counted and no record is read (vacant/share/index.py); else a
+    record an index names with its exact blob is counted from it, one a manifest lists needs no
+    signature check of its own, and any other is verified alone."""
+    blobs = dict(blobs or {})
+    if top is not None:
+        rejected: list[Any] = []
+        valid = valid_manifests(keys, author, top.manifests, blobs, rejected)
+        rows = index.whole_ref(top, valid)
+        if rows is not None:
+            return {"counted": _counted(rows, kinds), "rejected": rejected}, False
+    rejected = []
     manifests, placed = [], []
     for entry in store.list_tree(commit):
         match = ENTRY.match(entry.path)
@@ -269,12 +302,51 @@ def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: 
             manifests.append((entry.path, entry.oid))
         elif DIR_KINDS[match.group(1)] in kinds:
             placed.append((entry.path, entry.oid))
-    cache = oid_cache.get()
-    blobs = store.read_blobs(sorted({oid for _, oid in manifests + placed if oid not in cache}))
+    blobs.update(store.read_blobs(sorted({oid for _, oid in manifests if oid not in blobs})))
+    valid = valid_manifests(keys, author, manifests, blobs, rejected)
     vouched: set[str] = set()
-    for _, _, _, body in _verify(keys, cache, blobs, author, manifests, set(), rejected):
+    covered: dict[tuple[str, str], index.Row] = {}
+    for body in valid.values():
         vouched.update(body["records"])
-    return {"counted": _verify(keys, cache, blobs, author, placed, vouched, rejected), "rejected": rejected}
+        for indexed in index.indexed(body) or ():
+            covered[(indexed.name, indexed.oid)] = indexed
+            vouched.add(indexed.name)
+    cache = oid_cache.get()
+    blobs.update(store.read_blobs(sorted({oid for path, oid in placed if oid not in cache
+                                          and (path.replace("/", "")[-64:], oid) not in covered})))
+    counted = []
+    for path, oid in placed:
+        row = covered.get((path.replace("/", "")[-64:], oid))
+        if row is not None and DIR_KINDS[path.split("/", 1)[0]] == row.kind:
+            counted += _counted([row], kinds)
+        else:
+            counted += _verify(keys, cache, blobs, author, [(path, oid)], vouched, rejected)
+    return {"counted": counted, "rejected": rejected}, True
+
+
+def valid_manifests(keys: TeamKeys, author: str, entries: list[tuple[str, str]], blobs: dict[str, bytes],
+                     rejected: list[Any]) -> dict[str, dict[str, Any]]:
+    """The manifests among `entries` that verify as the author's (name -> body); the others rejected.
+    Their verdicts are not cached by blob id: an index is as large as the records it names."""
+    valid = {}
+    for path, oid in entries:
+        data = blobs.get(oid)
+        name = path.replace("/", "")[-64:]
+        sha = hashlib.sha256(data).hexdigest() if data is not None else None
+        verdict = check_blob(keys, data, {}, oid, None, sha) if data is None or sha == name else MISNAMED
+        reason = verdict if isinstance(verdict, str) else placement(keys, verdict, author, path)
+        if reason or not isinstance(verdict, list):
+            rejected.append([path, oid, reason or "unreadable"])
+        else:
+            valid[name] = verdict[4]
+    return valid
+
+
+def _counted(rows: list[index.Row], kinds: tuple[str, ...]) -> list[Any]:
+    """Index rows as `_verify` counts records: [kind, id, oid, summary]."""
+    cell_text: dict[tuple[str, ...], str] = {}
+    return [[row.kind, index.review_id(row.body, cell_text) if row.kind == "review" else row.name, row.oid, row.body]
+            for row in rows if row.kind in kinds]
 
 
 def _verify(keys: TeamKeys, cache: dict[str, list[Any]], blobs: dict[str, bytes], author: str,
@@ -287,16 +359,17 @@ def _verify(keys: TeamKeys, cache: dict[str, list[Any]], blobs: dict[str, bytes]
             name = tree_path.replace("/", "")[-64:]
             sha = hashlib.sha256(data).hexdigest() if data is not None else None
             named = data is None or sha == name
-            verdict = _check_blob(keys, data, cache, oid, author if name in vouched else None, sha) if named else MISNAMED
-        reason = verdict if isinstance(verdict, str) else _placement(keys, verdict, author, tree_path)
+            verdict = check_blob(keys, data, cache, oid, author if name in vouched else None, sha) if named else MISNAMED
+        reason = verdict if isinstance(verdict, str) else placement(keys, verdict, author, tree_path)
         if reason or not isinstance(verdict, list):
             rejected.append([tree_path, oid, reason or "unreadable"])
         else:
-            counted.append([verdict[2], verdict[3], oid, verdict[4]])
+            # a review counts once by what it says; a run's record is named by its bytes (as an index names it)
+            counted.append([verdict[2], verdict[3] if verdict[2] == "review" else verdict[0], oid, verdict[4]])
     return counted
 
 
-def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], oid: str,
+def check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], oid: str,
                 vouched_by: str | None = None, sha: str | None = None) -> list[Any] | str:
     """Verify one blob's shape and signature; cache the verdict when it does not depend on trust.
     `vouched_by`: a valid manifest of that author lists these exact bytes, which stands in for the
@@ -304,7 +377,7 @@ def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]],
     if data is None:
         return "object missing from the repository"
     try:
-        author, kind, version, sig, body_bytes, summary = _shape_of(data)
+        author, kind, version, sig, body_bytes, summary = shape_of(data)
     except RecordError as error:
         return f"malformed: {error}"
     if author not in keys.keys:
@@ -316,7 +389,7 @@ def _check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]],
     return verdict
 
 
-def _shape_of(data: bytes) -> tuple[str, str, int, str, bytes, Any]:
+def shape_of(data: bytes) -> tuple[str, str, int, str, bytes, Any]:
     """A blob `parse_blob` accepts, as the verdict needs it: author, kind, format, signature, the
     body's canonical bytes and what the view keeps of the body; the quick reader's answer when it
     has one (the same, by its contract: vacant/share/quickread.py), else `parse_blob`'s."""
@@ -335,7 +408,7 @@ def _shape_of(data: bytes) -> tuple[str, str, int, str, bytes, Any]:
     return envelope.author, envelope.kind, envelope.v, envelope.sig, cut_body(envelope, data), summary
 
 
-def _placement(keys: TeamKeys, verdict: list[Any], author: str, tree_path: str) -> str | None:
+def placement(keys: TeamKeys, verdict: list[Any], author: str, tree_path: str) -> str | None:
     sha, signer, kind = verdict[0], verdict[1], verdict[2]
     directory, fan, rest = tree_path.split("/")
     if fan + rest != sha:
@@ -370,7 +443,6 @@ def _rank(counted: Counted) -> tuple[int, bool, str]:
     return counted.body["through_seq"], bool(counted.body.get("lines")), counted.oid
 
 
-MAX_INDEXED_PATHS = 2000  # a run that changed more is not indexed (read whatever path is asked)
 
 
 def _paths(body: RunRecord) -> list[str] | None:

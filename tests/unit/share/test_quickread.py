@@ -2,7 +2,7 @@
 generated records, on records with hostile values put in (paths with `..`, escapes, non-ASCII,
 numbers out of bounds or not in their shortest form, wrong types, unknown and missing keys) and on
 bytes edited at random, whatever the quick reader accepts, `parse_blob` accepts, with the same
-fields; and what the team view keeps of a record (team._shape_of) is what the slow path keeps."""
+fields; and what the team view keeps of a record (team.shape_of) is what the slow path keeps."""
 
 from __future__ import annotations
 
@@ -214,7 +214,7 @@ def test_whatever_the_quick_reader_accepts_parse_blob_accepts_with_the_same_fiel
                                                                  envelope.sig)
         assert quick.body == cut_body(envelope, data)
         assert typed(quick.raw()) == typed(envelope.body)
-    assert outcome(team._shape_of, data) == outcome(slow_shape, data)
+    assert outcome(team.shape_of, data) == outcome(slow_shape, data)
 
 
 @pytest.mark.slow
@@ -228,13 +228,18 @@ def test_a_valid_record_of_printable_ascii_is_read_quickly(kind_record, version)
         record = dataclasses.replace(record, lines=[])  # null is format 1's absence: format 2 has a list
     data = canonical({"author": AUTHOR, "body": to_json(record, version), "kind": kind, "sig": SIG, "v": version}) + b"\n"
     parse_blob(data)  # valid, by construction
-    if not re.search(rb"[0-9]e", data):
+    if not re.search(rb"[0-9]e", data) and (kind, version) not in SLOW_SHAPES:
         assert quickread.quick_read(data) is not None
 
 
+# a format 2 manifest holds lists of numbers (an index's scores and weights), which a regex cannot
+# check inside a list: it is read by json and the typed checks' bulk forms (vacant/share/index.py)
+SLOW_SHAPES = {("manifest", 2)}
+
+
 @pytest.mark.parametrize("kind,version", [(k, v) for k in records.KINDS for v in records.FORMATS])
-def test_every_record_shape_has_a_quick_form(kind, version):
-    assert quickread.shape(kind, version) is not None
+def test_every_record_shape_but_an_index_has_a_quick_form(kind, version):
+    assert (quickread.shape(kind, version) is None) == ((kind, version) in SLOW_SHAPES)
 
 
 SAMPLES = [
@@ -281,7 +286,7 @@ def test_one_value_changed_anywhere_is_read_as_parse_blob_reads_it():
     accepts, parse_blob accepts the same; and an unchanged sample is read quickly."""
     quick = 0
     for kind, version, data in every_tweak():
-        assert outcome(team._shape_of, data) == outcome(slow_shape, data), data
+        assert outcome(team.shape_of, data) == outcome(slow_shape, data), data
         found = quickread.quick_read(data)
         if found is not None:
             assert typed(found.raw()) == typed(parse_blob(data)[0].body), data

@@ -1,0 +1,259 @@
+"""Manifest indexes (vacant/share/index.py): a team view counted from the authors' indexes is the
+view the per-record path gives (every record read and verified alone, no index believed), on
+generated histories of real git refs: publications, older manifests without an index, diverged
+machines merged by a third party, forged and stray entries, dropped and edited manifests,
+strangers. A ref whose manifests index it whole is counted without listing it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from teamkit import GIT_ENV, git
+
+from vacant.core.keys import create_user_key
+from vacant.share import index, team
+from vacant.share.gitstore import AUTHORS, GitStore
+from vacant.share.publish import add_entries, entry_path, seal
+from vacant.share.records import (
+    Cell,
+    Envelope,
+    ManifestRecord,
+    ReadCoverage,
+    ReviewRecord,
+    RunRecord,
+    StepEntry,
+    blob_of,
+    body_id,
+    signed_bytes,
+    to_json,
+)
+from vacant.share.signing import Signer
+from vacant.share.sync import union_commit
+from vacant.share.team import build_view, view_to_json
+from vacant.share.teamkey import TEAM_KEYS_FILE
+
+
+def signer(seed: int) -> Signer:
+    key = Ed25519PrivateKey.from_private_bytes(seed.to_bytes(32, "big"))
+    return Signer(key, key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
+
+
+PEOPLE = [signer(700 + n) for n in range(3)]
+STRANGER = signer(799)
+CELLS = [Cell("claude-code", "main", f"model-{m}", "fam") for m in range(2)] + [Cell("codex", 'o"dd\\é', "m", "f")]
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    for name, value in GIT_ENV.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("VACANT_STATE_DIR", str(tmp_path / "state"))
+    create_user_key()
+
+
+def make_repo(base: Path) -> GitStore:
+    repo = base / "repo"
+    git(base, "init", "-q", "-b", "main", str(repo))
+    (repo / TEAM_KEYS_FILE).write_text("".join(p.team_line(f"p{n}") + "\n" for n, p in enumerate(PEOPLE)))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "keys")
+    return GitStore(repo)
+
+
+def records(tag: str, reviews: int, runs: int) -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = [
+        ("review", ReviewRecord(f"run-{tag}-{n % 2}", 1 + n, CELLS[n % 3], float(n % 2), float(1 + n % 3),
+                                None if n % 2 else f"f{tag}{n}")) for n in range(reviews)]
+    for n in range(runs):
+        steps = [StepEntry(1, "Edit", 0, "ok", [f"src/{tag}/{n}.py", "shared.py"])]
+        out.append(("run", RunRecord(f"run-{tag}-{n}", "claude-code", None, 1.8e9 + n, 10 + n, CELLS[:1], steps, 0,
+                                     ReadCoverage("none", "no reads"), [], None, [])))
+    return out
+
+
+def blobs_of(who: Signer, items: list[tuple[str, object]]) -> dict[str, bytes]:
+    blobs = {}
+    for kind, body in items:
+        blob = seal(who, kind, body)
+        blobs[entry_path(kind, blob)] = blob
+    return blobs
+
+
+def ref_of(who: Signer) -> str:
+    return AUTHORS + who.fingerprint
+
+
+def rewrite(store: GitStore, who: Signer, change) -> None:
+    """Another commit on who's ref whose tree is `change(files)` (not through vacant)."""
+    ref = ref_of(who)
+    old = store.refs(ref).get(ref)
+    files = change({e.path: e.oid for e in store.list_tree(old)} if old else {})
+    new = store.commit(store.write_tree(files), [old] if old else [], "by hand")
+    git(store.root, "update-ref", ref, new)
+
+
+def legacy(store: GitStore, who: Signer, items: list[tuple[str, object]]) -> None:
+    """A publication as an older vacant made it: a format 1 manifest, naming the records, no index."""
+    blobs = blobs_of(who, items)
+    data = to_json(ManifestRecord(sorted(p.replace("/", "")[-64:] for p in blobs)), 1)
+    signature = who.sign(signed_bytes("manifest", who.fingerprint, data, 1))
+    manifest = blob_of(Envelope(1, "manifest", who.fingerprint, data, signature))
+    blobs[entry_path("manifest", manifest)] = manifest
+    rewrite(store, who, lambda files: {**files, **dict(zip(blobs, store.write_blobs(list(blobs.values()))))})
+
+
+def diverge_and_merge(store: GitStore, who: Signer, tag: str) -> None:
+    """Two machines of `who` publish from the same commit; someone else merges them (no new manifest)."""
+    ref = ref_of(who)
+    base = store.refs(ref).get(ref)
+    add_entries(store, who, blobs_of(who, records(tag + "x", 2, 1)), "x")
+    mine = store.refs(ref)[ref]
+    git(store.root, "update-ref", ref, base) if base else git(store.root, "update-ref", "-d", ref)
+    add_entries(store, who, blobs_of(who, records(tag + "y", 1, 1)), "y")
+    theirs = store.refs(ref)[ref]
+    git(store.root, "update-ref", ref, union_commit(store, mine, theirs))
+
+
+def forge(store: GitStore, who: Signer, tag: str) -> None:
+    """A review under who's name with a signature that does not verify, and no manifest."""
+    blob = seal(who, "review", ReviewRecord(f"run-{tag}", 9, CELLS[0], 0.0, 5.0, "forged"))
+    blob = blob.replace(b'"weight":5.0', b'"weight":6.0')
+    rewrite(store, who, lambda files: {**files, entry_path("review", blob): store.write_blobs([blob])[0]})
+
+
+def drop_manifest(store: GitStore, who: Signer, _tag: str) -> None:
+    rewrite(store, who, lambda files: {p: o for p, o in files.items()
+                                       if p != min((p for p in files if p.startswith("manifests/")), default="")})
+
+
+def edit_manifest(store: GitStore, who: Signer, _tag: str) -> None:
+    def change(files):
+        names = sorted(p for p in files if p.startswith("manifests/"))
+        if names:
+            data = store.read_blobs([files[names[-1]]])[files[names[-1]]]
+            files[names[-1]] = store.write_blobs([data.replace(b'"after":[', b'"after":[ ', 1) + b" "])[0]
+        return files
+    rewrite(store, who, change)
+
+
+def stray(store: GitStore, who: Signer, tag: str) -> None:
+    rewrite(store, who, lambda files: {**files, f"notes/{tag}.txt": store.write_blobs([b"hello\n"])[0]})
+
+
+def publish(store: GitStore, who: Signer, tag: str, reviews: int = 2, runs: int = 1) -> None:
+    add_entries(store, who, blobs_of(who, records(tag, reviews, runs)), "t")
+
+
+ACTIONS = {"publish": publish, "legacy": lambda s, w, t: legacy(s, w, records(t, 2, 1)),
+           "merge": diverge_and_merge, "forge": forge, "drop": drop_manifest, "edit": edit_manifest, "stray": stray}
+
+
+@contextlib.contextmanager
+def per_record():
+    """The oracle's path: no index is believed, every record is read and verified alone."""
+    saved = index.whole_ref, index.indexed
+    index.whole_ref, index.indexed = (lambda top, manifests: None), (lambda body: [])
+    try:
+        yield
+    finally:
+        index.whole_ref, index.indexed = saved
+
+
+def normal(view_json: dict) -> dict:
+    """A view's JSON with its lists as sets: the order records are met in is not part of the view."""
+    return {key: sorted(json.dumps(item, sort_keys=True) for item in value) if isinstance(value, list) else value
+            for key, value in view_json.items()}
+
+
+def fresh_view(store: GitStore, tmp: Path, name: str):
+    os.environ["VACANT_STATE_DIR"] = str(tmp / name)  # nothing cached: read from the refs
+    return build_view(store.root, store, store.refs(AUTHORS))
+
+
+history = st.lists(st.tuples(st.sampled_from(sorted(ACTIONS)), st.integers(0, 2)), min_size=1, max_size=7)
+DAMAGE_THEN_PUBLISH = [[(action, 0), ("publish", 0)] for action in sorted(ACTIONS)]
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=history)
+@example(steps=DAMAGE_THEN_PUBLISH[0])  # each way a ref can go wrong, then its author publishes on it
+@example(steps=DAMAGE_THEN_PUBLISH[1])
+@example(steps=DAMAGE_THEN_PUBLISH[2])
+@example(steps=DAMAGE_THEN_PUBLISH[3])
+@example(steps=DAMAGE_THEN_PUBLISH[4])
+@example(steps=DAMAGE_THEN_PUBLISH[5])
+@example(steps=DAMAGE_THEN_PUBLISH[6])
+def test_a_view_from_the_indexes_is_the_per_record_view(tmp_path_factory, steps):
+    tmp = tmp_path_factory.mktemp("h")
+    store = make_repo(tmp)
+    people = [PEOPLE[0], PEOPLE[1], STRANGER]
+    for number, (action, who) in enumerate(steps):
+        ACTIONS[action](store, people[who], f"s{number}")
+    expected = normal(view_to_json(_oracle(store, tmp)))
+    assert normal(view_to_json(fresh_view(store, tmp, "indexed"))) == expected
+
+
+def _oracle(store: GitStore, tmp: Path):
+    with per_record():
+        return fresh_view(store, tmp, "oracle")
+
+
+def test_a_ref_its_manifests_index_whole_is_never_listed(tmp_path, monkeypatch):
+    """Publications, an older vacant's, a third party's merge of two machines: each author's next
+    publication indexes what its chain lacked, and then no ref is listed and no record read."""
+    store = make_repo(tmp_path)
+    legacy(store, PEOPLE[0], records("old", 3, 1))
+    publish(store, PEOPLE[0], "a")
+    diverge_and_merge(store, PEOPLE[1], "m")
+    publish(store, PEOPLE[1], "b")
+    publish(store, PEOPLE[2], "c", reviews=0, runs=2)
+    publish(store, PEOPLE[2], "d", reviews=3, runs=0)
+    expected = normal(view_to_json(_oracle(store, tmp_path)))
+    read: list[str] = []
+    real = GitStore.read_blobs
+
+    def only_manifests(self, oids):
+        found = real(self, oids)
+        read.extend(json.loads(data)["kind"] for data in found.values())
+        return found
+
+    monkeypatch.setattr(GitStore, "list_tree", lambda *a: pytest.fail("a ref was listed"))
+    monkeypatch.setattr(GitStore, "read_blobs", only_manifests)
+    view = fresh_view(store, tmp_path, "fast")
+    assert normal(view_to_json(view)) == expected and len(view.reviews) == 3 + 2 + 2 + 1 + 2 + 3
+    assert set(read) == {"manifest"}
+
+
+def test_a_third_partys_merge_is_listed_and_counted_from_the_indexes(tmp_path, monkeypatch):
+    """No manifest claims a union nobody signed: the ref is listed, but no record is read."""
+    store = make_repo(tmp_path)
+    diverge_and_merge(store, PEOPLE[0], "m")
+    expected = normal(view_to_json(_oracle(store, tmp_path)))
+    listed = []
+    real = GitStore.list_tree
+    monkeypatch.setattr(GitStore, "list_tree", lambda self, commit: listed.append(commit) or real(self, commit))
+    monkeypatch.setattr(team, "_verify", lambda *a, **k: pytest.fail("a record was verified alone"))
+    assert normal(view_to_json(fresh_view(store, tmp_path, "fast"))) == expected
+    assert len(listed) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(run=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,20}", fullmatch=True), seq=st.integers(1, 2**53),
+       cell=st.sampled_from(CELLS), score=st.one_of(st.floats(0, 1), st.sampled_from([0, 1])),
+       weight=st.one_of(st.floats(0, 1000), st.integers(0, 1000)),
+       finding=st.none() | st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,20}", fullmatch=True))
+def test_an_index_rows_review_id_is_the_records_body_id(run, seq, cell, score, weight, finding):
+    body = {"run": run, "seq": seq, "cell": to_json(cell), "score": score, "weight": weight, "finding": finding}
+    assert index.review_id(body, {}) == body_id("review", body)
