@@ -129,10 +129,16 @@ def summarize(view: TeamView) -> TeamSummary:
     thousands of frozen dataclasses cost more than the sums)."""
     sums: dict[tuple[str, str, str, str], list[float]] = {}
     found = []
+    cell_texts: dict[tuple[str, str, str, str], str] = {}
     for counted in view.reviews.values():
-        identity = _identity(counted.body)
-        found.append(_digest(identity))
-        cell, score, weight = identity[:3]
+        body = counted.body
+        of = body["cell"]
+        cell = (of["platform"], of["agent_definition"], of["model"], of["task_family"])
+        score, weight = float(body["score"]), float(body["weight"])
+        text = cell_texts.get(cell) or cell_texts.setdefault(cell, repr(cell))
+        # `_digest` of the identity, its repr written out: the cell's made once, not per review
+        identity = f"({text}, {score!r}, {weight!r}, {body['run']!r}, {body['finding']!r})"
+        found.append(int.from_bytes(hashlib.blake2b(identity.encode(), digest_size=8).digest(), "big"))
         total = sums.setdefault(cell, [0, 0.0, 0.0])
         total[0] += 1
         total[1] += weight

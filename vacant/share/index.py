@@ -24,10 +24,9 @@ Contract:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from vacant.share.gitstore import GitStore
 from vacant.share.records import MAX_INDEXED_PATHS, canonical
@@ -46,8 +45,7 @@ class Top:
     manifests: list[tuple[str, str]]
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):  # a tuple, not a dataclass: an index holds tens of thousands
     """One record as an index names it: kind, name (sha256), git blob id, and the view's summary."""
     kind: str
     name: str
@@ -64,16 +62,18 @@ def manifest_body(rows: list[Row], after: list[str], trees: dict[str, str] | Non
     cell_list: list[dict[str, Any]] = []
     paths = sorted({p for row in rows if row.kind == "run" for p in row.body["paths"] or ()})
     where = {path: n for n, path in enumerate(paths)}
-    runs: dict[str, list[Any]] = {k: [] for k in ("name", "oid", "run", "through_seq", "lines", "paths")}
+    runs: dict[str, list[Any]] = {k: [] for k in ("name", "oid", "run", "through_seq", "lines", "path_counts")}
+    flat: list[int] = []
     reviews: dict[str, list[Any]] = {k: [] for k in ("name", "oid", "run", "seq", "cell", "score", "weight", "finding")}
     for row in sorted(rows, key=lambda r: (r.kind, r.name)):
         body = row.body
         if row.kind == "run":
             named = body["paths"]
             values = [row.name, row.oid, body["run"], body["through_seq"], body["lines"],
-                      None if named is None else sorted(where[p] for p in named)]
+                      None if named is None else len(named)]
             for key, value in zip(runs, values):
                 runs[key].append(value)
+            flat += sorted(where[p] for p in named or ())
         elif row.kind == "review":
             key = canonical(body["cell"]).decode()
             if key not in cells:
@@ -86,7 +86,7 @@ def manifest_body(rows: list[Row], after: list[str], trees: dict[str, str] | Non
     claim = trees is not None
     return {"records": [], "after": sorted(after), "whole": claim,
             "runs_tree": trees.get("runs") if trees else None, "reviews_tree": trees.get("reviews") if trees else None,
-            "cells": cell_list, "paths": paths, "runs": runs, "reviews": reviews}
+            "cells": cell_list, "paths": paths, "runs": {**runs, "paths": flat}, "reviews": reviews}
 
 
 # -- reading --------------------------------------------------------------------------------------
@@ -158,15 +158,17 @@ def indexed(body: dict[str, Any]) -> list[Row] | None:
     runs, reviews = body.get("runs"), body.get("reviews")
     rows: list[Row] = []
     if runs is not None:
-        paths = body.get("paths") or []
-        columns = [runs[k] for k in ("name", "oid", "run", "through_seq", "lines", "paths")]
-        if len({len(c) for c in columns}) > 1:
+        paths, flat = body.get("paths") or [], runs["paths"]
+        columns = [runs[k] for k in ("name", "oid", "run", "through_seq", "lines", "path_counts")]
+        counts = [n for n in runs["path_counts"] if n is not None]
+        if len({len(c) for c in columns}) > 1 or sum(counts) != len(flat) or (flat and max(flat) >= len(paths)) \
+                or (counts and max(counts) > MAX_INDEXED_PATHS):
             return None
-        for name, oid, run, through, lines, named in zip(*columns):
-            if named and (max(named) >= len(paths) or len(named) > MAX_INDEXED_PATHS):
-                return None
-            rows.append(Row("run", name, oid, {"run": run, "through_seq": through, "lines": lines,
-                                               "paths": None if named is None else [paths[n] for n in named]}))
+        start = 0
+        for name, oid, run, through, lines, count in zip(*columns):
+            named = None if count is None else [paths[n] for n in flat[start:start + count]]
+            start += count or 0
+            rows.append(Row("run", name, oid, {"run": run, "through_seq": through, "lines": lines, "paths": named}))
     if reviews is not None:
         cells = body.get("cells") or []
         columns = [reviews[k] for k in ("name", "oid", "run", "seq", "cell", "score", "weight", "finding")]
@@ -204,24 +206,4 @@ def chain_rows(start: str, manifests: dict[str, dict[str, Any]]) -> list[Row] | 
             if earlier not in seen:
                 seen.add(earlier)
                 todo.append(earlier)
-    unique = {row.name: row for row in rows}  # a record two manifests index (after a merge) once
-    return [unique[name] for name in sorted(unique, key=lambda n: (_KIND_ORDER[unique[n].kind], n))]
-
-
-_KIND_ORDER = {"review": 0, "run": 1}  # the tree's order: reviews/ sorts before runs/
-
-
-def review_id(body: dict[str, Any], cell_text: dict[tuple[str, ...], str]) -> str:
-    """`records.body_id("review", body)` for an index row's body, without serialising it whole:
-    the ids, `seq` and `finding` need no escape (their checks allow none), the numbers are written
-    as json writes them, and each cell's canonical text is made once (`cell_text`)."""
-    cell = body["cell"]
-    key = (cell["platform"], cell["agent_definition"], cell["model"], cell["task_family"])
-    text = cell_text.get(key)
-    if text is None:
-        text = cell_text[key] = canonical(cell).decode()
-    finding = "null" if body["finding"] is None else f'"{body["finding"]}"'
-    score, weight = body["score"], body["weight"]
-    data = (f'{{"cell":{text},"finding":{finding},"run":"{body["run"]}","score":{score!r},"seq":{body["seq"]},'
-            f'"weight":{weight!r}}}')
-    return hashlib.sha256(b"review\0" + data.encode()).hexdigest()
+    return list({row.name: row for row in rows}.values())  # a record two manifests index (after a merge) once

@@ -157,14 +157,11 @@ def _number(low: float, high: float) -> Check:
             known[text] = value
         return value
 
-    def bulk(values: list[Any]) -> list[Any] | None:  # each distinct value once: scores and weights repeat
-        try:
-            distinct = set(values)
-        except TypeError:
+    def bulk(values: list[Any]) -> list[Any] | None:  # each distinct value's range once: scores and weights repeat
+        kinds = set(map(type, values))  # every item's type (a set of the values would fold False into 0)
+        if not kinds <= {int, float} or not all(math.isfinite(v) and low <= v <= high for v in set(values)):
             return None
-        if not all(type(v) in (int, float) and math.isfinite(v) and low <= v <= high for v in distinct):
-            return None
-        return values if all(type(v) is float for v in distinct) else [float(v) for v in values]
+        return values if kinds <= {float} else [float(v) for v in values]
     return Check(f"number in [{low:g}, {high:g}]", parse,
                  Fast("checked", rb"(?:0|[1-9][0-9]{0,16})(?:\.[0-9]{1,24})?", decode), bulk)
 
@@ -369,10 +366,12 @@ class RunIndex:
     run: list[str] = spec(_list(IDENT, MAX_INDEX), "its `run`")
     through_seq: list[int] = spec(_list(_integer(0), MAX_INDEX), "its `through_seq`")
     lines: list[bool] = spec(_list(BOOLEAN, MAX_INDEX), "whether its `lines` holds any path")
-    paths: list[list[int] | None] = spec(
-        _list(_optional(_list(_integer(0), MAX_INDEXED_PATHS)), MAX_INDEX),
-        "the paths it names (its steps' `changed` and its `lines`) as indexes into the manifest's `paths`, "
-        f"ascending; null: more than {MAX_INDEXED_PATHS:,}")
+    path_counts: list[int | None] = spec(
+        _list(_optional(_integer(0)), MAX_INDEX),
+        "how many paths it names (its steps' `changed` and its `lines`), the next that many of `paths`; "
+        f"null: more than {MAX_INDEXED_PATHS:,}, none listed")
+    paths: list[int] = spec(_list(_integer(0), 100 * MAX_INDEX),
+                            "every record's paths in turn, each as an index into the manifest's `paths`, ascending")
 
 
 @dataclass(frozen=True)

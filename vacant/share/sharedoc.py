@@ -33,8 +33,9 @@ DOC_HEAD = """Each record is one git blob: the canonical JSON (sorted keys, no s
 plus a newline. Its name in the tree is the sha256 of those bytes, so a record's name says what it
 holds. Each author's records live on their own ref, `refs/vacant/authors/<fingerprint>`, a chain
 of commits whose tree is `runs/`, `reviews/` and `manifests/`, each `<2 hex>/<62 hex>`. Merging two
-versions of a ref is the union of their entries; the figures count each review once by the
-sha256 of its kind and canonical body, whoever signed it and however often it was merged.
+versions of a ref is the union of their entries; the figures count each review once by what it
+says (its run, seq, cell, score, weight and finding), whoever signed it and however often it was
+merged.
 
 The signature is Ed25519 over `b"vacant-share-record\\x00"` followed by the canonical JSON of
 `{"v", "kind", "author", "body"}`. Trusted keys are the lines `ed25519 <base64 key> <name>` of the

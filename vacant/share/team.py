@@ -5,7 +5,8 @@ Contract:
   documented shape, it sits under its own author's ref, its author is a trusted key (committed
   `.vacant-team-keys` at HEAD), and its Ed25519 signature verifies. Anything else is a `Rejected`
   with its reason, kept out of every figure.
-- The same review counts once (by `body_id`), whoever published it and however many refs hold it.
+- The same review counts once (by what it says: `review_key`), whoever published it and however
+  many refs hold it.
   For a run, the record covering the most of its step log (`through_seq`) is the one shown.
 - Refs under `refs/vacant/authors/` whose name is not a fingerprint are listed, never read.
 - Three caches spare re-checking signatures on every read, all sealed (vacant/share/cache.py:
@@ -30,7 +31,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vacant.core.locations import state_dir
 from vacant.share.cache import encode, load_sealed, load_sealed_bytes, save_sealed, save_sealed_bytes
@@ -66,9 +67,9 @@ class Rejected:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class Counted:
-    """A verified record: who signed it and what it says (a review's body, a run's summary)."""
+class Counted(NamedTuple):  # a tuple, not a dataclass: a team's view holds tens of thousands
+    """A verified record: its name (the sha256 of its bytes), who signed it, its git blob id and
+    what it says (a review's body, a run's summary)."""
     id: str
     author: str
     oid: str
@@ -78,7 +79,7 @@ class Counted:
 @dataclass
 class TeamView:
     keys: TeamKeys
-    reviews: dict[str, Counted] = field(default_factory=dict)
+    reviews: dict[tuple[Any, ...], Counted] = field(default_factory=dict)  # by what the review says (`review_key`)
     runs: dict[str, Counted] = field(default_factory=dict)
     rejected: list[Rejected] = field(default_factory=list)
     ignored_refs: list[str] = field(default_factory=list)
@@ -343,10 +344,8 @@ def valid_manifests(keys: TeamKeys, author: str, entries: list[tuple[str, str]],
 
 
 def _counted(rows: list[index.Row], kinds: tuple[str, ...]) -> list[Any]:
-    """Index rows as `_verify` counts records: [kind, id, oid, summary]."""
-    cell_text: dict[tuple[str, ...], str] = {}
-    return [[row.kind, index.review_id(row.body, cell_text) if row.kind == "review" else row.name, row.oid, row.body]
-            for row in rows if row.kind in kinds]
+    """Index rows as `_verify` counts records: [kind, name, oid, summary]."""
+    return [[row.kind, row.name, row.oid, row.body] for row in rows if row.kind in kinds]
 
 
 def _verify(keys: TeamKeys, cache: dict[str, list[Any]], blobs: dict[str, bytes], author: str,
@@ -364,8 +363,7 @@ def _verify(keys: TeamKeys, cache: dict[str, list[Any]], blobs: dict[str, bytes]
         if reason or not isinstance(verdict, list):
             rejected.append([tree_path, oid, reason or "unreadable"])
         else:
-            # a review counts once by what it says; a run's record is named by its bytes (as an index names it)
-            counted.append([verdict[2], verdict[3] if verdict[2] == "review" else verdict[0], oid, verdict[4]])
+            counted.append([verdict[2], verdict[0], oid, verdict[4]])
     return counted
 
 
@@ -422,11 +420,19 @@ def placement(keys: TeamKeys, verdict: list[Any], author: str, tree_path: str) -
     return None
 
 
+def review_key(body: dict[str, Any]) -> tuple[Any, ...]:
+    """What a review says, whoever signed it: the same review counts once, however many refs hold it."""
+    cell = body["cell"]
+    return (body["run"], body["seq"], cell["platform"], cell["agent_definition"], cell["model"], cell["task_family"],
+            body["score"], body["weight"], body["finding"])
+
+
 def _count(view: TeamView, counted: Counted, kind: str) -> None:
     if kind == "review":
-        if counted.id in view.reviews:
+        key = review_key(counted.body)
+        if key in view.reviews:
             return
-        view.reviews[counted.id] = counted
+        view.reviews[key] = counted
         view.per_author[counted.author] = view.per_author.get(counted.author, 0) + 1
     else:
         run = counted.body["run"]

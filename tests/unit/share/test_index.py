@@ -31,7 +31,6 @@ from vacant.share.records import (
     RunRecord,
     StepEntry,
     blob_of,
-    body_id,
     signed_bytes,
     to_json,
 )
@@ -247,13 +246,3 @@ def test_a_third_partys_merge_is_listed_and_counted_from_the_indexes(tmp_path, m
     monkeypatch.setattr(team, "_verify", lambda *a, **k: pytest.fail("a record was verified alone"))
     assert normal(view_to_json(fresh_view(store, tmp_path, "fast"))) == expected
     assert len(listed) == 1
-
-
-@settings(max_examples=200, deadline=None)
-@given(run=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,20}", fullmatch=True), seq=st.integers(1, 2**53),
-       cell=st.sampled_from(CELLS), score=st.one_of(st.floats(0, 1), st.sampled_from([0, 1])),
-       weight=st.one_of(st.floats(0, 1000), st.integers(0, 1000)),
-       finding=st.none() | st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,20}", fullmatch=True))
-def test_an_index_rows_review_id_is_the_records_body_id(run, seq, cell, score, weight, finding):
-    body = {"run": run, "seq": seq, "cell": to_json(cell), "score": score, "weight": weight, "finding": finding}
-    assert index.review_id(body, {}) == body_id("review", body)

@@ -120,3 +120,33 @@ def test_a_non_canonical_blob_is_refused_even_with_a_valid_signature():
 def test_team_keys_file_problems_are_said():
     keys = parse_team_keys("# team\ned25519 notbase64 bob\nssh-rsa AAAA carol\n" + SIGNER.team_line("t"))
     assert list(keys.keys) == [SIGNER.fingerprint] and len(keys.problems) == 2
+
+
+# -- the bulk checks: a whole list at once gives what checking each item gives -------------------
+
+BULK_CHECKS = {"ident": records.IDENT, "sha256": records.SHA256, "object-id": records.OBJECT_ID,
+               "seq": records._integer(1), "count": records._integer(0), "score": records._number(0, 1),
+               "weight": records._number(0, 1000), "finding": records._optional(records.IDENT),
+               "count-or-null": records._optional(records._integer(0)), "boolean": records.BOOLEAN}
+near_values = st.one_of(
+    ids, st.from_regex(r"[0-9a-f]{64}", fullmatch=True), st.from_regex(r"[0-9a-f]{40}", fullmatch=True),
+    ids.map(lambda v: v + "\n"), ids.map(lambda v: "\n" + v), st.tuples(ids, ids).map("\n".join),
+    st.text(max_size=8), st.just(""),
+    st.integers(-3, 2**53 + 2), st.floats(-1, 1001), st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
+
+
+def item_by_item(check: records.Check, values: list) -> list | None:
+    try:
+        return [check.parse(value, "x") for value in values]
+    except RecordError:
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=st.sampled_from(sorted(BULK_CHECKS)), values=st.lists(near_values, max_size=6))
+def test_a_bulk_check_accepts_exactly_the_lists_each_item_passes(name, values):
+    check = BULK_CHECKS[name]
+    expected = item_by_item(check, values)
+    got = check.bulk(values)
+    assert got == expected and [type(v) for v in got or ()] == [type(v) for v in expected or ()]
