@@ -8,7 +8,7 @@ multiplicities counts, so syncing any number of times never inflates a figure. S
 integration-coverage counts stay local (they are not shared).
 
 Speed: the team's side is folded once per state of the refs into a `TeamSummary` (per-cell sums,
-and the identity of every team row as an 8-byte digest, sorted), sealed beside the team view under
+and the identity of every team row, grouped by cell, score and weight), sealed beside the team view under
 the same key (vacant/share/team.py), so a warm `vacant reputation` reads neither the records nor
 the view: it adds to the team's sums the local rows the team does not hold (as many times as the
 local table holds them more often), which is the same multiset union as `union_rows`.
@@ -16,9 +16,6 @@ local table holds them more often), which is the same multiset union as `union_r
 
 from __future__ import annotations
 
-import bisect
-import hashlib
-from array import array
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -84,68 +81,74 @@ def union_rows(local: list[ReviewRow], team: list[ReviewRow]) -> tuple[list[Revi
     return rows, overlap
 
 
-def row_digest(row: ReviewRow) -> int:
-    """A row's identity (what `union_rows` compares) as 8 bytes."""
-    return _digest((row.cell, row.score, row.weight, row.run, row.finding))
+Group = tuple[tuple[str, str, str, str], float, float]  # a team row's cell, score and weight
 
 
-def _digest(identity: Identity) -> int:
-    return int.from_bytes(hashlib.blake2b(repr(identity).encode(), digest_size=8).digest(), "big")
+def row_text(run: str | None, finding: str | None) -> str:
+    """The rest of a row's identity (what `union_rows` compares), as one string."""
+    return f"{run!r}\0{finding!r}"
 
 
 @dataclass
 class TeamSummary:
     """The team's verified reviews, folded: what the figures need of them and nothing else."""
     sums: dict[tuple[str, str, str, str], list[float]]  # per cell: [reviews, weights, score * weight]
-    digests: array[int]  # every team row's `row_digest`, sorted (a row held k times is there k times)
+    groups: dict[Group, list[str]]  # each team row's `row_text` by its cell, score and weight (k times if held k times)
     team: int
     rejected: int
     authors: list[dict[str, Any]]
+    _counts: dict[Group, Counter[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def multiplicity(self, row: ReviewRow) -> int:
-        digest = row_digest(row)
-        return bisect.bisect_right(self.digests, digest) - bisect.bisect_left(self.digests, digest)
+        """How many team rows have exactly this row's identity."""
+        group = (row.cell, row.score, row.weight)
+        counts = self._counts.get(group)
+        if counts is None:
+            counts = self._counts[group] = Counter(self.groups.get(group, ()))
+        return counts[row_text(row.run, row.finding)]
 
     def to_json(self) -> dict[str, Any]:
         return {"sums": [[list(cell), *total] for cell, total in sorted(self.sums.items())],
-                "digests": self.digests.tobytes().hex(), "team": self.team, "rejected": self.rejected,
-                "authors": self.authors}
+                "groups": [[list(cell), score, weight, sorted(texts)]
+                           for (cell, score, weight), texts in sorted(self.groups.items())],
+                "team": self.team, "rejected": self.rejected, "authors": self.authors}
 
     @classmethod
     def from_json(cls, data: Any) -> TeamSummary | None:
         try:
-            digests = array("Q")
-            digests.frombytes(bytes.fromhex(data["digests"]))
             sums = {(str(c[0]), str(c[1]), str(c[2]), str(c[3])): [int(n), float(w), float(g)]
                     for c, n, w, g in data["sums"]}
+            groups = {((str(c[0]), str(c[1]), str(c[2]), str(c[3])), float(score), float(weight)): [str(t) for t in texts]
+                      for c, score, weight, texts in data["groups"]}
             authors = [dict(a) for a in data["authors"]]
-            return cls(sums, digests, int(data["team"]), int(data["rejected"]), authors)
-        except (KeyError, TypeError, ValueError, AttributeError):
+            return cls(sums, groups, int(data["team"]), int(data["rejected"]), authors)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None
 
 
 def summarize(view: TeamView) -> TeamSummary:
-    """`row_digest` and `reputation.row_sums` of every team row, without making the rows (tens of
-    thousands of frozen dataclasses cost more than the sums)."""
+    """`reputation.row_sums` of every team row and their identities by group, without making the
+    rows (tens of thousands of them cost more than the sums)."""
     sums: dict[tuple[str, str, str, str], list[float]] = {}
-    found = []
-    cell_texts: dict[tuple[str, str, str, str], str] = {}
+    groups: dict[Group, list[str]] = {}
     for counted in view.reviews.values():
         body = counted.body
         of = body["cell"]
         cell = (of["platform"], of["agent_definition"], of["model"], of["task_family"])
         score, weight = float(body["score"]), float(body["weight"])
-        text = cell_texts.get(cell) or cell_texts.setdefault(cell, repr(cell))
-        # `_digest` of the identity, its repr written out: the cell's made once, not per review
-        identity = f"({text}, {score!r}, {weight!r}, {body['run']!r}, {body['finding']!r})"
-        found.append(int.from_bytes(hashlib.blake2b(identity.encode(), digest_size=8).digest(), "big"))
-        total = sums.setdefault(cell, [0, 0.0, 0.0])
+        texts = groups.get((cell, score, weight))
+        if texts is None:
+            texts = groups[(cell, score, weight)] = []
+        texts.append(f"{body['run']!r}\0{body['finding']!r}")  # row_text, inline: it runs once a team review
+        total = sums.get(cell)
+        if total is None:
+            total = sums[cell] = [0, 0.0, 0.0]
         total[0] += 1
         total[1] += weight
         total[2] += score * weight
     authors = [{"author": a, "name": view.keys.keys[a].name if a in view.keys.keys else None, "reviews": n}
                for a, n in sorted(view.per_author.items(), key=lambda item: -item[1])]
-    return TeamSummary(sums, array("Q", sorted(found)), len(found), len(view.rejected), authors)
+    return TeamSummary(sums, groups, len(view.reviews), len(view.rejected), authors)
 
 
 def summary_path(root: Path) -> Path:

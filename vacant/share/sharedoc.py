@@ -98,7 +98,7 @@ parser, which is the definition: the regex accepts nothing the parser refuses.
   reads as no cache and is rebuilt; it is never an error. Without a usable key nothing is cached.
 - **When it is built**: `vacant sync` ends by verifying what it fetched, so the next `vacant
   reputation` (answered before the command line is imported: `vacant/__main__.py`) reads only the
-  folded figures' inputs (per-cell sums and an 8-byte digest per team review) and `blame --team`
+  folded figures' inputs (per-cell sums and each team review's run and finding, by cell, score and weight) and `blame --team`
   the view. Refs moved by hand (`git fetch`) are verified by the first command that reads them.
 - **The path index**: each run's verdict lists the paths the record says it changed (its steps and
   line data, up to `MAX_INDEXED_PATHS` of vacant/share/team.py; a record with more is always

@@ -1,9 +1,11 @@
-"""fold.summarize against the rows it stands for: `reputation.row_sums` and `row_digest` of
-every team row, made the plain way (the oracle), on generated views."""
+"""fold.summarize against the rows it stands for: `reputation.row_sums` of every team row, and
+how many team rows share any row's identity, counted the plain way (the oracle), on generated views."""
 
 from __future__ import annotations
 
 import pytest
+from collections import Counter
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,12 +23,17 @@ bodies = st.fixed_dictionaries({
 
 @pytest.mark.slow
 @settings(max_examples=100, deadline=None)
-@given(items=st.lists(bodies, max_size=30))
-def test_the_summary_is_the_rows_sums_and_digests(items):
+@given(items=st.lists(bodies, max_size=30), others=st.lists(bodies, max_size=5))
+def test_the_summary_is_the_rows_sums_and_multiplicities(items, others):
     view = TeamView(TeamKeys({}, []))
     for n, body in enumerate(items):
         view.reviews[f"id{n}"] = Counted(f"id{n}", "a" * 32, "o" * 40, body)
     rows = [fold.team_row(counted) for counted in view.reviews.values()]
     summary = fold.summarize(view)
     assert summary.sums == reputation.row_sums(rows)
-    assert list(summary.digests) == sorted(fold.row_digest(row) for row in rows) and summary.team == len(rows)
+    held = Counter(rows)  # a ReviewRow is its identity
+    for row in rows + [fold.team_row(Counted("x", "a" * 32, "o" * 40, body)) for body in others]:
+        assert summary.multiplicity(row) == held[row]
+    assert summary.team == len(rows)
+    again = fold.TeamSummary.from_json(summary.to_json())  # as sealed and read back
+    assert again is not None and all(again.multiplicity(row) == held[row] for row in rows)

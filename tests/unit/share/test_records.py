@@ -125,11 +125,13 @@ def test_team_keys_file_problems_are_said():
 # -- the bulk checks: a whole list at once gives what checking each item gives -------------------
 
 BULK_CHECKS = {"ident": records.IDENT, "sha256": records.SHA256, "object-id": records.OBJECT_ID,
+               "line-hash": records.LINE_HASH,
                "seq": records._integer(1), "count": records._integer(0), "score": records._number(0, 1),
                "weight": records._number(0, 1000), "finding": records._optional(records.IDENT),
                "count-or-null": records._optional(records._integer(0)), "boolean": records.BOOLEAN}
 near_values = st.one_of(
     ids, st.from_regex(r"[0-9a-f]{64}", fullmatch=True), st.from_regex(r"[0-9a-f]{40}", fullmatch=True),
+    st.from_regex(r"[0-9a-fA-F]{16}", fullmatch=True), st.from_regex(r"[0-9a-f]{63,65}\n?", fullmatch=True),
     ids.map(lambda v: v + "\n"), ids.map(lambda v: "\n" + v), st.tuples(ids, ids).map("\n".join),
     st.text(max_size=8), st.just(""),
     st.integers(-3, 2**53 + 2), st.floats(-1, 1001), st.floats(allow_nan=True, allow_infinity=True),
