@@ -75,14 +75,33 @@ Limits, said plainly:
 """
 
 
+INDEX_DOC = """## Reading at scale: manifest indexes
+
+A format 2 `ManifestRecord` indexes the records its publication added (`RunIndex`, `ReviewIndex`:
+what a reader keeps of each, with the record's name and git blob id) and names the author's
+manifests it came after. When, with it, the manifests reachable through `after` index every
+record on the author's ref, and the ref holds nothing else, it also says so (`whole`) with the git
+tree ids of `runs/` and `reviews/`. A reader then checks the top of the ref's tree, reads and
+verifies its manifests (one signature each) and, when one's claim is exactly the ref's `runs/` and
+`reviews/`, counts the indexes reachable from it: no record is read and the ref is not listed.
+Otherwise (a union nobody signed, an entry vacant did not write, a manifest missing or edited)
+the ref is listed, and a record an index names with its exact blob id is counted from the index,
+any other verified alone; the author's next publication indexes again what its chain lacks, and
+claims the whole ref again when every record on it verifies. The two ways give the same view (a
+test holds them to it on generated histories). A manifest's index is signed by its author like
+any record: it counts for that author's own records only.
+"""
+
+
 CACHE_DOC = """## Reading at scale: the sealed team cache
 
-Verifying every record costs tens of microseconds a record (reading it from git, hashing it,
-checking its shape; one signature per publication), so a clone verifies each state of the refs
-once and keeps what it found, sealed, in its state directory (`share/team/`, `share/authors/`,
-`share/verified/`; docs/STORAGE.md). A record's shape is checked by one regex generated from the
-checks above when its strings need no escape (vacant/share/quickread.py), else by the typed
-parser, which is the definition: the regex accepts nothing the parser refuses.
+Verifying a record costs tens of microseconds (reading it from git, hashing it, checking its
+shape; one signature per publication), so a clone verifies each state of the refs once and keeps
+what it found, sealed, in its state directory (`share/team/`, `share/authors/`, `share/verified/`;
+docs/STORAGE.md): the figures' inputs, the view (when a command reads it), and for a ref that had
+to be listed, its snapshot and the verdicts by blob id. A record's shape is checked by one regex
+generated from the checks above when its strings need no escape (vacant/share/quickread.py), else
+by the typed parser, which is the definition: the regex accepts nothing the parser refuses.
 
 - **What it is keyed by**: every `refs/vacant/authors/*` ref's name and commit, and the team
   keys' entries at `HEAD` (mode, blob id, path), plus the cache's format. A sync, a rewritten or
@@ -120,7 +139,7 @@ def render_doc() -> str:
             lines.append(f"| `{f.name}` | {f.metadata['check'].describe} | {f.metadata['doc']}{since} |")
         lines.append("")
     lines += [LINES_DOC.format(hex=LINE_HASH_HEX, version_lines=MAX_VERSION_LINES, record=MAX_RECORD_HASHES),
-              CACHE_DOC]
+              INDEX_DOC, CACHE_DOC]
     return "\n".join(lines)
 
 

@@ -163,6 +163,7 @@ def _no_collection() -> Iterator[None]:
         yield
     finally:
         if was:
+            gc.freeze()  # what the build made outlives it: moved out of the collector's walks (refcounts still free it)
             gc.enable()
 
 
