@@ -476,5 +476,10 @@ def run_records(store: GitStore, view: TeamView, path: str | None = None, also: 
     wanted = (path, *also) if path is not None else ()
     chosen = [counted for counted in view.runs.values() if not wanted or any(touches(counted, p) for p in wanted)]
     blobs = store.read_blobs([counted.oid for counted in chosen])
-    found = [parse_blob(blobs[counted.oid])[1] for counted in chosen if counted.oid in blobs]
+    found = []
+    for counted in chosen:
+        try:  # counted from a signed index, a record's bytes are its author's word: read, not yet parsed
+            found.append(parse_blob(blobs[counted.oid])[1])
+        except (KeyError, RecordError):
+            continue  # missing (a partial clone) or not a record: nothing to blame with
     return sorted(found, key=lambda record: (record.started, record.run))
