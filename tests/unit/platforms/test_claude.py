@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from vacant.core.calls import Response
 from vacant.platforms import claude, settings_file
@@ -83,6 +85,40 @@ def test_model_from_transcript_tail(tmp_path):
     transcript.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     assert claude.transcript_model(str(transcript)) == "claude-opus-4-8"
     assert claude.transcript_model(str(tmp_path / "absent.jsonl")) is None
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(late_ms=st.integers(0, 200), subagent=st.booleans())
+def test_a_stop_waits_for_the_transcripts_first_model_line(late_ms, subagent, tmp_path_factory):
+    """Claude flushes its transcripts late: a Stop (or a sub-agent's) whose transcript exists but
+    names no model yet waits for the line, so the review goes to the agent's own cell."""
+    import threading
+    import time
+
+    transcript = tmp_path_factory.mktemp("t") / "agent.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"content": "go"}}) + "\n")
+    name = "SubagentStop@subagent:stop_hook_active=False [subagent-run]" if subagent else "Stop:stop_hook_active=False"
+    data = payload(name)
+    data["agent_transcript_path" if subagent else "transcript_path"] = str(transcript)
+    line = json.dumps({"type": "assistant", "message": {"model": "claude-haiku-4-5", "content": []}}) + "\n"
+    writer = threading.Timer(late_ms / 1000, lambda: transcript.open("a").write(line))
+    started = time.monotonic()
+    writer.start()
+    try:
+        call = claude.PLATFORM.parse(data, {"CLAUDE_PROJECT_DIR": WS})
+    finally:
+        writer.join()
+    assert call.model == "claude-haiku-4-5" and time.monotonic() - started < late_ms / 1000 + 0.3
+
+
+def test_a_stop_without_a_transcript_does_not_wait():
+    import time
+
+    data = payload("Stop:stop_hook_active=False")
+    data["transcript_path"] = "/nonexistent/t.jsonl"
+    started = time.monotonic()
+    assert claude.PLATFORM.parse(data, {"CLAUDE_PROJECT_DIR": WS}).model is None
+    assert time.monotonic() - started < 0.2
 
 
 def test_render_contracts():
