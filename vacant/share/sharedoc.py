@@ -42,8 +42,9 @@ The signature is Ed25519 over `b"vacant-share-record\\x00"` followed by the cano
 files `.vacant-team-keys/<name>.pub` (one per person) at the repository root, or of an older single
 `.vacant-team-keys` file, read from the committed `HEAD` version. A record is rejected (left out of every
 figure, listed by `vacant sync --status`) when its name is not the hash of its bytes, its bytes
-are not canonical, its shape is not the one below, it sits under another author's ref, its author
-is not a trusted key, or its signature does not verify.
+are not canonical (a format 2 manifest: its envelope; its body is the bytes its signature covers),
+its shape is not the one below, it sits under another author's ref, its author is not a trusted
+key, or its signature does not verify.
 """
 
 

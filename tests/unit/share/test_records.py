@@ -152,3 +152,27 @@ def test_a_bulk_check_accepts_exactly_the_lists_each_item_passes(name, values):
     expected = item_by_item(check, values)
     got = check.bulk(values)
     assert got == expected and [type(v) for v in got or ()] == [type(v) for v in expected or ()]
+
+
+def test_a_format_2_manifest_is_checked_by_its_frame_and_signature_not_reserialised():
+    """An index is megabytes: its body's bytes are taken as signed, but the envelope around them is
+    canonical or the blob is refused, and any edit of the body breaks the signature."""
+    body = to_json(records.ManifestRecord([], [], None, None, True, [], [], None, None), 2)
+    spaced = json.dumps(body, sort_keys=True).encode()  # ", " and ": ": not canonical, still the same value
+    signature = SIGNER.sign(records.signed_bytes_cut(SIGNER.fingerprint, "manifest", 2, spaced))
+    frame = b'{"author":"%s","body":%s,"kind":"manifest","sig":"%s","v":2}\n'
+    data = frame % (SIGNER.fingerprint.encode(), spaced, signature.encode())
+    envelope, parsed = parse_blob(data)
+    assert parsed.whole is True and records.cut_body(envelope, data) == spaced
+    assert TEAM.verify(SIGNER.fingerprint, records.signed_bytes_of(envelope, spaced), signature)
+    edited = spaced.replace(b"true", b"false")
+    assert not TEAM.verify(SIGNER.fingerprint, records.signed_bytes_cut(SIGNER.fingerprint, "manifest", 2, edited),
+                           signature)
+    with pytest.raises(RecordError, match="canonical"):
+        parse_blob(data.replace(b'{"author":', b'{ "author":', 1))
+    with pytest.raises(RecordError, match="canonical"):
+        parse_blob(data[:-1] + b" \n")
+    v1 = frame.replace(b'"v":2', b'"v":1') % (SIGNER.fingerprint.encode(), json.dumps({"records": []}).encode(),
+                                               signature.encode())
+    with pytest.raises(RecordError, match="canonical"):  # any other record: canonical whole, as before
+        parse_blob(v1.replace(b'{"records": []}', b'{"records": [] }'))
