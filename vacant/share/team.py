@@ -219,9 +219,21 @@ def _snapshot(payload: bytes | None) -> dict[str, Any] | None:
 
 
 def _apply_snapshot(view: TeamView, author: str, snap: dict[str, Any], prefix: str) -> None:
-    """Count one author ref's snapshot into the view (building it, or reading its cache)."""
+    """Count one author ref's snapshot into the view (building it, or reading its cache); a review
+    as `_count` counts it, inline (it runs once a team review)."""
+    reviews, added = view.reviews, 0
     for kind, record_id, oid, body in snap["counted"]:
-        _count(view, Counted(record_id, author, oid, body), kind)
+        if kind != "review":
+            _count(view, Counted(record_id, author, oid, body), kind)
+            continue
+        cell = body["cell"]
+        key = (body["run"], body["seq"], cell["platform"], cell["agent_definition"], cell["model"],
+               cell["task_family"], body["score"], body["weight"], body["finding"])  # review_key
+        if key not in reviews:
+            reviews[key] = Counted(record_id, author, oid, body)
+            added += 1
+    if added:
+        view.per_author[author] = view.per_author.get(author, 0) + added
     view.rejected += [Rejected(prefix + author, path, oid, reason) for path, oid, reason in snap["rejected"]]
 
 
@@ -345,8 +357,8 @@ def valid_manifests(keys: TeamKeys, author: str, entries: list[tuple[str, str]],
 
 
 def _counted(rows: list[index.Row], kinds: tuple[str, ...]) -> list[Any]:
-    """Index rows as `_verify` counts records: [kind, name, oid, summary]."""
-    return [[row.kind, row.name, row.oid, row.body] for row in rows if row.kind in kinds]
+    """Index rows as `_verify` counts records: (kind, name, oid, summary), as a row is."""
+    return rows if all(kind in kinds for kind in ("run", "review")) else [row for row in rows if row.kind in kinds]
 
 
 def _verify(keys: TeamKeys, cache: dict[str, list[Any]], blobs: dict[str, bytes], author: str,
