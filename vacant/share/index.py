@@ -152,9 +152,11 @@ def _read_trees(store: GitStore, oids: list[str], width: int) -> dict[str, list[
             for oid, obj in zip(unique, objects)}
 
 
-def indexed(body: dict[str, Any]) -> list[Row] | None:
+def indexed(body: dict[str, Any], keys: list[tuple[Any, ...]] | None = None) -> list[Row] | None:
     """The rows a valid manifest's body indexes ([] for format 1, or one without an index); None
-    when its lists disagree in length or point past `cells` or `paths` (then it indexes nothing)."""
+    when its lists disagree in length or point past `cells` or `paths` (then it indexes nothing).
+    `keys`: its reviews are not made rows but put there as what each says (`team.review_key`),
+    which is all the figures need of them."""
     runs, reviews = body.get("runs"), body.get("reviews")
     rows: list[Row] = []
     if runs is not None:
@@ -174,31 +176,43 @@ def indexed(body: dict[str, Any]) -> list[Row] | None:
         columns = [reviews[k] for k in ("name", "oid", "run", "seq", "cell", "score", "weight", "finding")]
         if len({len(c) for c in columns}) > 1 or any(n >= len(cells) for n in set(reviews["cell"])):
             return None
+        if keys is not None:
+            of = [(c["platform"], c["agent_definition"], c["model"], c["task_family"]) for c in cells]
+            keys += [(run, seq, *of[cell], score, weight, finding)
+                     for run, seq, cell, score, weight, finding in zip(*columns[2:])]
+            return rows
         rows += [Row("review", name, oid, {"cell": cells[cell], "finding": finding, "run": run, "score": score,
                                            "seq": seq, "weight": weight})
                  for name, oid, run, seq, cell, score, weight, finding in zip(*columns)]
     return rows
 
 
-def whole_ref(top: Top, manifests: dict[str, dict[str, Any]]) -> list[Row] | None:
+def whole_ref(top: Top, manifests: dict[str, dict[str, Any]], keys: list[tuple[Any, ...]] | None = None) -> list[Row] | None:
     """The rows of an author ref counted from its manifests alone: `manifests` are its valid ones
     (name -> body); the rows reachable through `after` from one whose claim is exactly the ref's
-    `runs/` and `reviews/`, or None when none is (or its chain has a gap or a broken index)."""
+    `runs/` and `reviews/`, or None when none is (or its chain has a gap or a broken index).
+    `keys`: as `indexed` (filled only when rows are returned)."""
     claims = sorted(name for name, body in manifests.items()
                     if body.get("whole") is True and body.get("runs_tree") == top.trees.get("runs")
                     and body.get("reviews_tree") == top.trees.get("reviews"))
     for claim in claims:
-        rows = chain_rows(claim, manifests)
+        found: list[tuple[Any, ...]] | None = [] if keys is not None else None
+        rows = chain_rows(claim, manifests, found)
         if rows is not None:
+            if keys is not None and found is not None:
+                keys += found
             return rows
     return None
 
 
-def chain_rows(start: str, manifests: dict[str, dict[str, Any]]) -> list[Row] | None:
+def chain_rows(start: str, manifests: dict[str, dict[str, Any]],
+               keys: list[tuple[Any, ...]] | None = None) -> list[Row] | None:
+    """The rows the manifests reachable from `start` through `after` index (None: a gap, or a
+    broken index); `keys`: as `indexed`."""
     seen, todo, rows = {start}, [start], []
     while todo:
         body = manifests.get(todo.pop())
-        found = indexed(body) if body is not None and body.get("after") is not None else None
+        found = indexed(body, keys) if body is not None and body.get("after") is not None else None
         if body is None or found is None:
             return None
         rows += found

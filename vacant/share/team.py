@@ -131,8 +131,9 @@ def read_team(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "rev
 def read_team_keyed(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "review"),
                     prefix: str = AUTHORS, keep: bool = True) -> tuple[TeamView, str]:
     """`read_team`, and the key of what the view was built from (for caches derived from it).
-    `keep`: seal a view that was built (a caller that keeps only what it derives from the view, as
-    the reputation figures do, spares writing it)."""
+    `keep`: seal a view that was built. A caller that keeps only what it derives from the view, as
+    the reputation figures do, spares writing it, and a review its author's indexes name is held as
+    what it says (the key of `view.reviews`) without its record (an empty `Counted.body`)."""
     key, refs = view_key(store, kinds, prefix)
     path = view_path(root, kinds, prefix)
     cached = view_from_json(load_sealed(path, key), prefix)
@@ -187,7 +188,8 @@ def _build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[
             snap, payload = snapshots[author]
         else:
             cache = _OidCache(cache_path(root, author))
-            snap, listed = _read_author(store, view.keys, cache, author, commit, kinds, found[commit], blobs)
+            snap, listed = _read_author(store, view.keys, cache, author, commit, kinds, found[commit], blobs,
+                                        light=not keep)
             payload = encode(snap) if keep or listed else b""
             if listed:  # a ref its manifests index whole is read again as quickly as its snapshot would be
                 save_sealed_bytes(*_snapshot_place(root, view, author, commit, kinds), payload)
@@ -222,6 +224,11 @@ def _apply_snapshot(view: TeamView, author: str, snap: dict[str, Any], prefix: s
     """Count one author ref's snapshot into the view (building it, or reading its cache); a review
     as `_count` counts it, inline (it runs once a team review)."""
     reviews, added = view.reviews, 0
+    said = Counted("", author, "", {})  # a review counted from an index by what it says (a light view)
+    for key in snap.get("keys", ()):
+        if key not in reviews:
+            reviews[key] = said
+            added += 1
     for kind, record_id, oid, body in snap["counted"]:
         if kind != "review":
             _count(view, Counted(record_id, author, oid, body), kind)
@@ -239,7 +246,7 @@ def _apply_snapshot(view: TeamView, author: str, snap: dict[str, Any], prefix: s
 
 def view_to_json(view: TeamView) -> dict[str, Any]:
     """A view as plain JSON, whole (what a reader compares; the cache holds the snapshots instead)."""
-    def counted(items: dict[str, Counted]) -> list[list[Any]]:
+    def counted(items: dict[Any, Counted]) -> list[list[Any]]:
         return [[c.id, c.author, c.oid, c.body] for c in items.values()]
 
     return {"keys": {fp: key.name for fp, key in view.keys.keys.items()}, "problems": view.keys.problems,
@@ -292,20 +299,23 @@ class _OidCache:
 
 
 def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: str, commit: str,
-                 kinds: tuple[str, ...], top: index.Top | None = None,
-                 blobs: dict[str, bytes] | None = None) -> tuple[dict[str, list[Any]], bool]:
+                 kinds: tuple[str, ...], top: index.Top | None = None, blobs: dict[str, bytes] | None = None,
+                 light: bool = False) -> tuple[dict[str, list[Any]], bool]:
     """Every entry of one author's commit: counted [kind, id, oid, body] or rejected [path, oid, reason];
     and whether the ref had to be listed. Its valid manifests are read first: when one's claim is
     the whole ref, their indexes are counted and no record is read (vacant/share/index.py); else a
     record an index names with its exact blob is counted from it, one a manifest lists needs no
-    signature check of its own, and any other is verified alone."""
+    signature check of its own, and any other is verified alone. `light`: the reviews of a ref read
+    from its indexes are given as what each says (`keys`), not as records."""
     blobs = dict(blobs or {})
     if top is not None:
         rejected: list[Any] = []
         valid = valid_manifests(keys, author, top.manifests, blobs, rejected)
-        rows = index.whole_ref(top, valid)
+        said: list[tuple[Any, ...]] | None = [] if light and "review" in kinds else None
+        rows = index.whole_ref(top, valid, said)
         if rows is not None:
-            return {"counted": _counted(rows, kinds), "rejected": rejected}, False
+            found = {"counted": _counted(rows, kinds), "rejected": rejected}
+            return ({**found, "keys": said} if said is not None else found), False
     rejected = []
     manifests, placed = [], []
     for entry in store.list_tree(commit):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from vacant.share import fold
 from vacant.share.signing import TeamKeys
-from vacant.share.team import Counted, TeamView
+from vacant.share.team import Counted, TeamView, review_key
 from vacant.store import reputation
 
 names = st.sampled_from(["claude-code", "codex", "main", "m-1", "t"])
@@ -27,7 +27,7 @@ bodies = st.fixed_dictionaries({
 def test_the_summary_is_the_rows_sums_and_multiplicities(items, others):
     view = TeamView(TeamKeys({}, []))
     for n, body in enumerate(items):
-        view.reviews[f"id{n}"] = Counted(f"id{n}", "a" * 32, "o" * 40, body)
+        view.reviews[review_key(body)] = Counted(f"id{n}", "a" * 32, "o" * 40, body)
     rows = [fold.team_row(counted) for counted in view.reviews.values()]
     summary = fold.summarize(view)
     assert summary.sums == reputation.row_sums(rows)
