@@ -21,8 +21,9 @@ Timed, each repetition in a fresh `git clone` of that remote (the clone itself i
 - reputation warm: again, nothing changed (target <= 0.2x git fetch): the sealed text of the first
   (vacant/share/warm.py);
 - reputation after busy: after the busy sync (one author's ref moved);
-- reputation rebuild: every share cache of the clone and the warm texts deleted first, so every record is read,
-  parsed and verified again (what a clone whose refs moved without `vacant sync` pays once);
+- reputation rebuild: every share cache of the clone and the warm texts deleted first, so the team's
+  records are verified again from the refs (what a clone whose refs moved without `vacant sync` pays
+  once: a ref its manifests index whole is counted from its indexes, docs/SHARE.md; target <= 1.5x);
 - `--local` (no team records, computed: its first call) and `vacant --version` (the interpreter
   alone) as references.
 Printed: median and p95 per figure, and the ratio to the `git fetch` median of the same run.
@@ -277,7 +278,10 @@ def main() -> None:
         for name, values in rows.items():
             median = statistics.median(values)
             print(f"{name:<22} {median:>9.3f} {p95(values):>9.3f} {median / reference:>12.2f}")
-        for name, target in (("reputation first", 1.5), ("reputation warm", 0.2)):
+        # the first reputation of a clone: after `vacant sync` (which verified), or with refs a plain
+        # git fetch brought (the rebuild verifies them); and the sync's own verification
+        for name, target in (("reputation first", 1.5), ("reputation rebuild", 1.5), ("sync cold verify", 1.5),
+                             ("reputation warm", 0.2)):
             ratio = statistics.median(rows[name]) / reference
             print(f"target: {name} <= {target}x git fetch: {ratio:.2f}x ({'met' if ratio <= target else 'NOT met'})")
         if args.json:
