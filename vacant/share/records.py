@@ -105,12 +105,14 @@ _NOT_HEX = str.maketrans("", "", "0123456789abcdef")
 def _hex_bulk(lengths: tuple[int, ...]) -> Callable[[list[Any]], list[Any] | None]:
     """A bulk check of hex ids of these lengths: each length, then the digits of them all at once
     (a regex over megabytes of ids cost more than the rest of reading an index)."""
+    allowed = set(lengths)
+
     def bulk(values: list[Any]) -> list[Any] | None:
         try:
             text = "".join(values)
         except TypeError:
             return None
-        fits = all(len(v) in lengths for v in values)
+        fits = set(map(len, values)) <= allowed
         return values if fits and not text.translate(_NOT_HEX) else None
     return bulk
 
