@@ -292,6 +292,7 @@ def _try(project: str | None, platform: str, raw: bytes, env: dict[str, str], ti
 def _find_slow(project: str | None) -> tuple[str, str, bytes] | None:
     """The state directory the package knows (the registry's, a workspace installed before `git
     init`): only when the fast lookup missed."""
+    lean_pathlib()
     from pathlib import Path
 
     from vacant.core.locations import find_root, state_dir
@@ -343,6 +344,7 @@ def _exited(pid: int) -> bool:
 def start_daemon(project: str | None) -> int | None:
     """The slow path: no daemon known for this workspace. Start one (detached): its pid, 0 when
     one was started a moment ago by another call; None when this is not an installed workspace."""
+    lean_pathlib()
     from pathlib import Path  # only when no daemon runs: the in-process fallback follows anyway
 
     from vacant.core.locations import find_root, installed
@@ -355,6 +357,7 @@ def start_daemon(project: str | None) -> int | None:
 
 
 def _say_impostor(project: str | None, sock_path: str) -> None:
+    lean_pathlib()
     from pathlib import Path
 
     from vacant.core.errlog import log_error
@@ -401,6 +404,7 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
 def in_process(argv: list[str], raw: bytes, deadline: float, project: str | None, then_start: bool) -> int:
     """The fallback (vacant.hook.main: it prints the answer and never raises); then, when no daemon
     runs, start one, once the answer is out. Starting one never changes the answer nor the exit code."""
+    lean_pathlib()
     from vacant import hook  # only when the daemon could not answer
 
     code = hook.main(argv, raw, deadline=deadline)
@@ -436,6 +440,60 @@ def _importable(package_root: str) -> None:
     environment = sys.executable.rpartition("/")[0].rpartition("/")[0]
     found = [package_root] + [path for path in (f"{environment}/{lib}", f"{sys.prefix}/{lib}") if _is_dir(path)]
     sys.path[:0] = [path for path in found if path not in sys.path]
+
+
+# pathlib imports urllib.parse (for `Path.as_uri` alone; it builds a dozen namedtuples and imports
+# ipaddress) and fnmatch (for `match` and `glob`) at its top: about 3.5 ms of every in-process
+# answer (bench/bench_fallback.py), which makes no URI and matches no glob. So the slow path imports
+# pathlib with stand-ins for them that import the real module on first use: pathlib behaves exactly
+# as ever, and any other importer gets the real module (a stand-in is in sys.modules only while
+# pathlib itself is imported).
+DEFERRED_BY_PATHLIB = {"urllib.parse": ("quote_from_bytes",), "fnmatch": ()}  # module: names taken at import
+
+
+class _Deferred:
+    """A module's stand-in: a name pathlib takes at import (`from urllib.parse import …`) is a
+    function that calls the real one; any other attribute is the real module's, imported then."""
+
+    def __init__(self, name: str, functions: tuple[str, ...]) -> None:
+        self._name, self._functions = name, functions
+
+    def __getattr__(self, attr: str) -> object:
+        if attr.startswith("__"):  # the import system's probes (__path__, __spec__): not a package, not loading
+            raise AttributeError(attr)
+        if attr in self._functions:
+            return _deferred_call(self._name, attr)
+        return getattr(_real_module(self._name), attr)
+
+
+def _real_module(name: str) -> object:
+    if isinstance(sys.modules.get(name), _Deferred):
+        del sys.modules[name]  # asked while pathlib is still being imported
+    __import__(name)
+    return sys.modules[name]
+
+
+def _deferred_call(module: str, name: str) -> object:
+    def call(*args: object, **kwargs: object) -> object:
+        return getattr(_real_module(module), name)(*args, **kwargs)
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def lean_pathlib() -> None:
+    """Import pathlib, if nothing has yet, without the modules it uses only in rare methods."""
+    if "pathlib" in sys.modules:
+        return
+    stand_ins = {name: _Deferred(name, functions) for name, functions in DEFERRED_BY_PATHLIB.items()
+                 if name not in sys.modules}
+    modules: dict[str, object] = sys.modules  # type: ignore[assignment]  # a stand-in is not a module
+    modules.update(stand_ins)
+    try:
+        import pathlib  # noqa: F401 - imported for its place in sys.modules
+    finally:
+        for name, stand_in in stand_ins.items():
+            if modules.get(name) is stand_in:
+                del modules[name]
 
 
 def _is_dir(path: str) -> bool:

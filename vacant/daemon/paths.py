@@ -13,13 +13,12 @@ start, and each session's first call then waits SESSION_START_WAIT_S for it).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
-import zlib
 from pathlib import Path
 
+from vacant.core import leanjson
 from vacant.core.locations import state_dir
 from vacant.core.trustenv import for_child
 
@@ -35,6 +34,8 @@ def socket_path(root: Path) -> str:
     path = str(daemon_dir(root) / "sock")
     if len(path.encode()) <= SOCKET_MAX:
         return path
+    import zlib  # only for a socket path too long for AF_UNIX: every fallback call that starts a daemon imports this module
+
     tag = f"{zlib.crc32(str(Path(root).resolve()).encode()):08x}{zlib.adler32(path.encode()):08x}"
     for base in (os.environ.get("TMPDIR") or "/tmp", "/tmp"):  # a TMPDIR too long for the socket: /tmp's
         path = os.path.join(base, f"vacant-{os.getuid()}", f"{tag}.sock")
@@ -45,7 +46,7 @@ def socket_path(root: Path) -> str:
 
 def read_json(path: Path) -> dict | None:
     try:
-        data = json.loads(Path(path).read_bytes())
+        data = leanjson.loads(Path(path).read_bytes())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -24,18 +24,18 @@ from vacant.daemon.paths import daemon_dir
 
 LAUNCHER = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
 
-# what the fallback may load beyond the bare interpreter: json and pathlib with what they import,
-# fcntl (the step log's lock), zlib (the daemon's socket path), the builtin SHA-256; `nt`,
-# `_winapi` and `_sha2` are tried and missed on Linux (<= 3.11), and show as tried imports. Not
-# signal (the deadline's alarm uses _signal: signal.py adds an enum), shlex (the gate's shell
-# reader: a shell command's only), bisect (a broken chain only), math (a candidate secret only).
+# what the fallback may load beyond the bare interpreter: pathlib with what it imports (not
+# urllib.parse nor fnmatch: client.lean_pathlib defers them), the C half of json (_json, through
+# vacant/core/leanjson.py), fcntl (the step log's lock), the builtin SHA-256; `nt`, `_winapi` and
+# `_sha2` are tried and missed on Linux (<= 3.11), and show as tried imports. Not signal (the
+# deadline's alarm uses _signal: signal.py adds an enum), shlex (the gate's shell reader: a shell
+# command's only), bisect (a broken chain only), math (a candidate secret only).
 STDLIB_ALLOWED = {
     "__future__", "_collections", "_collections_abc", "_functools", "_json", "_operator",
     "_sha2", "_sha256", "_socket", "_sre", "_stat", "_winapi", "collections", "collections.abc",
-    "contextlib", "copyreg", "enum", "errno", "fcntl", "fnmatch", "functools", "genericpath", "ipaddress",
-    "itertools", "json", "json.decoder", "json.encoder", "json.scanner", "keyword", "nt", "ntpath",
-    "operator", "os", "pathlib", "posixpath", "re", "re._casefix", "re._compiler", "re._constants",
-    "re._parser", "reprlib", "stat", "types", "urllib", "urllib.parse", "warnings", "zlib",
+    "contextlib", "copyreg", "enum", "errno", "fcntl", "functools", "genericpath", "itertools", "keyword",
+    "nt", "ntpath", "operator", "os", "pathlib", "posixpath", "re", "re._casefix", "re._compiler",
+    "re._constants", "re._parser", "reprlib", "stat", "types", "warnings",
 }
 # the packages a tool call's record and gate stand on (never the Stop pipeline and its contract, the CLI, sharing, ...)
 VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.gate.", "vacant.record.", "vacant.platforms.")
@@ -56,7 +56,10 @@ VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vac
                 "vacant.platforms.claude_transcript", "vacant.core.docgen", "vacant.platforms.settings_file"}
 # costly and never needed by a tool call: named so that a failure says which one came back
 NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "subprocess", "inspect", "ast",
-         "traceback", "textwrap", "tomllib", "socket", "selectors", "tempfile", "logging", "datetime"}
+         "traceback", "textwrap", "tomllib", "socket", "selectors", "tempfile", "logging", "datetime",
+         # pathlib's rare methods' (about 3.5 ms), json's Python half (its regexes), zlib (a long socket path's)
+         "urllib", "urllib.parse", "ipaddress", "fnmatch", "json", "json.decoder", "json.scanner", "json.encoder",
+         "zlib"}
 
 
 def imported(proc_stderr: bytes) -> set[str]:
