@@ -1,7 +1,9 @@
-"""`vacant blame [REV --] FILE [--run RUN] [--team] [-L N,M] [--json | --porcelain]`: per line, git
-blame's commit, author and date and, where a recorded step wrote the line, its run, step, tool and
-agent cell (vacant/show/blame.py; git's side: vacant/show/gitblame.py; --team:
-vacant/share/teamblame.py)."""
+"""`vacant blame [REV --] FILE [--run RUN] [--team | --local] [-L N,M] [--json | --porcelain]`: per
+line, git blame's commit, author and date and, where a recorded step wrote the line, its run, step,
+tool and agent cell (vacant/show/blame.py; git's side: vacant/show/gitblame.py; the team's synced
+records: vacant/share/teamblame.py). The synced records count whenever the repository holds some
+(as `vacant summary` counts them), so a clone after `vacant sync` names the agents' lines without a
+flag; `--local` (or `--run`) keeps to this machine's runs."""
 
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ def register(app: typer.Typer) -> None:
         ranges: list[str] = typer.Option([], "-L", metavar="N,M", help="Only these lines (git blame's -L N,M / N,+K)."),
         as_json: bool = typer.Option(False, "--json"),
         as_porcelain: bool = typer.Option(False, "--porcelain", help="git blame --porcelain, with vacant's headers."),
-        team: bool = typer.Option(False, "--team", help="Also the team's synced run records (vacant sync)."),
+        team: bool = typer.Option(False, "--team", help="Also the team's synced run records (vacant sync): the "
+                                  "default when the repository holds some."),
+        local_only: bool = typer.Option(False, "--local", help="Only this machine's runs, not the team's synced records."),
         _ignore_whitespace: bool = typer.Option(False, "-w", help="Always on: whitespace is ignored, as git blame -w."),
         _moves: bool = typer.Option(False, "-M", help="Always on: moved lines keep their author, as git blame -M."),
     ) -> None:
@@ -42,8 +46,11 @@ def register(app: typer.Typer) -> None:
             raise WorkspaceError("give --json or --porcelain, not both")
         if run is not None and (all_runs or team):
             raise WorkspaceError("--run RUN narrows blame to one run: give it without --all-runs or --team")
+        if team and local_only:
+            raise WorkspaceError("give --team or --local, not both")
         root = workspace()
         repo = gitblame.repository(root)
+        team = team or (run is None and not local_only and _synced(repo))
         path = named_path(root, file, Path.cwd()) if rev else workspace_path(root, file, Path.cwd())
         repo_path = _in_repo(root, repo, path)
         content = gitblame.file_at(repo, rev, repo_path) if rev and repo else None
@@ -88,6 +95,14 @@ def _local(root: Path, path: str, rev: str | None, runs: list[Path], content: by
     return Found({"path": path, "rev": rev, "runs": blame.runs}, [line.text for line in blame.lines],
                  [line.author for line in blame.lines], {line.line: line.findings for line in blame.lines},
                  blame.starts, BASELINE)
+
+
+def _synced(repo: Path | None) -> bool:
+    """Whether the repository holds team records (an author ref `vacant sync` fetched or published)."""
+    if repo is None:
+        return False
+    listed = gitblame.git(repo, "for-each-ref", "--count=1", "--format=%(refname)", "refs/vacant/authors/")
+    return bool(listed and listed.stdout.strip())
 
 
 def _in_repo(root: Path, repo: Path | None, path: str) -> str:

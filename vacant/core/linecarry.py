@@ -31,6 +31,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
+from vacant.core.cells import shown
 from vacant.core.findings import split_lines
 
 # who wrote a line (docs/VIEW.md): a recorded step, one of several open steps, an out-of-band
@@ -47,7 +48,7 @@ def author_label(origin: str, run: str | None, step: int | None, tool: str | Non
                  open_steps: tuple[int, ...], unknown: str) -> str:
     """How blame's text output names a line's author; `unknown` says why an `unknown` line is."""
     if origin == "step":
-        who = "/".join(str((actor or {}).get(k) or "?") for k in ("agent_definition", "model"))
+        who = "/".join(shown(actor, k) for k in ("agent_definition", "model"))
         return f"{(run or '')[:8]} step {step} {tool} {who}"
     if origin == "group":
         return f"{(run or '')[:8]} one of steps {','.join(map(str, open_steps))}"

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from vacant.core.cells import FIELDS as CELL_FIELDS
+from vacant.core.cells import shown
 from vacant.core.linecarry import NamesFor
 from vacant.core.locations import WorkspaceError
 from vacant.show.shapes import PORCELAIN_KEYS
@@ -450,7 +452,7 @@ def vacant_keys(row: Row) -> list[str]:
     for key, field_name, _ in PORCELAIN_KEYS:
         value = data.get(field_name)
         if field_name == "actor" and isinstance(value, dict):
-            value = "/".join(str(value.get(k) or "?") for k in ("platform", "agent_definition", "model", "task_family"))
+            value = "/".join(shown(value, k) for k in CELL_FIELDS)
         for item in value if isinstance(value, list) else [value]:
             if item is not None and item != "":
                 out.append(f"{key} {item}")
