@@ -148,7 +148,7 @@ def test_a_fresh_clone_blames_each_line_of_a_real_claude_run_like_the_recording_
     git(ws_a, "push", "-q", "origin", "HEAD:main")
     pushed = json.loads(vacant(["sync", "--json"], ws_a, env=env_a).stdout)
     assert pushed["published_runs"] == 1
-    recorded = line_authors(json.loads(vacant(["blame", "notes.txt", "--json"], ws_a, env=env_a).stdout))
+    recorded = line_authors(json.loads(vacant(["blame", "notes.txt", "--local", "--json"], ws_a, env=env_a).stdout))
     assert [(t, o, s, tool_) for t, o, _, s, tool_, _ in recorded] == [
         ("# notes", "baseline", None, None), ("keep", "baseline", None, None), ("from claude", "step", 2, "Write"),
         ("edited", "step", 3, "Edit"), ("last", "step", 3, "Edit"), ("by hand", "outside", None, None)]
