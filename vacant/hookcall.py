@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
-import re
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -29,7 +28,7 @@ from vacant.core.locations import INSTALL_RECORD, install_gone, installed_root
 from vacant.core.trustenv import PEER_PID_ENV, do_verified
 from vacant.platforms.lean_registry import EVENT_KEYS, PRE_TOOL_NAMES, load
 from vacant.record.recorder import DO_ENV, Recorder
-from vacant.core.lazyre import Lazy
+from vacant.core.lazyre import Lazy, escape
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -50,8 +49,8 @@ FAILED_ACT = (
 
 # A payload that names a pre-tool event (of any registered platform): the call may be ACT, so an
 # unreadable one is denied.
-_PRE_NAMES = b"|".join(re.escape(name.encode()) for name in PRE_TOOL_NAMES)
-_EVENT_KEYS = b"|".join(re.escape(key.encode()) for key in EVENT_KEYS)
+_PRE_NAMES = "|".join(escape(name) for name in PRE_TOOL_NAMES).encode()
+_EVENT_KEYS = "|".join(escape(key) for key in EVENT_KEYS).encode()
 PRE_TOOL = Lazy(rb'"(?:' + _EVENT_KEYS + rb')"\s*:\s*"(?:' + _PRE_NAMES + rb')"')
 PRE_TOOL_ANYWHERE = Lazy(_PRE_NAMES)
 EVENT_KEY = Lazy(rb'"(?:' + _EVENT_KEYS + rb')"\s*:')

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -146,7 +147,12 @@ def test_whatever_detect_secrets_finds_is_redacted(kind, data, before, after):
     for value in _oracle_findings(line):
         if value.strip() in f"{before} {after}":
             continue  # the finding is (also) the generated context, not only the secret
-        assert value not in out, (kind, value, out)
+        assert value not in unmarked(out), (kind, value, out)
+
+
+def unmarked(out: str) -> str:
+    """The redacted text without its markers: a secret that spells part of one (`REDACTED`) is gone."""
+    return re.sub(r"\[REDACTED:[a-z0-9-]+\]", "", out)
 
 
 SECRET_VALUE = {  # the part of each generated text that must not survive
@@ -170,7 +176,7 @@ def test_every_secret_type_is_redacted_in_any_context(kind, data, before, after)
         return
     assume(value.strip() not in f"{before} {after}" and value.strip() not in text.replace(value, ""))
     out = redact_text(f"{before} {text}\n{after}")
-    assert value.strip() not in out, (kind, out)
+    assert value.strip() not in unmarked(out), (kind, out)
     assert redact_text(out) == out  # idempotent
 
 

@@ -11,7 +11,9 @@ Stdlib only (the hook reads `[store] exclude` on its hot path).
 
 from __future__ import annotations
 
-import re
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    import re  # at run time, imported where a pattern is made (vacant/core/lazyre.py says why)
 
 
 def normal_glob(glob: str) -> str:
@@ -25,6 +27,8 @@ def normal_glob(glob: str) -> str:
 
 def glob_regex(glob: str) -> str:
     """The regex (for `re.match`) of one normalised glob."""
+    import re
+
     out: list[str] = []
     index = 0
     while index < len(glob):
@@ -53,6 +57,8 @@ def glob_regex(glob: str) -> str:
 
 
 def compile_glob(glob: str) -> re.Pattern[str]:
+    import re
+
     return re.compile(glob_regex(normal_glob(glob)))
 
 

@@ -4,16 +4,31 @@ A hook process is a fresh interpreter at every tool call, and compiling the ship
 gate's ACT rules, the redactor's keyword and entropy patterns) cost about 30 ms of a Read call that
 uses none of them. A `Lazy` pattern is compiled once, when a call first needs it; what it matches
 is exactly what `re.compile(source, flags)` matches.
+
+`re` itself is imported on that first use too: with the enum it builds its flags from, about 4 ms
+of a hook process whose call matches nothing (bench/bench_fallback.py). So the flags a hot module
+names at import are here as plain ints (`re`'s own values: a test holds them equal).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Iterator
     from typing import Any
+
+# re.IGNORECASE, re.MULTILINE, re.DOTALL, without importing re
+IGNORECASE = 2
+MULTILINE = 8
+DOTALL = 16
+
+
+def escape(text: str) -> str:
+    """A pattern matching exactly `text`, as `re.escape(text)` makes one, without `re`: every
+    character but a letter, a digit and `_` escaped (re.escape before Python 3.7; an escaped
+    punctuation or non-ASCII character is itself)."""
+    return "".join(char if char.isalnum() or char == "_" else "\\" + char for char in text)
 
 
 class Lazy:
@@ -27,6 +42,8 @@ class Lazy:
 
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
+            import re
+
             self._compiled = re.compile(self.source, self.flags)
         return self._compiled
 

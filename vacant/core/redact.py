@@ -18,10 +18,9 @@ test), so a 10 MB output costs one pass per anchored rule that can match.
 from __future__ import annotations
 
 import functools
-import re
 from collections import namedtuple
 
-from vacant.core.lazyre import Lazy
+from vacant.core.lazyre import IGNORECASE, Lazy
 from vacant.core.secret_patterns import (
     DETECT_SECRETS,
     EXTRA,
@@ -29,6 +28,10 @@ from vacant.core.secret_patterns import (
     KEYWORDS,
     MORE_KEYWORDS,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without typing on the hook path
+if TYPE_CHECKING:
+    import re  # at run time, imported where a pattern is made (vacant/core/lazyre.py says why)
 
 # group: 0 redacts the whole match, N only group N. anchors: literal substrings (lowercase when
 # `folded`), one of which must occur for the rule to run; () runs it always.
@@ -122,7 +125,7 @@ _KEYWORD = Lazy(
     r"(?:([\"'`])((?:(?!\2)[^\n]){1,256}?)\2"  # a quoted value: up to its closing quote
     r"|((?!\$\{|\$[A-Za-z_]|<[a-z]|\*\*\*|\[REDACTED|/|null\b|None\b|true\b|false\b|[\w.]*[(\[])"
     r"[^\s\"'`,;&|(){}\[\]]{3,}))",
-    re.IGNORECASE)
+    IGNORECASE)
 
 
 def _keyword(match: re.Match[str]) -> str:
@@ -137,7 +140,7 @@ def _keyword(match: re.Match[str]) -> str:
     return name + marker
 
 
-_KEY_NAME = Lazy(r"^" + _NAME + r"$", re.IGNORECASE)
+_KEY_NAME = Lazy(r"^" + _NAME + r"$", IGNORECASE)
 _QUOTED = Lazy(r"([\"'`])([A-Za-z0-9+/=_\-.]{%d,})\1" % ENTROPY_MIN_LENGTH)
 # unquoted, a token must be longer and mix cases and digits (a quote can be lost to shell quoting)
 _BARE = Lazy(r"(?<![A-Za-z0-9+/=_\-.])(?=[A-Za-z0-9+/=_\-]*[0-9])(?=[A-Za-z0-9+/=_\-]*[a-z])"

@@ -9,10 +9,11 @@ redacts only that group (the prefix around it, e.g. `password=`, stays readable)
 
 from __future__ import annotations
 
-import re
+from vacant.core.lazyre import DOTALL, IGNORECASE
+
 
 DETECT_SECRETS_VERSION = "1.5.0"
-_I = re.IGNORECASE
+_I = IGNORECASE
 
 # plugin class name -> its `denylist` patterns (pattern, flags), exactly as detect-secrets has them.
 # Left out: IPPublicDetector (an address is not a secret), the entropy and keyword plugins (below,
@@ -114,8 +115,8 @@ MORE_KEYWORDS = ("token", "access_?key", "credentials?", "pgpassword", "mysql_pw
 # Token formats without a detect-secrets plugin (or with a narrower one): name, pattern, flags, group
 EXTRA: tuple[tuple[str, str, int, int], ...] = (
     ("private-key-block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
-     r"(?: BLOCK)?-----|\Z)", re.DOTALL, 0),
-    ("putty-key", r"PuTTY-User-Key-File-[0-9]+:.*?(?:Private-MAC:[^\n]*|\Z)", re.DOTALL, 0),
+     r"(?: BLOCK)?-----|\Z)", DOTALL, 0),
+    ("putty-key", r"PuTTY-User-Key-File-[0-9]+:.*?(?:Private-MAC:[^\n]*|\Z)", DOTALL, 0),
     ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", 0, 0),
     ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", 0, 0),
     ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9_]{30,}|github_pat_[A-Za-z0-9_]{40,})", 0, 0),

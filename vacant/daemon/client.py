@@ -443,12 +443,13 @@ def _importable(package_root: str) -> None:
 
 
 # pathlib imports urllib.parse (for `Path.as_uri` alone; it builds a dozen namedtuples and imports
-# ipaddress) and fnmatch (for `match` and `glob`) at its top: about 3.5 ms of every in-process
-# answer (bench/bench_fallback.py), which makes no URI and matches no glob. So the slow path imports
-# pathlib with stand-ins for them that import the real module on first use: pathlib behaves exactly
-# as ever, and any other importer gets the real module (a stand-in is in sys.modules only while
-# pathlib itself is imported).
-DEFERRED_BY_PATHLIB = {"urllib.parse": ("quote_from_bytes",), "fnmatch": ()}  # module: names taken at import
+# ipaddress), fnmatch and re (for `match` and `glob`) at its top: about 3.5 ms of every in-process
+# answer, and 4 more for re and its enum (bench/bench_fallback.py), which makes no URI and matches no
+# glob (vacant's own patterns are compiled on first use: vacant/core/lazyre.py). So the slow path
+# imports pathlib with stand-ins for them that import the real module on first use: pathlib behaves
+# exactly as ever, and any other importer gets the real module (a stand-in is in sys.modules only
+# while pathlib itself is imported).
+DEFERRED_BY_PATHLIB = {"urllib.parse": ("quote_from_bytes",), "fnmatch": (), "re": ()}  # module: names taken at import
 
 
 class _Deferred:

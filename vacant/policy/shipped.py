@@ -6,7 +6,6 @@ Stdlib only (hot path); a rule's pattern is compiled when a call first needs it.
 from __future__ import annotations
 
 import os
-import re
 from collections import namedtuple
 from pathlib import Path
 
@@ -97,6 +96,8 @@ RULE_NAMES = tuple(rule.name for rule in DEFAULT_RULES) + tuple(CODE_RULES)
 def regex_problem(pattern: object) -> str | None:
     if not isinstance(pattern, str) or not pattern:
         return "must be a non-empty regular expression string"
+    import re
+
     try:
         re.compile(pattern)
     except re.error as error:

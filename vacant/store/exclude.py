@@ -15,15 +15,18 @@ state). Stdlib only (hot path).
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
 from vacant.core.globs import glob_regex as _glob_regex
 from vacant.core.globs import normal_glob
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    import re  # at run time, imported where a pattern is made (vacant/core/lazyre.py says why)
+
 _CACHE: dict[str, tuple[tuple[int, int], tuple[re.Pattern[str], ...]]] = {}
-_HAS_STORE = rb"^\s*\[\s*store\s*\]|^\s*store\s*[.=]"  # compiled when a vacant.toml is read
+_HAS_STORE = rb"^\s*\[\s*store\s*\]|^\s*store\s*[.=]"  # compiled when a vacant.toml names `store` at all
 
 
 def glob_regex(pattern: str) -> str:
@@ -53,6 +56,10 @@ def _read(path: str) -> tuple[re.Pattern[str], ...]:
             data = handle.read(1 << 20)
     except OSError:
         return ()
+    if b"store" not in data:  # what _HAS_STORE needs in any match: a contract without it needs no `re`
+        return ()
+    import re
+
     if not re.search(_HAS_STORE, data, re.MULTILINE):
         return ()
     if sys.version_info >= (3, 11):

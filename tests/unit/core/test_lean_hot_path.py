@@ -116,3 +116,70 @@ def test_an_entropy_token_is_still_redacted_bare():
     token = "Zq8xK2mP9vR4tY7wB3nL6cF1hJ5dG0sAeU"  # 34 characters, mixed case and digits
     assert token not in redact.redact_text(f"value {token} end")
     assert redact.redact({"paſsword": "hunter2-long-enough"}) != {"paſsword": "hunter2-long-enough"}
+
+
+# -- `re` left out of a file tool's call: what stands in for it answers as `re` does ---------------
+
+def test_the_flags_a_hot_module_names_are_res_own():
+    from vacant.core import lazyre
+
+    assert (lazyre.IGNORECASE, lazyre.MULTILINE, lazyre.DOTALL) == (re.IGNORECASE, re.MULTILINE, re.DOTALL)
+
+
+ODD_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+PUNCTUATED = st.text(alphabet="xX_0 .*+?^$|()[]{}\\-\n\t#&~'\"é·", max_size=12)
+
+
+@given(st.one_of(ODD_TEXT, PUNCTUATED), st.data())
+@settings(max_examples=300)
+def test_escape_matches_exactly_its_text_as_re_escape_does(text, data):
+    from vacant.core.lazyre import escape
+
+    others = [data.draw(st.one_of(ODD_TEXT, PUNCTUATED))]
+    if text:  # the same text with one character changed: a wildcard left unescaped would match it
+        at = data.draw(st.integers(0, len(text) - 1))
+        others.append(text[:at] + data.draw(st.sampled_from("xX_0.\n")) + text[at + 1:])
+    pattern = escape(text)
+    assert re.fullmatch(pattern, text) and re.fullmatch(pattern.encode(), text.encode())  # hookcall: bytes
+    for other in others:
+        assert bool(re.fullmatch(pattern, other)) == bool(re.fullmatch(re.escape(text), other)) == (other == text)
+
+
+FAMILY_PIECES = ["task_family", "task_famil", "=", " ", "\t", "\n", "\r", "\x0b", "\x1c", "\xa0", "\u2028", '"', "'",
+                 "x", "web", "#", "[", "]", "\n\n", "task_family = 'web'", 'task_family="x"', "task_family =\n'a\"",
+                 "\ttask_family\u2028=\xa0'", "task_family = ''", "  task_family = \""]
+
+
+@given(st.lists(st.sampled_from(FAMILY_PIECES), max_size=30).map("".join))
+@settings(max_examples=500)
+def test_the_task_family_reader_finds_what_its_regex_finds(text):
+    from vacant.record.recorder import TASK_FAMILY_PATTERN, family_in
+
+    match = re.search(TASK_FAMILY_PATTERN, text, re.MULTILINE)
+    assert family_in(text) == (match.group(1) if match else None)
+
+
+@given(st.lists(st.sampled_from(["claude", "-opus", "[", "]", "1m", "\n", "x", "[1m]"]), max_size=12).map("".join))
+@settings(max_examples=500)
+def test_the_model_id_drops_the_tag_its_regex_drops(name):
+    from vacant.platforms.claude import MODEL_TAG_PATTERN, model_id
+
+    assert model_id(name) == re.sub(MODEL_TAG_PATTERN, "", name)
+
+
+@given(st.lists(st.sampled_from(["gate", "store", "MODE", ":", "[", "]", ".", "=", " ", "\n", "#", "x", "READ"]),
+                max_size=20).map("".join))
+def test_a_literal_prefilter_says_no_only_where_its_pattern_cannot_match(text):
+    """The contract's `[gate]` and `[store]` sniffers and an arm's MODE line are tried by a
+    substring test first; when it says no, the pattern must say no too."""
+    from vacant.policy.gate.modes import mode_of
+
+    data = text.encode()
+    if b"gate" not in data:
+        assert not re.search(rb"^\s*\[\s*\[?\s*gate\b|^\s*gate\s*[.=]", data, re.MULTILINE)
+    if b"store" not in data:
+        from vacant.store.exclude import _HAS_STORE
+
+        assert not re.search(_HAS_STORE, data, re.MULTILINE)
+    if "MODE" not in text:
+        assert mode_of(text) is None and mode_of("# MODE: READ\n") == "READ"

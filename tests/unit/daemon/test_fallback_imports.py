@@ -62,6 +62,13 @@ NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "s
          "zlib"}
 
 
+# checks and a task family: neither `[gate]` nor `[store]`, whose readers compile patterns
+CONTRACT = 'task_family = "web"\n\n[[check]]\nname = "tests"\ncommand = "true"\ntimeout = 30\n'
+# `re` (with the enum it builds its flags from) only where a pattern is used: no file tool's call
+# after the run's first (which reads HEAD's commit through one)
+PATTERNS = {"re", "enum", "re._compiler", "re._parser", "sre_compile"}
+
+
 def imported(proc_stderr: bytes) -> set[str]:
     return {line.split("|")[-1].strip() for line in proc_stderr.decode().splitlines()
             if line.startswith("import time:") and "self [us]" not in line}
@@ -126,7 +133,27 @@ def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspa
         # file), a Post records what was read or written; a later Pre hashes nothing
         if n and call["hook_event_name"] == "PreToolUse":
             assert not third_party, f"{where} imported {sorted(third_party)} and hashed nothing"
+        if n:
+            assert not stdlib & PATTERNS, f"{where} imported {sorted(stdlib & PATTERNS)} and matched no pattern"
     state = state_dir(workspace)
     assert not (state / "errors.log").exists(), (state / "errors.log").read_text()
     assert list((state / "runs").iterdir()), "nothing was recorded: the probe measured an idle hook"
     assert not lifecycle.running(workspace), "a daemon answered: the probe measured no fallback"
+
+
+@pytest.mark.slow
+def test_with_a_contract_a_file_call_after_the_first_still_loads_no_pattern_module(workspace):
+    """Most workspaces have a contract: reading its task family (every call records its cell), and
+    finding no `[gate]` or `[store]` in it, needs no `re`."""
+    (workspace / "vacant.toml").write_text(CONTRACT)
+    for n, call in enumerate(calls(workspace)):
+        proc = run_fallback(workspace, call, n)
+        assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+        loaded = imported(proc.stderr)
+        assert "vacant.hook" in loaded, "the call was not answered in-process: this measured no fallback"
+        if n:
+            assert not loaded & PATTERNS, f"call {n} imported {sorted(loaded & PATTERNS)} and matched no pattern"
+    state = state_dir(workspace)
+    assert not (state / "errors.log").exists(), (state / "errors.log").read_text()
+    log = "".join(path.read_text() for path in state.glob("runs/*/events.jsonl"))
+    assert '"task_family":"web"' in log, "the contract's task family was not read: the probe proved nothing"

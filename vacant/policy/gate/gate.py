@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
-import re
 from pathlib import Path
 
 from vacant.core.errlog import log_error
@@ -48,7 +47,7 @@ from vacant.policy.gate.writes import (
     gate_table_of,
     patch_targets,
 )
-from vacant.core.lazyre import Lazy
+from vacant.core.lazyre import MULTILINE, Lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -98,7 +97,7 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
 
 
 WRITING_KINDS = ("write", "edit", "notebook", "patch")
-PATCH_PATHS = Lazy(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
+PATCH_PATHS = Lazy(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", MULTILINE)
 
 
 def tool_paths(kind: str | None, intent: dict) -> list[str]:

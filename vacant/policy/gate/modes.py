@@ -4,7 +4,6 @@ in its own comment syntax; an arm without a readable mode is ACT. Stdlib only (h
 from __future__ import annotations
 
 import os
-import re
 
 from vacant.core.safeio import open_regular, read_capped
 
@@ -41,6 +40,10 @@ def mode_of(text: str | bytes | None, name: str = "") -> str | None:
         lines = lines[1:]
     if not lines:
         return None
+    if "MODE" not in lines[0]:  # what the pattern below needs in any match: most arms need no `re`
+        return None
+    import re
+
     leaders = COMMENT_LEADERS.get(os.path.splitext(name)[1].lower(), ANY_LEADER)
     line = lines[0].rstrip("\r")
     pattern = (r"^\s*(?:" + "|".join(re.escape(leader) for leader in leaders)

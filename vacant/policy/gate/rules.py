@@ -7,7 +7,6 @@ only when `vacant.toml` has a `[gate]` table that is not in the parse cache.
 from __future__ import annotations
 
 from vacant.core import leanjson as json  # json without `import json` (hot path)
-import re
 from collections import namedtuple
 from pathlib import Path
 
@@ -128,6 +127,8 @@ def policy_from_table(table: dict) -> Policy:
     if not table.get("defaults", True):
         removed = removed | set(CODE_RULES)
 
+    import re
+
     def build(raw: dict, default_why: str) -> Rule:
         return Rule(raw["name"], re.compile(raw["tool"]) if raw.get("tool") else None,
                     re.compile(raw["command"]) if raw.get("command") else None, raw.get("why") or default_why)
@@ -158,6 +159,10 @@ def load_policy(root: Path) -> Policy:
         return _DEFAULT_POLICY
     except OSError as error:
         return _DEFAULT_POLICY._replace(error=f"cannot read {CONTRACT_FILE}: {error.strerror}")
+    if b"gate" not in data:  # what the pattern below needs in any match: most contracts need no `re`
+        return _DEFAULT_POLICY
+    import re
+
     if not re.search(rb"^\s*\[\s*\[?\s*gate\b|^\s*gate\s*[.=]", data, re.MULTILINE):
         return _DEFAULT_POLICY
     import xxhash

@@ -5,7 +5,6 @@ and a new `[gate]` table. Stdlib only (hot path)."""
 from __future__ import annotations
 
 import os
-import re
 
 from vacant.core.safeio import read_text_capped
 from vacant.policy.gate.rules import parse_gate_table
@@ -18,6 +17,8 @@ EDIT_CAP = 16 << 20  # the gate works out an edit's result only for files up to 
 def patch_targets(patch: str, cwd: str) -> list[tuple[str, str | None]]:
     """(absolute path, resulting text or None when it cannot be worked out) for each file an
     apply_patch text adds, updates or moves to (deleted files are left out)."""
+    import re  # an apply_patch call's only
+
     out: list[tuple[str, str | None]] = []
     lines = patch.split("\n")
     i = 0
