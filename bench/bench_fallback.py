@@ -2,7 +2,7 @@
 session's first call, a daemon that is down or still starting), against `python -I -S -c pass`
 measured in the same run.
 
-    python bench/bench_fallback.py [--reps 30] [--first-reps 5]
+    python bench/bench_fallback.py [--reps 30] [--first-reps 5] [--against TREE]
 
 Rows, each the whole hook process with a real-shaped Claude payload on stdin:
 
@@ -13,6 +13,9 @@ Rows, each the whole hook process with a real-shaped Claude payload on stdin:
 - `first call`: the same with no marker: the client also starts a daemon (detached), as at a
   session's very first call; the bench stops that daemon after each sample (untimed).
 - `vacant-hook.py`: the in-process entry itself, for comparison.
+- `against`: with `--against TREE` (another checkout, e.g. `git worktree add --detach /tmp/old
+  main`), that tree's launcher on the same payloads, interleaved with this tree's sample by sample,
+  so that a change is measured against what it changed under the same load.
 
 Each row gives wall-clock medians and p95 and, because a loaded machine's wall clock mostly measures
 the other processes, the median CPU time (user + system) of the process, each next to the same
@@ -104,7 +107,7 @@ def no_daemon(workspace: Path) -> None:
         raise SystemExit("a daemon answers in this workspace: the figures would not be the fallback's")
 
 
-def measure(workspace: Path, reps: int, first_reps: int) -> dict[str, list[float]]:
+def measure(workspace: Path, reps: int, first_reps: int, against: list[str] | None = None) -> dict[str, list[float]]:
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace))
     (workspace / "bench_target.txt").write_text("x\n")
     samples: dict[str, list[float]] = {"reference": []}
@@ -115,6 +118,9 @@ def measure(workspace: Path, reps: int, first_reps: int) -> dict[str, list[float
             samples.setdefault(f"fallback {name}", []).append(timed(CLIENT, body, env, workspace, f"fallback {name}"))
             samples.setdefault(f"vacant-hook.py {name}", []).append(
                 timed(ENTRY, body, env, workspace, f"vacant-hook.py {name}"))
+            if against:
+                hold_spawned(workspace)
+                samples.setdefault(f"against {name}", []).append(timed(against, body, env, workspace, f"against {name}"))
         no_daemon(workspace)
     for n in range(first_reps):
         for name, body in calls(workspace, reps + n)[:2]:  # Pre/Post Read: the first call of a session
@@ -157,7 +163,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--first-reps", type=int, default=5)
+    parser.add_argument("--against", type=Path, help="another checkout whose launcher runs interleaved with this one's")
     args = parser.parse_args()
+    against = None
+    if args.against:
+        launcher = args.against.resolve() / "vacant" / "vacant-hook-client.py"
+        if not launcher.is_file():
+            raise SystemExit(f"--against: no launcher at {launcher}")
+        against = [*CLIENT[:-2], str(launcher), CLIENT[-1]]
     data = Path(tempfile.mkdtemp(prefix="vacant-bench-data-"))
     os.environ["VACANT_HOME"] = str(data)  # the install registry of this bench only
     small = Path(tempfile.mkdtemp(prefix="vacant-bench-fallback-"))
@@ -165,7 +178,7 @@ def main() -> None:
         for i in range(20):
             (small / f"f{i}.txt").write_text("small file\n" * i)
         mark_installed(small)  # hooks record only in an installed workspace
-        samples = measure(small, args.reps, args.first_reps)
+        samples = measure(small, args.reps, args.first_reps, against)
         errors = state_dir(small) / "errors.log"
         if errors.exists():
             raise SystemExit(f"the hook failed (it fails open: the figures are void):\n{errors.read_text()[:2000]}")
