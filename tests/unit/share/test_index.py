@@ -7,6 +7,7 @@ strangers. A ref whose manifests index it whole is counted without listing it.""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -34,7 +35,7 @@ from vacant.share.records import (
     signed_bytes,
     to_json,
 )
-from vacant.share.signing import Signer
+from vacant.share.signing import Signer, TeamKeys, parse_team_keys
 from vacant.share.sync import union_commit
 from vacant.share.team import build_view, view_to_json
 from vacant.share.teamkey import TEAM_KEYS_FILE
@@ -252,3 +253,73 @@ def test_a_third_partys_merge_is_listed_and_counted_from_the_indexes(tmp_path, m
     monkeypatch.setattr(team, "_verify", lambda *a, **k: pytest.fail("a record was verified alone"))
     assert normal(view_to_json(fresh_view(store, tmp_path, "fast"))) == expected
     assert len(listed) == 1
+
+
+
+# -- manifests checked with their signatures on a second thread (team.check_manifests) --------------
+
+DAMAGE = ("intact", "foreign signature", "edited", "garbage")
+
+
+def _blob(who: int, tag: str, manifest: bool, how: str) -> bytes:
+    """A record or manifest blob of `who` (3: a stranger to the team keys), made wrong in one way:
+    signed by someone else, its bytes edited after signing, or cut short."""
+    signer = (PEOPLE + [STRANGER])[who]
+    items = records(tag, 2, 1)
+    if manifest:
+        rows = [index.Row(kind, f"{n:064x}", f"{n:040x}", team.shape_of(seal(signer, kind, body))[5])
+                for n, (kind, body) in enumerate(items)]
+        blob = seal(signer, "manifest", index.manifest_body(rows, [], None))
+    else:
+        blob = seal(signer, *items[0])
+    if how == "foreign signature":
+        envelope = json.loads(blob)
+        sig = STRANGER.sign(signed_bytes(envelope["kind"], envelope["author"], envelope["body"], envelope["v"]))
+        return blob_of(Envelope(envelope["v"], envelope["kind"], envelope["author"], envelope["body"], sig))
+    if how == "edited":
+        return blob.replace(b'"run-', b'"RUN-', 1)
+    return blob[: len(blob) // 2] if how == "garbage" else blob
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans(), st.sampled_from(DAMAGE)), max_size=8))
+def test_manifests_checked_on_a_second_thread_are_checked_as_one_blob_alone(items):
+    """The oracle: `check_blob` of each blob in turn, its signature verified before it returns."""
+    keys = team_keys_of(PEOPLE)
+    blobs = {f"{n:040x}": _blob(who, f"t{n}", manifest, how) for n, (who, manifest, how) in enumerate(items)}
+    expected = {}
+    for oid, data in blobs.items():
+        sha = hashlib.sha256(data).hexdigest()
+        expected[oid] = (sha, team.check_blob(keys, data, {}, oid, None, sha))
+    assert team.check_manifests(keys, blobs) == expected
+
+
+def test_a_signature_check_that_raises_raises_on_the_callers_thread(monkeypatch):
+    def broken(self, author, message, signature):
+        raise RuntimeError("no crypto today")
+    monkeypatch.setattr(TeamKeys, "verify", broken)
+    with pytest.raises(RuntimeError, match="no crypto today"):
+        team.check_manifests(team_keys_of(PEOPLE), {"0" * 40: _blob(0, "x", True, "intact")})
+
+
+def test_a_manifest_whose_signature_fails_is_rejected_and_vouches_for_nothing(tmp_path):
+    """Its name and shape right, its signature someone else's: rejected as such; the records it
+    indexes count only by their own signatures."""
+    store = make_repo(tmp_path)
+    publish(store, PEOPLE[0], "a")
+
+    def resign(files):
+        path = next(p for p in files if p.startswith("manifests/"))
+        data = store.read_blobs([files[path]])[files[path]]
+        envelope = json.loads(data)
+        sig = STRANGER.sign(signed_bytes("manifest", envelope["author"], envelope["body"], envelope["v"]))
+        forged = blob_of(Envelope(envelope["v"], "manifest", envelope["author"], envelope["body"], sig))
+        return {**{p: o for p, o in files.items() if p != path}, entry_path("manifest", forged): store.write_blobs([forged])[0]}
+    rewrite(store, PEOPLE[0], resign)
+    view = fresh_view(store, tmp_path, "resigned")
+    assert [r.reason for r in view.rejected] == [f"bad signature: edited after signing, or not signed by {PEOPLE[0].fingerprint}"]
+    assert len(view.reviews) == 2 and len(view.runs) == 1  # each verified alone
+
+
+def team_keys_of(people: list[Signer]) -> TeamKeys:
+    return parse_team_keys("".join(p.team_line(f"p{n}") + "\n" for n, p in enumerate(people)))
