@@ -19,6 +19,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import IO, NamedTuple
 
 from vacant.core import children
@@ -106,25 +107,36 @@ class GitStore:
         return list(map(TreeEntry._make, _TREE_LINE.findall(out.decode(errors="replace"))))
 
     def read_blobs(self, oids: list[str]) -> dict[str, bytes]:
-        """The bytes of each blob, in one `cat-file --batch --buffer`; a missing object is left out.
-        The ids go in from a file, not a pipe: fed through a pipe they were written 512 bytes a
-        poll, which cost more than git's own reading at tens of thousands of records."""
+        """The bytes of each blob, in one `cat-file --batch --buffer`; a missing object is left out."""
+        return dict(self.stream_blobs(oids))
+
+    def stream_blobs(self, oids: list[str]) -> Iterator[tuple[str, bytes]]:
+        """`read_blobs` as (id, bytes) in the order asked, each given as soon as git has written it,
+        so its reader works while git inflates the next (a team's manifests are megabytes). The ids
+        go in from a file, not a pipe: fed through a pipe they were written 512 bytes a poll, which
+        cost more than git's own reading at tens of thousands of records. Leaving the loop early
+        kills git."""
         if not oids:
-            return {}
-        out = self._batch_output(["cat-file", "--batch", "--buffer"], "".join(f"{oid}\n" for oid in oids).encode())
-        found: dict[str, bytes] = {}
-        position = 0
-        while position < len(out):
-            end = out.index(b"\n", position)
-            header = out[position:end].decode().split(" ")
-            position = end + 1
-            if len(header) != 3 or header[1] == "missing":
-                continue
-            size = int(header[2])
-            if header[1] == "blob":
-                found[header[0]] = out[position:position + size]
-            position += size + 1
-        return found
+            return
+        with tempfile.TemporaryFile() as source, tempfile.TemporaryFile() as errors:
+            source.write("".join(f"{oid}\n" for oid in oids).encode())
+            source.seek(0)
+            proc = children.spawn(["git", "-C", str(self.root), "cat-file", "--batch", "--buffer"], stdin=source,
+                                  stdout=subprocess.PIPE, stderr=errors, env=self.env)
+            watchdog = threading.Timer(LOCAL_TIMEOUT_S, children.kill_group, (proc.pid,))
+            try:
+                watchdog.start()
+                assert proc.stdout is not None  # a PIPE
+                yield from _batch_blobs(proc.stdout)
+                watchdog.cancel()  # before the wait: a pid not yet reaped is never someone else's
+                proc.wait()
+            finally:
+                watchdog.cancel()
+                children.release(proc)
+            if proc.returncode != 0:
+                errors.seek(0)
+                said = errors.read().decode(errors="replace").strip()[:500]
+                raise GitError(f"git cat-file failed ({proc.returncode}): {said or 'killed at the timeout'}")
 
     def read_objects(self, names: list[str]) -> list[tuple[str, bytes] | None]:
         """Each named object's type and bytes (None where it is missing), in the order asked, in one
@@ -290,3 +302,18 @@ def _guard(store: GitStore, ref: str) -> None:
         raise GitError(f"refusing to write ref {ref!r}: vacant writes only under {NAMESPACE}")
     if store.git("check-ref-format", ref, ok=(0, 1)).returncode != 0:
         raise GitError(f"refusing to write ref {ref!r}: git calls it malformed")
+
+
+def _batch_blobs(out: IO[bytes]) -> Iterator[tuple[str, bytes]]:
+    """The blobs of a `cat-file --batch` output as it is written (other objects and missing ones
+    left out); ends at the output's end."""
+    while header_line := out.readline():
+        header = header_line.decode(errors="replace").rstrip("\n").split(" ")
+        if len(header) != 3 or header[1] == "missing":
+            continue
+        size = int(header[2])
+        data = out.read(size + 1)
+        if len(data) != size + 1:
+            return  # cut short: git was killed (the caller sees its exit status)
+        if header[1] == "blob":
+            yield header[0], data[:size]

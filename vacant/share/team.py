@@ -30,7 +30,7 @@ import json
 import queue
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -182,9 +182,9 @@ def _build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[
             snapshots[author] = (snap, payload)
     todo = [author for author in authors if author not in snapshots]
     found = index.tops(store, [authors[author] for author in todo])
-    blobs = store.read_blobs(sorted({oid for author in todo if (top := found[authors[author]]) is not None
-                                     for _, oid in top.manifests}))
-    checked = check_manifests(view.keys, blobs)  # every author's at once: their signatures on a second thread
+    # every author's manifests at once, each checked as git writes it, their signatures on a second thread
+    checked = check_manifests(view.keys, store.stream_blobs(sorted({
+        oid for author in todo if (top := found[authors[author]]) is not None for _, oid in top.manifests})))
     embedded = []
     for author, commit in authors.items():
         if author in snapshots:  # only a ref that was listed has one
@@ -330,7 +330,7 @@ def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: 
             manifests.append((entry.path, entry.oid))
         elif DIR_KINDS[match.group(1)] in kinds:
             placed.append((entry.path, entry.oid))
-    checked.update(check_manifests(keys, store.read_blobs(sorted({oid for _, oid in manifests if oid not in checked}))))
+    checked.update(check_manifests(keys, store.stream_blobs(sorted({oid for _, oid in manifests if oid not in checked}))))
     valid = valid_manifests(keys, author, manifests, {}, rejected, checked)
     vouched: set[str] = set()
     covered: dict[tuple[str, str], index.Row] = {}
@@ -358,7 +358,7 @@ def valid_manifests(keys: TeamKeys, author: str, entries: list[tuple[str, str]],
     `checked`: their verdicts (`check_manifests`), else checked here from `blobs`. Their verdicts
     are not cached by blob id: an index is as large as the records it names."""
     if checked is None:
-        checked = check_manifests(keys, {oid: blobs[oid] for _, oid in entries if oid in blobs})
+        checked = check_manifests(keys, ((oid, blobs[oid]) for oid in {oid for _, oid in entries} if oid in blobs))
     valid = {}
     for path, oid in entries:
         name = path.replace("/", "")[-64:]
@@ -376,14 +376,14 @@ def valid_manifests(keys: TeamKeys, author: str, entries: list[tuple[str, str]],
 Checked = tuple[str, list[Any] | str]  # a blob's sha256 and its verdict (`check_blob`)
 
 
-def check_manifests(keys: TeamKeys, blobs: dict[str, bytes]) -> dict[str, Checked]:
-    """`check_blob` of each blob (by object id), with its sha256: what `valid_manifests` decides from.
-    Each signature is checked on a second thread while the next blob is parsed (Ed25519 lets go
-    of the interpreter's lock; a team's manifests are megabytes); a verdict is returned only once
-    its signature was checked, and one that fails says so as `check_blob` would."""
+def check_manifests(keys: TeamKeys, blobs: Iterable[tuple[str, bytes]]) -> dict[str, Checked]:
+    """`check_blob` of each (object id, bytes), with its sha256: what `valid_manifests` decides from.
+    Each signature is checked on a second thread while the next blob is read and parsed (Ed25519
+    lets go of the interpreter's lock; a team's manifests are megabytes); a verdict is returned
+    only once its signature was checked, and one that fails says so as `check_blob` would."""
     found: dict[str, Checked] = {}
     with _Signatures(keys) as signatures:
-        for oid, data in blobs.items():
+        for oid, data in blobs:
             sha = hashlib.sha256(data).hexdigest()
             found[oid] = (sha, check_blob(keys, data, {}, oid, None, sha, signatures))
     for oid in signatures.failed:

@@ -228,15 +228,15 @@ def test_a_ref_its_manifests_index_whole_is_never_listed(tmp_path, monkeypatch):
     publish(store, PEOPLE[2], "d", reviews=3, runs=0)
     expected = normal(view_to_json(_oracle(store, tmp_path)))
     read: list[str] = []
-    real = GitStore.read_blobs
+    real = GitStore.stream_blobs
 
-    def only_manifests(self, oids):
-        found = real(self, oids)
-        read.extend(json.loads(data)["kind"] for data in found.values())
-        return found
+    def only_manifests(self, oids):  # `read_blobs` too reads through it
+        for oid, data in real(self, oids):
+            read.append(json.loads(data)["kind"])
+            yield oid, data
 
     monkeypatch.setattr(GitStore, "list_tree", lambda *a: pytest.fail("a ref was listed"))
-    monkeypatch.setattr(GitStore, "read_blobs", only_manifests)
+    monkeypatch.setattr(GitStore, "stream_blobs", only_manifests)
     view = fresh_view(store, tmp_path, "fast")
     assert normal(view_to_json(view)) == expected and len(view.reviews) == 3 + 2 + 2 + 1 + 2 + 3
     assert set(read) == {"manifest"}
@@ -291,7 +291,7 @@ def test_manifests_checked_on_a_second_thread_are_checked_as_one_blob_alone(item
     for oid, data in blobs.items():
         sha = hashlib.sha256(data).hexdigest()
         expected[oid] = (sha, team.check_blob(keys, data, {}, oid, None, sha))
-    assert team.check_manifests(keys, blobs) == expected
+    assert team.check_manifests(keys, blobs.items()) == expected
 
 
 def test_a_signature_check_that_raises_raises_on_the_callers_thread(monkeypatch):
@@ -299,7 +299,7 @@ def test_a_signature_check_that_raises_raises_on_the_callers_thread(monkeypatch)
         raise RuntimeError("no crypto today")
     monkeypatch.setattr(TeamKeys, "verify", broken)
     with pytest.raises(RuntimeError, match="no crypto today"):
-        team.check_manifests(team_keys_of(PEOPLE), {"0" * 40: _blob(0, "x", True, "intact")})
+        team.check_manifests(team_keys_of(PEOPLE), [("0" * 40, _blob(0, "x", True, "intact"))])
 
 
 def test_a_manifest_whose_signature_fails_is_rejected_and_vouches_for_nothing(tmp_path):
