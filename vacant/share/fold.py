@@ -131,13 +131,12 @@ def summarize(view: TeamView) -> TeamSummary:
     rows (tens of thousands of them cost more than the sums)."""
     sums: dict[tuple[str, str, str, str], list[float]] = {}
     groups: dict[Group, list[str]] = {}
-    for key in view.reviews:  # team.review_key: run, seq, the cell's four, score, weight, finding
-        cell = key[2:6]
-        score, weight = float(key[6]), float(key[7])
+    for run, _seq, cell, score, weight, finding in view.reviews:  # team.review_key
+        score, weight = float(score), float(weight)
         texts = groups.get((cell, score, weight))
         if texts is None:
             texts = groups[(cell, score, weight)] = []
-        texts.append(f"{key[0]!r}\0{key[8]!r}")  # row_text, inline: it runs once a team review
+        texts.append(f"{run!r}\0{finding!r}")  # row_text, inline: it runs once a team review
         total = sums.get(cell)
         if total is None:
             total = sums[cell] = [0, 0.0, 0.0]

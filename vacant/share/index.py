@@ -176,10 +176,10 @@ def indexed(body: dict[str, Any], keys: list[tuple[Any, ...]] | None = None) -> 
         columns = [reviews[k] for k in ("name", "oid", "run", "seq", "cell", "score", "weight", "finding")]
         if len({len(c) for c in columns}) > 1 or any(n >= len(cells) for n in set(reviews["cell"])):
             return None
-        if keys is not None:
+        if keys is not None:  # made by zip and map alone: no Python step per review
             of = [(c["platform"], c["agent_definition"], c["model"], c["task_family"]) for c in cells]
-            keys += [(run, seq, *of[cell], score, weight, finding)
-                     for run, seq, cell, score, weight, finding in zip(*columns[2:])]
+            run, seq, cell, score, weight, finding = columns[2:]
+            keys += zip(run, seq, map(of.__getitem__, cell), score, weight, finding)
             return rows
         rows += [Row("review", name, oid, {"cell": cells[cell], "finding": finding, "run": run, "score": score,
                                            "seq": seq, "weight": weight})

@@ -31,6 +31,7 @@ import queue
 import re
 import threading
 from collections.abc import Iterable, Iterator
+from itertools import filterfalse, repeat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -226,19 +227,19 @@ def _snapshot(payload: bytes | None) -> dict[str, Any] | None:
 def _apply_snapshot(view: TeamView, author: str, snap: dict[str, Any], prefix: str) -> None:
     """Count one author ref's snapshot into the view (building it, or reading its cache); a review
     as `_count` counts it, inline (it runs once a team review)."""
-    reviews, added = view.reviews, 0
-    said = Counted("", author, "", {})  # a review counted from an index by what it says (a light view)
-    for key in snap.get("keys", ()):
-        if key not in reviews:
-            reviews[key] = said
-            added += 1
+    reviews = view.reviews
+    # a review counted from an index by what it says (a light view): the new ones in the order
+    # met, without a Python step per review (a team holds tens of thousands)
+    fresh = list(filterfalse(reviews.__contains__, dict.fromkeys(snap.get("keys", ()))))
+    reviews.update(zip(fresh, repeat(Counted("", author, "", {}))))
+    added = len(fresh)
     for kind, record_id, oid, body in snap["counted"]:
         if kind != "review":
             _count(view, Counted(record_id, author, oid, body), kind)
             continue
         cell = body["cell"]
-        key = (body["run"], body["seq"], cell["platform"], cell["agent_definition"], cell["model"],
-               cell["task_family"], body["score"], body["weight"], body["finding"])  # review_key
+        key = (body["run"], body["seq"], (cell["platform"], cell["agent_definition"], cell["model"],
+               cell["task_family"]), body["score"], body["weight"], body["finding"])  # review_key
         if key not in reviews:
             reviews[key] = Counted(record_id, author, oid, body)
             added += 1
@@ -518,9 +519,11 @@ def placement(keys: TeamKeys, verdict: list[Any], author: str, tree_path: str) -
 
 
 def review_key(body: dict[str, Any]) -> tuple[Any, ...]:
-    """What a review says, whoever signed it: the same review counts once, however many refs hold it."""
+    """What a review says, whoever signed it: the same review counts once, however many refs hold it.
+    (run, seq, its cell's (platform, agent_definition, model, task_family), score, weight, finding):
+    the cell one tuple, as an index gives it (`index.indexed`) and the figures group by it."""
     cell = body["cell"]
-    return (body["run"], body["seq"], cell["platform"], cell["agent_definition"], cell["model"], cell["task_family"],
+    return (body["run"], body["seq"], (cell["platform"], cell["agent_definition"], cell["model"], cell["task_family"]),
             body["score"], body["weight"], body["finding"])
 
 
