@@ -155,8 +155,8 @@ def _read_trees(store: GitStore, oids: list[str], width: int) -> dict[str, list[
 def indexed(body: dict[str, Any], keys: list[tuple[Any, ...]] | None = None) -> list[Row] | None:
     """The rows a valid manifest's body indexes ([] for format 1, or one without an index); None
     when its lists disagree in length or point past `cells` or `paths` (then it indexes nothing).
-    `keys`: its reviews are not made rows but put there as what each says (`team.review_key`),
-    which is all the figures need of them."""
+    `keys`: only what the figures need: its reviews are not made rows but put there as what each
+    says (`team.review_key`), and its runs are checked as above but not made rows at all."""
     runs, reviews = body.get("runs"), body.get("reviews")
     rows: list[Row] = []
     if runs is not None:
@@ -167,7 +167,7 @@ def indexed(body: dict[str, Any], keys: list[tuple[Any, ...]] | None = None) -> 
                 or (counts and max(counts) > MAX_INDEXED_PATHS):
             return None
         start = 0
-        for name, oid, run, through, lines, count in zip(*columns):
+        for name, oid, run, through, lines, count in zip(*columns) if keys is None else ():
             named = None if count is None else [paths[n] for n in flat[start:start + count]]
             start += count or 0
             rows.append(Row("run", name, oid, {"run": run, "through_seq": through, "lines": lines, "paths": named}))

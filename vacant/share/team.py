@@ -136,7 +136,8 @@ def read_team_keyed(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run"
     """`read_team`, and the key of what the view was built from (for caches derived from it).
     `keep`: seal a view that was built. A caller that keeps only what it derives from the view, as
     the reputation figures do, spares writing it, and a review its author's indexes name is held as
-    what it says (the key of `view.reviews`) without its record (an empty `Counted.body`)."""
+    what it says (the key of `view.reviews`) without its record (an empty `Counted.body`), and a
+    run they name is not held at all (the figures count reviews)."""
     key, refs = view_key(store, kinds, prefix)
     path = view_path(root, kinds, prefix)
     cached = view_from_json(load_sealed(path, key), prefix)
@@ -310,7 +311,7 @@ def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: 
     the whole ref, their indexes are counted and no record is read (vacant/share/index.py); else a
     record an index names with its exact blob is counted from it, one a manifest lists needs no
     signature check of its own, and any other is verified alone. `light`: the reviews of a ref read
-    from its indexes are given as what each says (`keys`), not as records. `checked`: manifests'
+    from its indexes are given as what each says (`keys`), not as records, and its runs not at all. `checked`: manifests'
     verdicts already known (`check_manifests`)."""
     checked = dict(checked or {})
     if top is not None:

@@ -323,3 +323,49 @@ def test_a_manifest_whose_signature_fails_is_rejected_and_vouches_for_nothing(tm
 
 def team_keys_of(people: list[Signer]) -> TeamKeys:
     return parse_team_keys("".join(p.team_line(f"p{n}") + "\n" for n, p in enumerate(people)))
+
+
+# -- the figures' own reading of an index (`keys`): what each review says, no run made --------------
+
+cells = st.sampled_from(CELLS).map(to_json)
+review_rows = st.builds(lambda n, cell, score, weight, finding: index.Row(
+    "review", f"{n:064x}", f"{n:040x}", {"cell": cell, "run": f"r{n % 3}", "seq": 1 + n % 4, "score": score,
+                                         "weight": weight, "finding": finding}),
+    st.integers(0, 10**6), cells, st.sampled_from([0.0, 1.0, 0.5]), st.sampled_from([1.0, 2.5]),
+    st.none() | st.just("f1"))
+run_rows = st.builds(lambda n, paths: index.Row(
+    "run", f"{n:064x}", f"{n:040x}", {"run": f"r{n}", "through_seq": n, "lines": False, "paths": paths}),
+    st.integers(0, 10**6), st.none() | st.lists(st.sampled_from(["a.py", "b/c.py", "d"]), unique=True).map(sorted))
+BREAKS = ("none", "short column", "path past the list", "cell past the list", "count off")
+
+
+def _broken(body: dict, how: str, where: int) -> dict:
+    """An index's lists made inconsistent in one way (a signed manifest may say anything)."""
+    runs, reviews = body["runs"], body["reviews"]
+    if how == "short column":
+        table = (runs, reviews)[where % 2]
+        column = sorted(k for k in table if k != "paths")[where % 6]
+        table[column] = table[column][:-1]
+    elif how == "path past the list" and runs["paths"]:
+        runs["paths"][where % len(runs["paths"])] = len(body["paths"])
+    elif how == "cell past the list" and reviews["cell"]:
+        reviews["cell"][where % len(reviews["cell"])] = len(body["cells"])
+    elif how == "count off" and any(n is not None for n in runs["path_counts"]):
+        at = next(n for n, c in enumerate(runs["path_counts"]) if c is not None)
+        runs["path_counts"][at] += 1
+    return body
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(review_rows | run_rows, max_size=12, unique_by=lambda r: r.name),
+       how=st.sampled_from(BREAKS), where=st.integers(0, 100))
+def test_an_index_read_for_the_figures_is_its_reviews_keys_and_breaks_as_the_rows_do(rows, how, where):
+    """The oracle: the rows `indexed` makes of the same body, each review's `team.review_key`."""
+    body = _broken(index.manifest_body(rows, [], None), how, where)
+    full = index.indexed(json.loads(json.dumps(body)))
+    keys: list[tuple] = []
+    light = index.indexed(body, keys)
+    if full is None:
+        assert light is None
+    else:
+        assert light == [] and keys == [team.review_key(row.body) for row in full if row.kind == "review"]
