@@ -155,12 +155,12 @@ def summary_path(root: Path) -> Path:
 def team_summary(root: Path, store: GitStore) -> TeamSummary:
     """The team's side of the figures for the refs as they are now: sealed under the team view's
     key, else folded from the view (itself cached or verified again) and sealed."""
-    key, _ = view_key(store, KINDS)
-    summary = TeamSummary.from_json(load_sealed(summary_path(root), key))
+    keyed = view_key(store, KINDS)
+    summary = TeamSummary.from_json(load_sealed(summary_path(root), keyed[0]))
     if summary is None:
         from vacant.share.team import read_team_keyed  # records and cryptography: only to build it
 
-        view, key = read_team_keyed(root, store, KINDS, keep=False)  # the summary is all it keeps
+        view, key = read_team_keyed(root, store, KINDS, keep=False, keyed=keyed)  # the summary is all it keeps
         summary = summarize(view)
         save_sealed(summary_path(root), key, summary.to_json())
     return summary

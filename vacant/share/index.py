@@ -107,8 +107,10 @@ def _entries(data: bytes, width: int) -> list[tuple[bytes, bytes, str]] | None:
 
 def tops(store: GitStore, commits: list[str]) -> dict[str, Top | None]:
     """Each commit's `Top`, in three `cat-file` calls whatever the number of commits (None: an
-    irregular tree, left to the listing path)."""
-    width = len(store.zero) // 2
+    irregular tree, left to the listing path); `commits`: full object ids, as refs name them."""
+    if not commits:
+        return {}
+    width = len(commits[0]) // 2  # an id's bytes: the repository's object format, without asking git
     roots = store.read_objects([f"{commit}^{{tree}}" for commit in commits])
     found: dict[str, Top | None] = {}
     fans: dict[str, str] = {}  # commit -> its manifests tree id

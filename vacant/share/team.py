@@ -132,13 +132,15 @@ def read_team(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "rev
 
 
 def read_team_keyed(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "review"),
-                    prefix: str = AUTHORS, keep: bool = True) -> tuple[TeamView, str]:
+                    prefix: str = AUTHORS, keep: bool = True,
+                    keyed: tuple[str, dict[str, str]] | None = None) -> tuple[TeamView, str]:
     """`read_team`, and the key of what the view was built from (for caches derived from it).
     `keep`: seal a view that was built. A caller that keeps only what it derives from the view, as
     the reputation figures do, spares writing it, and a review its author's indexes name is held as
     what it says (the key of `view.reviews`) without its record (an empty `Counted.body`), and a
-    run they name is not held at all (the figures count reviews)."""
-    key, refs = view_key(store, kinds, prefix)
+    run they name is not held at all (the figures count reviews). `keyed`: `view_key` as the
+    caller just read it (the view is then built from exactly those refs)."""
+    key, refs = keyed or view_key(store, kinds, prefix)
     path = view_path(root, kinds, prefix)
     cached = view_from_json(load_sealed(path, key), prefix)
     if cached is not None:

@@ -369,3 +369,30 @@ def test_an_index_read_for_the_figures_is_its_reviews_keys_and_breaks_as_the_row
         assert light is None
     else:
         assert light == [] and keys == [team.review_key(row.body) for row in full if row.kind == "review"]
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_a_ref_its_indexes_cover_is_counted_from_them_in_either_object_format(tmp_path, monkeypatch, object_format):
+    """The trees' ids are read at the width of the refs' own ids (no git call asks the format)."""
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", f"--object-format={object_format}", str(repo))
+    (repo / TEAM_KEYS_FILE).write_text("".join(p.team_line(f"p{n}") + "\n" for n, p in enumerate(PEOPLE)))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "keys")
+    store = GitStore(repo)
+    publish(store, PEOPLE[0], "a")
+    publish(store, PEOPLE[1], "b")
+    expected = normal(view_to_json(_oracle(store, tmp_path)))
+    monkeypatch.setattr(GitStore, "list_tree", lambda *a: pytest.fail("a ref was listed"))
+    assert normal(view_to_json(fresh_view(store, tmp_path, "fast"))) == expected
+
+
+def test_the_figures_list_the_refs_once_when_they_build(tmp_path, monkeypatch):
+    """The view is built from the refs its key was made of: one `for-each-ref`, not one per step."""
+    store = make_repo(tmp_path)
+    publish(store, PEOPLE[0], "a")
+    listed = []
+    real = GitStore.refs
+    monkeypatch.setattr(GitStore, "refs", lambda self, prefix: listed.append(prefix) or real(self, prefix))
+    summary = fold.team_summary(store.root, store)
+    assert summary.team == 2 and listed == [AUTHORS]
