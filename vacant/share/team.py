@@ -231,11 +231,12 @@ def _apply_snapshot(view: TeamView, author: str, snap: dict[str, Any], prefix: s
     """Count one author ref's snapshot into the view (building it, or reading its cache); a review
     as `_count` counts it, inline (it runs once a team review)."""
     reviews = view.reviews
+    held = len(reviews)
     # a review counted from an index by what it says (a light view): the new ones in the order
-    # met, without a Python step per review (a team holds tens of thousands)
-    fresh = list(filterfalse(reviews.__contains__, dict.fromkeys(snap.get("keys", ()))))
-    reviews.update(zip(fresh, repeat(Counted("", author, "", {}))))
-    added = len(fresh)
+    # met, without a Python step per review (a team holds tens of thousands); the filter is lazy,
+    # so a key met twice is found the second time among those just added
+    reviews.update(zip(filterfalse(reviews.__contains__, snap.get("keys", ())), repeat(Counted("", author, "", {}))))
+    added = len(reviews) - held
     for kind, record_id, oid, body in snap["counted"]:
         if kind != "review":
             _count(view, Counted(record_id, author, oid, body), kind)

@@ -396,3 +396,25 @@ def test_the_figures_list_the_refs_once_when_they_build(tmp_path, monkeypatch):
     monkeypatch.setattr(GitStore, "refs", lambda self, prefix: listed.append(prefix) or real(self, prefix))
     summary = fold.team_summary(store.root, store)
     assert summary.team == 2 and listed == [AUTHORS]
+
+
+@settings(max_examples=100, deadline=None)
+@given(snaps=st.lists(st.tuples(st.sampled_from(["a" * 32, "b" * 32]),
+                                st.lists(st.sampled_from([("r1", 1, ("p", "m", "o", "t"), 1.0, 1.0, None),
+                                                          ("r1", 2, ("p", "m", "o", "t"), 0.0, 1.0, "f"),
+                                                          ("r2", 1, ("q", "m", "o", "t"), 1.0, 2.0, None)]), max_size=6)),
+                      max_size=5))
+def test_reviews_counted_by_what_they_say_count_once_for_whoever_said_it_first(snaps):
+    """The oracle: each key in turn, counted for its author when no one's was counted before (keys
+    repeat within one author's indexes too, after a merge)."""
+    view = team.TeamView(TeamKeys({}, []))
+    reviews: dict = {}
+    per_author: dict = {}
+    for author, keys in snaps:
+        team._apply_snapshot(view, author, {"keys": keys, "counted": [], "rejected": []}, AUTHORS)
+        for key in keys:
+            if key not in reviews:
+                reviews[key] = author
+                per_author[author] = per_author.get(author, 0) + 1
+    assert [(key, counted.author) for key, counted in view.reviews.items()] == list(reviews.items())
+    assert view.per_author == per_author
