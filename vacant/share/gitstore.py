@@ -12,6 +12,7 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -112,31 +113,12 @@ class GitStore:
 
     def stream_blobs(self, oids: list[str]) -> Iterator[tuple[str, bytes]]:
         """`read_blobs` as (id, bytes) in the order asked, each given as soon as git has written it,
-        so its reader works while git inflates the next (a team's manifests are megabytes). The ids
-        go in from a file, not a pipe: fed through a pipe they were written 512 bytes a poll, which
-        cost more than git's own reading at tens of thousands of records. Leaving the loop early
-        kills git."""
+        so its reader works while git inflates the next (a team's manifests are megabytes). Leaving
+        the loop early kills git."""
         if not oids:
             return
-        with tempfile.TemporaryFile() as source, tempfile.TemporaryFile() as errors:
-            source.write("".join(f"{oid}\n" for oid in oids).encode())
-            source.seek(0)
-            proc = children.spawn(["git", "-C", str(self.root), "cat-file", "--batch", "--buffer"], stdin=source,
-                                  stdout=subprocess.PIPE, stderr=errors, env=self.env)
-            watchdog = threading.Timer(LOCAL_TIMEOUT_S, children.kill_group, (proc.pid,))
-            try:
-                watchdog.start()
-                assert proc.stdout is not None  # a PIPE
-                yield from _batch_blobs(proc.stdout)
-                watchdog.cancel()  # before the wait: a pid not yet reaped is never someone else's
-                proc.wait()
-            finally:
-                watchdog.cancel()
-                children.release(proc)
-            if proc.returncode != 0:
-                errors.seek(0)
-                said = errors.read().decode(errors="replace").strip()[:500]
-                raise GitError(f"git cat-file failed ({proc.returncode}): {said or 'killed at the timeout'}")
+        with self._batch(["cat-file", "--batch", "--buffer"], "".join(f"{oid}\n" for oid in oids).encode()) as out:
+            yield from _batch_blobs(out)
 
     def read_objects(self, names: list[str]) -> list[tuple[str, bytes] | None]:
         """Each named object's type and bytes (None where it is missing), in the order asked, in one
@@ -159,9 +141,17 @@ class GitStore:
         return found + [None] * (len(names) - len(found))
 
     def _batch_output(self, args: list[str], request: bytes) -> bytes:
-        """The output of a local git command fed `request` from a temporary file, read to its end in
-        one blocking read (a poll loop woke for every few KB git wrote); a watchdog kills git at
-        the timeout."""
+        """The output of a local git command fed `request`, read to its end in one blocking read (a
+        poll loop woke for every few KB git wrote)."""
+        with self._batch(args, request) as out:
+            return out.read()
+
+    @contextlib.contextmanager
+    def _batch(self, args: list[str], request: bytes) -> Iterator[IO[bytes]]:
+        """A local git command's output, to read, the command fed `request` from a temporary file
+        (fed through a pipe, ids were written 512 bytes a poll, which cost more than git's own
+        reading at tens of thousands of records); a watchdog kills git at the timeout, and leaving
+        early kills it too. Raises GitError when git failed."""
         with tempfile.TemporaryFile() as source, tempfile.TemporaryFile() as errors:
             source.write(request)
             source.seek(0)
@@ -171,7 +161,7 @@ class GitStore:
             try:
                 watchdog.start()
                 assert proc.stdout is not None  # a PIPE
-                out = proc.stdout.read()
+                yield proc.stdout
                 watchdog.cancel()  # before the wait: a pid not yet reaped is never someone else's
                 proc.wait()
             finally:
@@ -181,7 +171,6 @@ class GitStore:
                 errors.seek(0)
                 said = errors.read().decode(errors="replace").strip()[:500]
                 raise GitError(f"git {args[0]} failed ({proc.returncode}): {said or 'killed at the timeout'}")
-        return out
 
     def file_at_head(self, path: str) -> bytes | None:
         proc = self.git("cat-file", "blob", f"HEAD:{path}", ok=(0, 128))
