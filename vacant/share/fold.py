@@ -131,13 +131,12 @@ def summarize(view: TeamView) -> TeamSummary:
     rows (tens of thousands of them cost more than the sums)."""
     sums: dict[tuple[str, str, str, str], list[float]] = {}
     groups: dict[Group, list[str]] = {}
-    for key in view.reviews:  # team.review_key: run, seq, the cell's four, score, weight, finding
-        cell = key[2:6]
-        score, weight = float(key[6]), float(key[7])
+    for run, _seq, cell, score, weight, finding in view.reviews:  # team.review_key
+        score, weight = float(score), float(weight)
         texts = groups.get((cell, score, weight))
         if texts is None:
             texts = groups[(cell, score, weight)] = []
-        texts.append(f"{key[0]!r}\0{key[8]!r}")  # row_text, inline: it runs once a team review
+        texts.append(f"{run!r}\0{finding!r}")  # row_text, inline: it runs once a team review
         total = sums.get(cell)
         if total is None:
             total = sums[cell] = [0, 0.0, 0.0]
@@ -156,12 +155,12 @@ def summary_path(root: Path) -> Path:
 def team_summary(root: Path, store: GitStore) -> TeamSummary:
     """The team's side of the figures for the refs as they are now: sealed under the team view's
     key, else folded from the view (itself cached or verified again) and sealed."""
-    key, _ = view_key(store, KINDS)
-    summary = TeamSummary.from_json(load_sealed(summary_path(root), key))
+    keyed = view_key(store, KINDS)
+    summary = TeamSummary.from_json(load_sealed(summary_path(root), keyed[0]))
     if summary is None:
         from vacant.share.team import read_team_keyed  # records and cryptography: only to build it
 
-        view, key = read_team_keyed(root, store, KINDS, keep=False)  # the summary is all it keeps
+        view, key = read_team_keyed(root, store, KINDS, keep=False, keyed=keyed)  # the summary is all it keeps
         summary = summarize(view)
         save_sealed(summary_path(root), key, summary.to_json())
     return summary

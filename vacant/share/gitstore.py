@@ -12,6 +12,7 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -19,6 +20,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import IO, NamedTuple
 
 from vacant.core import children
@@ -106,25 +108,17 @@ class GitStore:
         return list(map(TreeEntry._make, _TREE_LINE.findall(out.decode(errors="replace"))))
 
     def read_blobs(self, oids: list[str]) -> dict[str, bytes]:
-        """The bytes of each blob, in one `cat-file --batch --buffer`; a missing object is left out.
-        The ids go in from a file, not a pipe: fed through a pipe they were written 512 bytes a
-        poll, which cost more than git's own reading at tens of thousands of records."""
+        """The bytes of each blob, in one `cat-file --batch --buffer`; a missing object is left out."""
+        return dict(self.stream_blobs(oids))
+
+    def stream_blobs(self, oids: list[str]) -> Iterator[tuple[str, bytes]]:
+        """`read_blobs` as (id, bytes) in the order asked, each given as soon as git has written it,
+        so its reader works while git inflates the next (a team's manifests are megabytes). Leaving
+        the loop early kills git."""
         if not oids:
-            return {}
-        out = self._batch_output(["cat-file", "--batch", "--buffer"], "".join(f"{oid}\n" for oid in oids).encode())
-        found: dict[str, bytes] = {}
-        position = 0
-        while position < len(out):
-            end = out.index(b"\n", position)
-            header = out[position:end].decode().split(" ")
-            position = end + 1
-            if len(header) != 3 or header[1] == "missing":
-                continue
-            size = int(header[2])
-            if header[1] == "blob":
-                found[header[0]] = out[position:position + size]
-            position += size + 1
-        return found
+            return
+        with self._batch(["cat-file", "--batch", "--buffer"], "".join(f"{oid}\n" for oid in oids).encode()) as out:
+            yield from _batch_blobs(out)
 
     def read_objects(self, names: list[str]) -> list[tuple[str, bytes] | None]:
         """Each named object's type and bytes (None where it is missing), in the order asked, in one
@@ -147,9 +141,17 @@ class GitStore:
         return found + [None] * (len(names) - len(found))
 
     def _batch_output(self, args: list[str], request: bytes) -> bytes:
-        """The output of a local git command fed `request` from a temporary file, read to its end in
-        one blocking read (a poll loop woke for every few KB git wrote); a watchdog kills git at
-        the timeout."""
+        """The output of a local git command fed `request`, read to its end in one blocking read (a
+        poll loop woke for every few KB git wrote)."""
+        with self._batch(args, request) as out:
+            return out.read()
+
+    @contextlib.contextmanager
+    def _batch(self, args: list[str], request: bytes) -> Iterator[IO[bytes]]:
+        """A local git command's output, to read, the command fed `request` from a temporary file
+        (fed through a pipe, ids were written 512 bytes a poll, which cost more than git's own
+        reading at tens of thousands of records); a watchdog kills git at the timeout, and leaving
+        early kills it too. Raises GitError when git failed."""
         with tempfile.TemporaryFile() as source, tempfile.TemporaryFile() as errors:
             source.write(request)
             source.seek(0)
@@ -159,7 +161,7 @@ class GitStore:
             try:
                 watchdog.start()
                 assert proc.stdout is not None  # a PIPE
-                out = proc.stdout.read()
+                yield proc.stdout
                 watchdog.cancel()  # before the wait: a pid not yet reaped is never someone else's
                 proc.wait()
             finally:
@@ -169,7 +171,6 @@ class GitStore:
                 errors.seek(0)
                 said = errors.read().decode(errors="replace").strip()[:500]
                 raise GitError(f"git {args[0]} failed ({proc.returncode}): {said or 'killed at the timeout'}")
-        return out
 
     def file_at_head(self, path: str) -> bytes | None:
         proc = self.git("cat-file", "blob", f"HEAD:{path}", ok=(0, 128))
@@ -290,3 +291,18 @@ def _guard(store: GitStore, ref: str) -> None:
         raise GitError(f"refusing to write ref {ref!r}: vacant writes only under {NAMESPACE}")
     if store.git("check-ref-format", ref, ok=(0, 1)).returncode != 0:
         raise GitError(f"refusing to write ref {ref!r}: git calls it malformed")
+
+
+def _batch_blobs(out: IO[bytes]) -> Iterator[tuple[str, bytes]]:
+    """The blobs of a `cat-file --batch` output as it is written (other objects and missing ones
+    left out); ends at the output's end."""
+    while header_line := out.readline():
+        header = header_line.decode(errors="replace").rstrip("\n").split(" ")
+        if len(header) != 3 or header[1] == "missing":
+            continue
+        size = int(header[2])
+        data = out.read(size + 1)
+        if len(data) != size + 1:
+            return  # cut short: git was killed (the caller sees its exit status)
+        if header[1] == "blob":
+            yield header[0], data[:size]

@@ -107,8 +107,10 @@ def _entries(data: bytes, width: int) -> list[tuple[bytes, bytes, str]] | None:
 
 def tops(store: GitStore, commits: list[str]) -> dict[str, Top | None]:
     """Each commit's `Top`, in three `cat-file` calls whatever the number of commits (None: an
-    irregular tree, left to the listing path)."""
-    width = len(store.zero) // 2
+    irregular tree, left to the listing path); `commits`: full object ids, as refs name them."""
+    if not commits:
+        return {}
+    width = len(commits[0]) // 2  # an id's bytes: the repository's object format, without asking git
     roots = store.read_objects([f"{commit}^{{tree}}" for commit in commits])
     found: dict[str, Top | None] = {}
     fans: dict[str, str] = {}  # commit -> its manifests tree id
@@ -155,8 +157,8 @@ def _read_trees(store: GitStore, oids: list[str], width: int) -> dict[str, list[
 def indexed(body: dict[str, Any], keys: list[tuple[Any, ...]] | None = None) -> list[Row] | None:
     """The rows a valid manifest's body indexes ([] for format 1, or one without an index); None
     when its lists disagree in length or point past `cells` or `paths` (then it indexes nothing).
-    `keys`: its reviews are not made rows but put there as what each says (`team.review_key`),
-    which is all the figures need of them."""
+    `keys`: only what the figures need: its reviews are not made rows but put there as what each
+    says (`team.review_key`), and its runs are checked as above but not made rows at all."""
     runs, reviews = body.get("runs"), body.get("reviews")
     rows: list[Row] = []
     if runs is not None:
@@ -167,7 +169,7 @@ def indexed(body: dict[str, Any], keys: list[tuple[Any, ...]] | None = None) -> 
                 or (counts and max(counts) > MAX_INDEXED_PATHS):
             return None
         start = 0
-        for name, oid, run, through, lines, count in zip(*columns):
+        for name, oid, run, through, lines, count in zip(*columns) if keys is None else ():
             named = None if count is None else [paths[n] for n in flat[start:start + count]]
             start += count or 0
             rows.append(Row("run", name, oid, {"run": run, "through_seq": through, "lines": lines, "paths": named}))
@@ -176,10 +178,10 @@ def indexed(body: dict[str, Any], keys: list[tuple[Any, ...]] | None = None) -> 
         columns = [reviews[k] for k in ("name", "oid", "run", "seq", "cell", "score", "weight", "finding")]
         if len({len(c) for c in columns}) > 1 or any(n >= len(cells) for n in set(reviews["cell"])):
             return None
-        if keys is not None:
+        if keys is not None:  # made by zip and map alone: no Python step per review
             of = [(c["platform"], c["agent_definition"], c["model"], c["task_family"]) for c in cells]
-            keys += [(run, seq, *of[cell], score, weight, finding)
-                     for run, seq, cell, score, weight, finding in zip(*columns[2:])]
+            run, seq, cell, score, weight, finding = columns[2:]
+            keys += zip(run, seq, map(of.__getitem__, cell), score, weight, finding)
             return rows
         rows += [Row("review", name, oid, {"cell": cells[cell], "finding": finding, "run": run, "score": score,
                                            "seq": seq, "weight": weight})

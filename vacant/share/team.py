@@ -27,8 +27,11 @@ import contextlib
 import gc
 import hashlib
 import json
+import queue
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
+from itertools import filterfalse, repeat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -129,12 +132,15 @@ def read_team(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "rev
 
 
 def read_team_keyed(root: Path, store: GitStore, kinds: tuple[str, ...] = ("run", "review"),
-                    prefix: str = AUTHORS, keep: bool = True) -> tuple[TeamView, str]:
+                    prefix: str = AUTHORS, keep: bool = True,
+                    keyed: tuple[str, dict[str, str]] | None = None) -> tuple[TeamView, str]:
     """`read_team`, and the key of what the view was built from (for caches derived from it).
     `keep`: seal a view that was built. A caller that keeps only what it derives from the view, as
     the reputation figures do, spares writing it, and a review its author's indexes name is held as
-    what it says (the key of `view.reviews`) without its record (an empty `Counted.body`)."""
-    key, refs = view_key(store, kinds, prefix)
+    what it says (the key of `view.reviews`) without its record (an empty `Counted.body`), and a
+    run they name is not held at all (the figures count reviews). `keyed`: `view_key` as the
+    caller just read it (the view is then built from exactly those refs)."""
+    key, refs = keyed or view_key(store, kinds, prefix)
     path = view_path(root, kinds, prefix)
     cached = view_from_json(load_sealed(path, key), prefix)
     if cached is not None:
@@ -180,15 +186,16 @@ def _build_view(root: Path, store: GitStore, refs: dict[str, str], kinds: tuple[
             snapshots[author] = (snap, payload)
     todo = [author for author in authors if author not in snapshots]
     found = index.tops(store, [authors[author] for author in todo])
-    blobs = store.read_blobs(sorted({oid for author in todo if (top := found[authors[author]]) is not None
-                                     for _, oid in top.manifests}))
+    # every author's manifests at once, each checked as git writes it, their signatures on a second thread
+    checked = check_manifests(view.keys, store.stream_blobs(sorted({
+        oid for author in todo if (top := found[authors[author]]) is not None for _, oid in top.manifests})))
     embedded = []
     for author, commit in authors.items():
         if author in snapshots:  # only a ref that was listed has one
             snap, payload = snapshots[author]
         else:
             cache = _OidCache(cache_path(root, author))
-            snap, listed = _read_author(store, view.keys, cache, author, commit, kinds, found[commit], blobs,
+            snap, listed = _read_author(store, view.keys, cache, author, commit, kinds, found[commit], checked,
                                         light=not keep)
             payload = encode(snap) if keep or listed else b""
             if listed:  # a ref its manifests index whole is read again as quickly as its snapshot would be
@@ -223,19 +230,20 @@ def _snapshot(payload: bytes | None) -> dict[str, Any] | None:
 def _apply_snapshot(view: TeamView, author: str, snap: dict[str, Any], prefix: str) -> None:
     """Count one author ref's snapshot into the view (building it, or reading its cache); a review
     as `_count` counts it, inline (it runs once a team review)."""
-    reviews, added = view.reviews, 0
-    said = Counted("", author, "", {})  # a review counted from an index by what it says (a light view)
-    for key in snap.get("keys", ()):
-        if key not in reviews:
-            reviews[key] = said
-            added += 1
+    reviews = view.reviews
+    held = len(reviews)
+    # a review counted from an index by what it says (a light view): the new ones in the order
+    # met, without a Python step per review (a team holds tens of thousands); the filter is lazy,
+    # so a key met twice is found the second time among those just added
+    reviews.update(zip(filterfalse(reviews.__contains__, snap.get("keys", ())), repeat(Counted("", author, "", {}))))
+    added = len(reviews) - held
     for kind, record_id, oid, body in snap["counted"]:
         if kind != "review":
             _count(view, Counted(record_id, author, oid, body), kind)
             continue
         cell = body["cell"]
-        key = (body["run"], body["seq"], cell["platform"], cell["agent_definition"], cell["model"],
-               cell["task_family"], body["score"], body["weight"], body["finding"])  # review_key
+        key = (body["run"], body["seq"], (cell["platform"], cell["agent_definition"], cell["model"],
+               cell["task_family"]), body["score"], body["weight"], body["finding"])  # review_key
         if key not in reviews:
             reviews[key] = Counted(record_id, author, oid, body)
             added += 1
@@ -299,18 +307,19 @@ class _OidCache:
 
 
 def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: str, commit: str,
-                 kinds: tuple[str, ...], top: index.Top | None = None, blobs: dict[str, bytes] | None = None,
+                 kinds: tuple[str, ...], top: index.Top | None = None, checked: dict[str, Checked] | None = None,
                  light: bool = False) -> tuple[dict[str, list[Any]], bool]:
     """Every entry of one author's commit: counted [kind, id, oid, body] or rejected [path, oid, reason];
     and whether the ref had to be listed. Its valid manifests are read first: when one's claim is
     the whole ref, their indexes are counted and no record is read (vacant/share/index.py); else a
     record an index names with its exact blob is counted from it, one a manifest lists needs no
     signature check of its own, and any other is verified alone. `light`: the reviews of a ref read
-    from its indexes are given as what each says (`keys`), not as records."""
-    blobs = dict(blobs or {})
+    from its indexes are given as what each says (`keys`), not as records, and its runs not at all. `checked`: manifests'
+    verdicts already known (`check_manifests`)."""
+    checked = dict(checked or {})
     if top is not None:
         rejected: list[Any] = []
-        valid = valid_manifests(keys, author, top.manifests, blobs, rejected)
+        valid = valid_manifests(keys, author, top.manifests, {}, rejected, checked)
         said: list[tuple[Any, ...]] | None = [] if light and "review" in kinds else None
         rows = index.whole_ref(top, valid, said)
         if rows is not None:
@@ -326,8 +335,8 @@ def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: 
             manifests.append((entry.path, entry.oid))
         elif DIR_KINDS[match.group(1)] in kinds:
             placed.append((entry.path, entry.oid))
-    blobs.update(store.read_blobs(sorted({oid for _, oid in manifests if oid not in blobs})))
-    valid = valid_manifests(keys, author, manifests, blobs, rejected)
+    checked.update(check_manifests(keys, store.stream_blobs(sorted({oid for _, oid in manifests if oid not in checked}))))
+    valid = valid_manifests(keys, author, manifests, {}, rejected, checked)
     vouched: set[str] = set()
     covered: dict[tuple[str, str], index.Row] = {}
     for body in valid.values():
@@ -336,8 +345,8 @@ def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: 
             covered[(indexed.name, indexed.oid)] = indexed
             vouched.add(indexed.name)
     cache = oid_cache.get()
-    blobs.update(store.read_blobs(sorted({oid for path, oid in placed if oid not in cache
-                                          and (path.replace("/", "")[-64:], oid) not in covered})))
+    blobs = store.read_blobs(sorted({oid for path, oid in placed if oid not in cache
+                                     and (path.replace("/", "")[-64:], oid) not in covered}))
     counted = []
     for path, oid in placed:
         row = covered.get((path.replace("/", "")[-64:], oid))
@@ -349,21 +358,82 @@ def _read_author(store: GitStore, keys: TeamKeys, oid_cache: _OidCache, author: 
 
 
 def valid_manifests(keys: TeamKeys, author: str, entries: list[tuple[str, str]], blobs: dict[str, bytes],
-                     rejected: list[Any]) -> dict[str, dict[str, Any]]:
+                    rejected: list[Any], checked: dict[str, Checked] | None = None) -> dict[str, dict[str, Any]]:
     """The manifests among `entries` that verify as the author's (name -> body); the others rejected.
-    Their verdicts are not cached by blob id: an index is as large as the records it names."""
+    `checked`: their verdicts (`check_manifests`), else checked here from `blobs`. Their verdicts
+    are not cached by blob id: an index is as large as the records it names."""
+    if checked is None:
+        checked = check_manifests(keys, ((oid, blobs[oid]) for oid in {oid for _, oid in entries} if oid in blobs))
     valid = {}
     for path, oid in entries:
-        data = blobs.get(oid)
         name = path.replace("/", "")[-64:]
-        sha = hashlib.sha256(data).hexdigest() if data is not None else None
-        verdict = check_blob(keys, data, {}, oid, None, sha) if data is None or sha == name else MISNAMED
+        sha, verdict = checked.get(oid, (None, "object missing from the repository"))
+        if sha is not None and sha != name:
+            verdict = MISNAMED
         reason = verdict if isinstance(verdict, str) else placement(keys, verdict, author, path)
         if reason or not isinstance(verdict, list):
             rejected.append([path, oid, reason or "unreadable"])
         else:
             valid[name] = verdict[4]
     return valid
+
+
+Checked = tuple[str, list[Any] | str]  # a blob's sha256 and its verdict (`check_blob`)
+
+
+def check_manifests(keys: TeamKeys, blobs: Iterable[tuple[str, bytes]]) -> dict[str, Checked]:
+    """`check_blob` of each (object id, bytes), with its sha256: what `valid_manifests` decides from.
+    Each signature is checked on a second thread while the next blob is read and parsed (Ed25519
+    lets go of the interpreter's lock; a team's manifests are megabytes); a verdict is returned
+    only once its signature was checked, and one that fails says so as `check_blob` would."""
+    found: dict[str, Checked] = {}
+    with _Signatures(keys) as signatures:
+        for oid, data in blobs:
+            sha = hashlib.sha256(data).hexdigest()
+            found[oid] = (sha, check_blob(keys, data, {}, oid, None, sha, signatures))
+    for oid in signatures.failed:
+        sha, verdict = found[oid]
+        found[oid] = (sha, _BAD_SIGNATURE.format(author=verdict[1]))
+    return found
+
+
+_BAD_SIGNATURE = "bad signature: edited after signing, or not signed by {author}"
+
+
+class _Signatures:
+    """Ed25519 checks run on a worker thread, in order; `failed`: the ids whose signature did not
+    verify, complete once the `with` block is left (which waits for every check, and raises what
+    a check raised)."""
+
+    def __init__(self, keys: TeamKeys) -> None:
+        self.keys = keys
+        self.failed: set[str] = set()
+        self.todo: queue.SimpleQueue[tuple[str, str, bytes, str] | None] = queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self.worker = threading.Thread(target=self._run, name="vacant-signatures", daemon=True)
+
+    def __enter__(self) -> _Signatures:
+        self.worker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.todo.put(None)
+        self.worker.join()
+        if self.error is not None and exc[0] is None:
+            raise self.error
+
+    def check(self, oid: str, author: str, message: bytes, sig: str) -> None:
+        self.todo.put((oid, author, message, sig))
+
+    def _run(self) -> None:
+        while (job := self.todo.get()) is not None:
+            oid, author, message, sig = job
+            try:
+                if not self.keys.verify(author, message, sig):
+                    self.failed.add(oid)
+            except BaseException as error:  # noqa: BLE001 - raised again on the caller's thread
+                self.failed.add(oid)
+                self.error = self.error or error
 
 
 def _counted(rows: list[index.Row], kinds: tuple[str, ...]) -> list[Any]:
@@ -391,10 +461,13 @@ def _verify(keys: TeamKeys, cache: dict[str, list[Any]], blobs: dict[str, bytes]
 
 
 def check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], oid: str,
-                vouched_by: str | None = None, sha: str | None = None) -> list[Any] | str:
+               vouched_by: str | None = None, sha: str | None = None,
+               signatures: _Signatures | None = None) -> list[Any] | str:
     """Verify one blob's shape and signature; cache the verdict when it does not depend on trust.
     `vouched_by`: a valid manifest of that author lists these exact bytes, which stands in for the
-    record's own signature only when the record names the same author. `sha`: the blob's sha256, if known."""
+    record's own signature only when the record names the same author. `sha`: the blob's sha256, if known.
+    `signatures`: the signature is handed to it rather than checked here (`check_manifests` alone
+    passes one, and gives no verdict before it was checked); nothing is cached then."""
     if data is None:
         return "object missing from the repository"
     try:
@@ -403,12 +476,16 @@ def check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], 
         return f"malformed: {error}"
     if author not in keys.keys:
         return f"unknown key {author} (not in {TEAM_KEYS_FILE} at HEAD)"
-    if vouched_by != author and not keys.verify(author, signed_bytes_cut(author, kind, version, body_bytes), sig):
-        return f"bad signature: edited after signing, or not signed by {author}"
+    if vouched_by != author:
+        if signatures is not None:
+            signatures.check(oid, author, signed_bytes_cut(author, kind, version, body_bytes), sig)
+        elif not keys.verify(author, signed_bytes_cut(author, kind, version, body_bytes), sig):
+            return _BAD_SIGNATURE.format(author=author)
     # a manifest is never counted, so it needs no body id (an index's bytes are megabytes)
     verdict = [sha or hashlib.sha256(data).hexdigest(), author, kind,
                body_id_of(kind, body_bytes) if kind != "manifest" else "", summary]
-    cache[oid] = verdict
+    if signatures is None:
+        cache[oid] = verdict
     return verdict
 
 
@@ -446,9 +523,11 @@ def placement(keys: TeamKeys, verdict: list[Any], author: str, tree_path: str) -
 
 
 def review_key(body: dict[str, Any]) -> tuple[Any, ...]:
-    """What a review says, whoever signed it: the same review counts once, however many refs hold it."""
+    """What a review says, whoever signed it: the same review counts once, however many refs hold it.
+    (run, seq, its cell's (platform, agent_definition, model, task_family), score, weight, finding):
+    the cell one tuple, as an index gives it (`index.indexed`) and the figures group by it."""
     cell = body["cell"]
-    return (body["run"], body["seq"], cell["platform"], cell["agent_definition"], cell["model"], cell["task_family"],
+    return (body["run"], body["seq"], (cell["platform"], cell["agent_definition"], cell["model"], cell["task_family"]),
             body["score"], body["weight"], body["finding"])
 
 

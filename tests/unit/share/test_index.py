@@ -7,6 +7,7 @@ strangers. A ref whose manifests index it whole is counted without listing it.""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -34,7 +35,7 @@ from vacant.share.records import (
     signed_bytes,
     to_json,
 )
-from vacant.share.signing import Signer
+from vacant.share.signing import Signer, TeamKeys, parse_team_keys
 from vacant.share.sync import union_commit
 from vacant.share.team import build_view, view_to_json
 from vacant.share.teamkey import TEAM_KEYS_FILE
@@ -227,15 +228,15 @@ def test_a_ref_its_manifests_index_whole_is_never_listed(tmp_path, monkeypatch):
     publish(store, PEOPLE[2], "d", reviews=3, runs=0)
     expected = normal(view_to_json(_oracle(store, tmp_path)))
     read: list[str] = []
-    real = GitStore.read_blobs
+    real = GitStore.stream_blobs
 
-    def only_manifests(self, oids):
-        found = real(self, oids)
-        read.extend(json.loads(data)["kind"] for data in found.values())
-        return found
+    def only_manifests(self, oids):  # `read_blobs` too reads through it
+        for oid, data in real(self, oids):
+            read.append(json.loads(data)["kind"])
+            yield oid, data
 
     monkeypatch.setattr(GitStore, "list_tree", lambda *a: pytest.fail("a ref was listed"))
-    monkeypatch.setattr(GitStore, "read_blobs", only_manifests)
+    monkeypatch.setattr(GitStore, "stream_blobs", only_manifests)
     view = fresh_view(store, tmp_path, "fast")
     assert normal(view_to_json(view)) == expected and len(view.reviews) == 3 + 2 + 2 + 1 + 2 + 3
     assert set(read) == {"manifest"}
@@ -252,3 +253,168 @@ def test_a_third_partys_merge_is_listed_and_counted_from_the_indexes(tmp_path, m
     monkeypatch.setattr(team, "_verify", lambda *a, **k: pytest.fail("a record was verified alone"))
     assert normal(view_to_json(fresh_view(store, tmp_path, "fast"))) == expected
     assert len(listed) == 1
+
+
+
+# -- manifests checked with their signatures on a second thread (team.check_manifests) --------------
+
+DAMAGE = ("intact", "foreign signature", "edited", "garbage")
+
+
+def _blob(who: int, tag: str, manifest: bool, how: str) -> bytes:
+    """A record or manifest blob of `who` (3: a stranger to the team keys), made wrong in one way:
+    signed by someone else, its bytes edited after signing, or cut short."""
+    signer = (PEOPLE + [STRANGER])[who]
+    items = records(tag, 2, 1)
+    if manifest:
+        rows = [index.Row(kind, f"{n:064x}", f"{n:040x}", team.shape_of(seal(signer, kind, body))[5])
+                for n, (kind, body) in enumerate(items)]
+        blob = seal(signer, "manifest", index.manifest_body(rows, [], None))
+    else:
+        blob = seal(signer, *items[0])
+    if how == "foreign signature":
+        envelope = json.loads(blob)
+        sig = STRANGER.sign(signed_bytes(envelope["kind"], envelope["author"], envelope["body"], envelope["v"]))
+        return blob_of(Envelope(envelope["v"], envelope["kind"], envelope["author"], envelope["body"], sig))
+    if how == "edited":
+        return blob.replace(b'"run-', b'"RUN-', 1)
+    return blob[: len(blob) // 2] if how == "garbage" else blob
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans(), st.sampled_from(DAMAGE)), max_size=8))
+def test_manifests_checked_on_a_second_thread_are_checked_as_one_blob_alone(items):
+    """The oracle: `check_blob` of each blob in turn, its signature verified before it returns."""
+    keys = team_keys_of(PEOPLE)
+    blobs = {f"{n:040x}": _blob(who, f"t{n}", manifest, how) for n, (who, manifest, how) in enumerate(items)}
+    expected = {}
+    for oid, data in blobs.items():
+        sha = hashlib.sha256(data).hexdigest()
+        expected[oid] = (sha, team.check_blob(keys, data, {}, oid, None, sha))
+    assert team.check_manifests(keys, blobs.items()) == expected
+
+
+def test_a_signature_check_that_raises_raises_on_the_callers_thread(monkeypatch):
+    def broken(self, author, message, signature):
+        raise RuntimeError("no crypto today")
+    monkeypatch.setattr(TeamKeys, "verify", broken)
+    with pytest.raises(RuntimeError, match="no crypto today"):
+        team.check_manifests(team_keys_of(PEOPLE), [("0" * 40, _blob(0, "x", True, "intact"))])
+
+
+def test_a_manifest_whose_signature_fails_is_rejected_and_vouches_for_nothing(tmp_path):
+    """Its name and shape right, its signature someone else's: rejected as such; the records it
+    indexes count only by their own signatures."""
+    store = make_repo(tmp_path)
+    publish(store, PEOPLE[0], "a")
+
+    def resign(files):
+        path = next(p for p in files if p.startswith("manifests/"))
+        data = store.read_blobs([files[path]])[files[path]]
+        envelope = json.loads(data)
+        sig = STRANGER.sign(signed_bytes("manifest", envelope["author"], envelope["body"], envelope["v"]))
+        forged = blob_of(Envelope(envelope["v"], "manifest", envelope["author"], envelope["body"], sig))
+        return {**{p: o for p, o in files.items() if p != path}, entry_path("manifest", forged): store.write_blobs([forged])[0]}
+    rewrite(store, PEOPLE[0], resign)
+    view = fresh_view(store, tmp_path, "resigned")
+    assert [r.reason for r in view.rejected] == [f"bad signature: edited after signing, or not signed by {PEOPLE[0].fingerprint}"]
+    assert len(view.reviews) == 2 and len(view.runs) == 1  # each verified alone
+
+
+def team_keys_of(people: list[Signer]) -> TeamKeys:
+    return parse_team_keys("".join(p.team_line(f"p{n}") + "\n" for n, p in enumerate(people)))
+
+
+# -- the figures' own reading of an index (`keys`): what each review says, no run made --------------
+
+cells = st.sampled_from(CELLS).map(to_json)
+review_rows = st.builds(lambda n, cell, score, weight, finding: index.Row(
+    "review", f"{n:064x}", f"{n:040x}", {"cell": cell, "run": f"r{n % 3}", "seq": 1 + n % 4, "score": score,
+                                         "weight": weight, "finding": finding}),
+    st.integers(0, 10**6), cells, st.sampled_from([0.0, 1.0, 0.5]), st.sampled_from([1.0, 2.5]),
+    st.none() | st.just("f1"))
+run_rows = st.builds(lambda n, paths: index.Row(
+    "run", f"{n:064x}", f"{n:040x}", {"run": f"r{n}", "through_seq": n, "lines": False, "paths": paths}),
+    st.integers(0, 10**6), st.none() | st.lists(st.sampled_from(["a.py", "b/c.py", "d"]), unique=True).map(sorted))
+BREAKS = ("none", "short column", "path past the list", "cell past the list", "count off")
+
+
+def _broken(body: dict, how: str, where: int) -> dict:
+    """An index's lists made inconsistent in one way (a signed manifest may say anything)."""
+    runs, reviews = body["runs"], body["reviews"]
+    if how == "short column":
+        table = (runs, reviews)[where % 2]
+        column = sorted(k for k in table if k != "paths")[where % 6]
+        table[column] = table[column][:-1]
+    elif how == "path past the list" and runs["paths"]:
+        runs["paths"][where % len(runs["paths"])] = len(body["paths"])
+    elif how == "cell past the list" and reviews["cell"]:
+        reviews["cell"][where % len(reviews["cell"])] = len(body["cells"])
+    elif how == "count off" and any(n is not None for n in runs["path_counts"]):
+        at = next(n for n, c in enumerate(runs["path_counts"]) if c is not None)
+        runs["path_counts"][at] += 1
+    return body
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(review_rows | run_rows, max_size=12, unique_by=lambda r: r.name),
+       how=st.sampled_from(BREAKS), where=st.integers(0, 100))
+def test_an_index_read_for_the_figures_is_its_reviews_keys_and_breaks_as_the_rows_do(rows, how, where):
+    """The oracle: the rows `indexed` makes of the same body, each review's `team.review_key`."""
+    body = _broken(index.manifest_body(rows, [], None), how, where)
+    full = index.indexed(json.loads(json.dumps(body)))
+    keys: list[tuple] = []
+    light = index.indexed(body, keys)
+    if full is None:
+        assert light is None
+    else:
+        assert light == [] and keys == [team.review_key(row.body) for row in full if row.kind == "review"]
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_a_ref_its_indexes_cover_is_counted_from_them_in_either_object_format(tmp_path, monkeypatch, object_format):
+    """The trees' ids are read at the width of the refs' own ids (no git call asks the format)."""
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", f"--object-format={object_format}", str(repo))
+    (repo / TEAM_KEYS_FILE).write_text("".join(p.team_line(f"p{n}") + "\n" for n, p in enumerate(PEOPLE)))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "keys")
+    store = GitStore(repo)
+    publish(store, PEOPLE[0], "a")
+    publish(store, PEOPLE[1], "b")
+    expected = normal(view_to_json(_oracle(store, tmp_path)))
+    monkeypatch.setattr(GitStore, "list_tree", lambda *a: pytest.fail("a ref was listed"))
+    assert normal(view_to_json(fresh_view(store, tmp_path, "fast"))) == expected
+
+
+def test_the_figures_list_the_refs_once_when_they_build(tmp_path, monkeypatch):
+    """The view is built from the refs its key was made of: one `for-each-ref`, not one per step."""
+    store = make_repo(tmp_path)
+    publish(store, PEOPLE[0], "a")
+    listed = []
+    real = GitStore.refs
+    monkeypatch.setattr(GitStore, "refs", lambda self, prefix: listed.append(prefix) or real(self, prefix))
+    summary = fold.team_summary(store.root, store)
+    assert summary.team == 2 and listed == [AUTHORS]
+
+
+@settings(max_examples=100, deadline=None)
+@given(snaps=st.lists(st.tuples(st.sampled_from(["a" * 32, "b" * 32]),
+                                st.lists(st.sampled_from([("r1", 1, ("p", "m", "o", "t"), 1.0, 1.0, None),
+                                                          ("r1", 2, ("p", "m", "o", "t"), 0.0, 1.0, "f"),
+                                                          ("r2", 1, ("q", "m", "o", "t"), 1.0, 2.0, None)]), max_size=6)),
+                      max_size=5))
+def test_reviews_counted_by_what_they_say_count_once_for_whoever_said_it_first(snaps):
+    """The oracle: each key in turn, counted for its author when no one's was counted before (keys
+    repeat within one author's indexes too, after a merge)."""
+    view = team.TeamView(TeamKeys({}, []))
+    reviews: dict = {}
+    per_author: dict = {}
+    for author, keys in snaps:
+        team._apply_snapshot(view, author, {"keys": keys, "counted": [], "rejected": []}, AUTHORS)
+        for key in keys:
+            if key not in reviews:
+                reviews[key] = author
+                per_author[author] = per_author.get(author, 0) + 1
+    assert [(key, counted.author) for key, counted in view.reviews.items()] == list(reviews.items())
+    assert view.per_author == per_author

@@ -132,6 +132,8 @@ BULK_CHECKS = {"ident": records.IDENT, "sha256": records.SHA256, "object-id": re
 near_values = st.one_of(
     ids, st.from_regex(r"[0-9a-f]{64}", fullmatch=True), st.from_regex(r"[0-9a-f]{40}", fullmatch=True),
     st.from_regex(r"[0-9a-fA-F]{16}", fullmatch=True), st.from_regex(r"[0-9a-f]{63,65}\n?", fullmatch=True),
+    st.from_regex(r"[0-9a-fA-F]{64}|[0-9a-f]{38}[0-9a-f \t\n\x0b]{2}|[0-9a-f]{31}[ \x0c][0-9a-f]{32}|[0-9a-f]{39}é",
+                  fullmatch=True),  # upper case, whitespace bytes.fromhex skips, not ASCII
     ids.map(lambda v: v + "\n"), ids.map(lambda v: "\n" + v), st.tuples(ids, ids).map("\n".join),
     st.text(max_size=8), st.just(""),
     st.integers(-3, 2**53 + 2), st.floats(-1, 1001), st.floats(allow_nan=True, allow_infinity=True),
@@ -152,6 +154,27 @@ def test_a_bulk_check_accepts_exactly_the_lists_each_item_passes(name, values):
     expected = item_by_item(check, values)
     got = check.bulk(values)
     assert got == expected and [type(v) for v in got or ()] == [type(v) for v in expected or ()]
+
+
+HEX_CHECKS = {"sha256": (records.SHA256, 64), "object-id": (records.OBJECT_ID, 40), "line-hash": (records.LINE_HASH, 16)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(sorted(HEX_CHECKS)), data=st.data(),
+       ids=st.lists(st.binary(min_size=32, max_size=32), min_size=1, max_size=5),
+       damage=st.sampled_from(" \t\n\x0b\x0c\rABCDEFgé0\x00"))
+def test_a_bulk_hex_check_refuses_any_character_off(name, data, ids, damage):
+    """Valid ids but for one or two characters (white space `bytes.fromhex` skips, two of them
+    keeping its pairs whole; an upper-case digit, a letter past f, not ASCII, or a digit: still
+    valid), at any places: the bulk check gives what checking each id gives."""
+    check, width = HEX_CHECKS[name]
+    values = [raw.hex()[:width] for raw in ids]
+    for _ in range(data.draw(st.integers(1, 2))):
+        item = data.draw(st.integers(0, len(values) - 1))
+        at = data.draw(st.integers(0, width - 1))
+        values[item] = values[item][:at] + damage + values[item][at + 1:]
+    expected = item_by_item(check, values)
+    assert check.bulk(values) == expected and (expected is None) == (damage != "0")
 
 
 def test_a_format_2_manifest_is_checked_by_its_frame_and_signature_not_reserialised():

@@ -291,7 +291,7 @@ def test_the_warm_path_reads_no_record_and_verifies_no_signature(tmp_path, monke
     def refuse(*args, **kwargs):
         raise AssertionError("the warm path read a record")
 
-    monkeypatch.setattr(gitstore.GitStore, "read_blobs", refuse)
+    monkeypatch.setattr(gitstore.GitStore, "stream_blobs", refuse)  # `read_blobs` too reads through it
     monkeypatch.setattr(signing.TeamKeys, "verify", refuse)
     monkeypatch.setattr(team, "build_view", refuse)  # the view itself comes from its sealed cache
     assert fold.folded_stats(store.root) == cold
@@ -337,7 +337,7 @@ def test_after_a_sync_the_first_reputation_of_a_fresh_clone_reads_no_record(tmp_
         raise AssertionError("read a record after the sync had verified them")
 
     with monkeypatch.context() as refusing:
-        refusing.setattr(gitstore.GitStore, "read_blobs", refuse)
+        refusing.setattr(gitstore.GitStore, "stream_blobs", refuse)  # `read_blobs` too reads through it
         refusing.setattr(signing.TeamKeys, "verify", refuse)
         stats, provenance = fold.folded_stats(clone.root)
     assert (provenance.team, provenance.rejected) == (7, 0)
