@@ -14,8 +14,12 @@ Rows, each the whole hook process with a real-shaped Claude payload on stdin:
   session's very first call; the bench stops that daemon after each sample (untimed).
 - `vacant-hook.py`: the in-process entry itself, for comparison.
 - `against`: with `--against TREE` (another checkout, e.g. `git worktree add --detach /tmp/old
-  main`), that tree's launcher on the same payloads, interleaved with this tree's sample by sample,
+  main`), that tree's launcher on the same calls, interleaved with this tree's sample by sample,
   so that a change is measured against what it changed under the same load.
+
+Each row answers its calls in a workspace of its own: a second answer to the same call is a
+duplicate, which costs otherwise (until 2026-12-03 the `vacant-hook.py` row answered the fallback's
+calls a second time in the same workspace).
 
 Each row gives wall-clock medians and p95 and, because a loaded machine's wall clock mostly measures
 the other processes, the median CPU time (user + system) of the process, each next to the same
@@ -107,26 +111,31 @@ def no_daemon(workspace: Path) -> None:
         raise SystemExit("a daemon answers in this workspace: the figures would not be the fallback's")
 
 
-def measure(workspace: Path, reps: int, first_reps: int, against: list[str] | None = None) -> dict[str, list[float]]:
-    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace))
-    (workspace / "bench_target.txt").write_text("x\n")
+def measure(workspaces: dict[str, Path], reps: int, first_reps: int,
+            commands: dict[str, list[str]]) -> dict[str, list[float]]:
+    """Each row's command in a workspace of its own (a call answered twice is a duplicate the second
+    time, and costs otherwise), the rows' samples interleaved call by call."""
+    envs = {row: dict(os.environ, CLAUDE_PROJECT_DIR=str(ws)) for row, ws in workspaces.items()}
+    for ws in workspaces.values():
+        (ws / "bench_target.txt").write_text("x\n")
     samples: dict[str, list[float]] = {"reference": []}
+    first = workspaces["fallback"]
     for n in range(reps):
-        samples["reference"].append(timed(REFERENCE, None, env, workspace, "reference"))
-        for name, body in calls(workspace, n):
-            hold_spawned(workspace)
-            samples.setdefault(f"fallback {name}", []).append(timed(CLIENT, body, env, workspace, f"fallback {name}"))
-            samples.setdefault(f"vacant-hook.py {name}", []).append(
-                timed(ENTRY, body, env, workspace, f"vacant-hook.py {name}"))
-            if against:
-                hold_spawned(workspace)
-                samples.setdefault(f"against {name}", []).append(timed(against, body, env, workspace, f"against {name}"))
-        no_daemon(workspace)
+        samples["reference"].append(timed(REFERENCE, None, envs["fallback"], first, "reference"))
+        rounds = {row: calls(ws, n) for row, ws in workspaces.items()}
+        for index, (name, _) in enumerate(rounds["fallback"]):
+            for row, ws in workspaces.items():
+                hold_spawned(ws)
+                label = f"{row} {name}"
+                samples.setdefault(label, []).append(timed(commands[row], rounds[row][index][1], envs[row], ws, label))
+        for ws in workspaces.values():
+            no_daemon(ws)
     for n in range(first_reps):
-        for name, body in calls(workspace, reps + n)[:2]:  # Pre/Post Read: the first call of a session
-            (daemon_dir(workspace) / "spawned").unlink(missing_ok=True)
-            samples.setdefault(f"first call {name}", []).append(timed(CLIENT, body, env, workspace, f"first call {name}"))
-            stop_started(workspace)
+        for name, body in calls(first, reps + n)[:2]:  # Pre/Post Read: the first call of a session
+            (daemon_dir(first) / "spawned").unlink(missing_ok=True)
+            samples.setdefault(f"first call {name}", []).append(
+                timed(CLIENT, body, envs["fallback"], first, f"first call {name}"))
+            stop_started(first)
     return samples
 
 
@@ -173,19 +182,23 @@ def main() -> None:
         against = [*CLIENT[:-2], str(launcher), CLIENT[-1]]
     data = Path(tempfile.mkdtemp(prefix="vacant-bench-data-"))
     os.environ["VACANT_HOME"] = str(data)  # the install registry of this bench only
-    small = Path(tempfile.mkdtemp(prefix="vacant-bench-fallback-"))
+    commands = {"fallback": CLIENT, "vacant-hook.py": ENTRY, **({"against": against} if against else {})}
+    workspaces = {row: Path(tempfile.mkdtemp(prefix="vacant-bench-fallback-")) for row in commands}
     try:
-        for i in range(20):
-            (small / f"f{i}.txt").write_text("small file\n" * i)
-        mark_installed(small)  # hooks record only in an installed workspace
-        samples = measure(small, args.reps, args.first_reps, against)
-        errors = state_dir(small) / "errors.log"
-        if errors.exists():
-            raise SystemExit(f"the hook failed (it fails open: the figures are void):\n{errors.read_text()[:2000]}")
+        for ws in workspaces.values():
+            for i in range(20):
+                (ws / f"f{i}.txt").write_text("small file\n" * i)
+            mark_installed(ws)  # hooks record only in an installed workspace
+        samples = measure(workspaces, args.reps, args.first_reps, commands)
+        for ws in workspaces.values():
+            errors = state_dir(ws) / "errors.log"
+            if errors.exists():
+                raise SystemExit(f"the hook failed (it fails open: the figures are void):\n{errors.read_text()[:2000]}")
         report(f"small workspace, no daemon ({args.reps} reps; first call {args.first_reps})", samples)
     finally:
-        lifecycle.stop(small)
-        shutil.rmtree(small, ignore_errors=True)
+        for ws in workspaces.values():
+            lifecycle.stop(ws)
+            shutil.rmtree(ws, ignore_errors=True)
         shutil.rmtree(data, ignore_errors=True)
 
 

@@ -273,11 +273,11 @@ def _redact(text: str) -> str:
         if cleaned != text:
             text, folded, needed = cleaned, None, {}
     lowered = text.lower()
-    if any(anchor in lowered for anchor in _KEYWORD_ANCHORS) or "[redacted:" in lowered:  # only lines naming a secret
+    if _may_name_a_secret(lowered):  # only lines naming a secret
         lines, low_lines = text.split("\n"), lowered.split("\n")
         if len(lines) == len(low_lines):  # (lower() can change the length of some characters)
             for index, low in enumerate(low_lines):
-                if any(anchor in low for anchor in _KEYWORD_ANCHORS) or "[redacted:" in low:
+                if _may_name_a_secret(low):
                     lines[index] = _KEYWORD.sub(_keyword, lines[index])
             text = "\n".join(lines)
         else:
@@ -287,6 +287,15 @@ def _redact(text: str) -> str:
     if len(text) >= 32 and _mixed_case_and_digit(text) and _BARE_RUN.search(text):  # the cheap necessary conditions first
         text = _BARE.sub(_high_entropy_bare, text)
     return text
+
+
+def _may_name_a_secret(lowered: str) -> bool:
+    """What every _KEYWORD match needs: a keyword's anchor (or a marker already there) and an
+    assignment (`=`, `:`). A hash naming `db` or `key` by chance assigns nothing: no pattern (nor
+    `re`) for it."""
+    if "=" not in lowered and ":" not in lowered:
+        return False
+    return any(anchor in lowered for anchor in _KEYWORD_ANCHORS) or "[redacted:" in lowered
 
 
 def _mixed_case_and_digit(text: str) -> bool:

@@ -80,6 +80,19 @@ def test_the_bare_token_prefilter_holds_for_every_text_the_pattern_matches(text)
         assert redact._mixed_case_and_digit(text), text
 
 
+KEYWORD_LINE = st.lists(st.one_of(st.sampled_from(KEYWORDS + ["[REDACTED:x]", "=", ":", "=>", ":=", " ", '"', "'",
+                                                                "Password", "DB_PASS", "2528250d92619b8e"]),
+                                   st.text(alphabet="abdkey_-9=: \t'\"", max_size=5)), max_size=12).map("".join)
+
+
+@given(KEYWORD_LINE)
+@settings(max_examples=400)
+def test_the_keyword_prefilter_never_says_no_where_the_keyword_pattern_matches(line):
+    oracle = re.compile(redact._KEYWORD.pattern, redact._KEYWORD.flags)
+    if oracle.search(line):
+        assert redact._may_name_a_secret(line.lower()), line
+
+
 def test_no_memoised_plain_name_is_a_secret_name():
     oracle = re.compile(redact._KEY_NAME.pattern, redact._KEY_NAME.flags)
     assert [name for name in sorted(redact.PLAIN_NAMES) if oracle.match(name)] == []
