@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from vacant.core.leanstd import ExitStack, contextmanager
 from vacant.core.calls import HookCall, Response
 from vacant.core.errlog import log_error
 from vacant.core.locations import INSTALL_RECORD, install_gone, installed_root
@@ -32,6 +31,7 @@ from vacant.core.lazyre import Lazy, escape
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from contextlib import AbstractContextManager
 
 INSTALL_GONE = ("Not run: vacant is installed in {root} (the install registry outside the workspace says so) but "

@@ -6,7 +6,7 @@ own output contract; everything between sees only these types.
 
 from __future__ import annotations
 
-from collections import namedtuple
+from vacant.core.leanstd import namedtuple
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
 if TYPE_CHECKING:

@@ -15,13 +15,13 @@ Stdlib only: the step log (hot path) uses `deferred`.
 from __future__ import annotations
 
 import _thread
-import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from vacant.core.leanstd import contextmanager
 
 TYPE_CHECKING = False  # not typing's: the hot path never imports typing (nor subprocess, until it spawns)
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     import signal as _signal  # the stubs (the C module has none)
     import subprocess
     from typing import Any
@@ -158,7 +158,7 @@ def _in_main_thread() -> bool:
     return threading is None or threading.current_thread() is threading.main_thread()
 
 
-@contextlib.contextmanager
+@contextmanager
 def deferred() -> Iterator[None]:
     """A section an interrupt must not cut: the signal is acted on when it ends."""
     global _deferring, _pending
@@ -176,7 +176,7 @@ def deferred() -> Iterator[None]:
             raise Interrupted(signum)
 
 
-@contextlib.contextmanager
+@contextmanager
 def interruptible() -> Iterator[None]:
     """SIGINT/SIGTERM stop the command: children killed, `Interrupted` raised (main thread only)."""
     if not _in_main_thread():

@@ -6,13 +6,12 @@
 from __future__ import annotations
 
 from vacant.core import leanjson as json  # json without `import json` (hot path)
-import warnings
-from collections import Counter, namedtuple
-from collections.abc import Iterable, Iterator
 from pathlib import Path
+from vacant.core.leanstd import namedtuple
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from vacant.core.docgen import GeneratedDoc
 
 # (required field names, one-line meaning); a namedtuple keeps `typing` off the hot path
@@ -170,6 +169,8 @@ def load(path: str | Path) -> list[dict[str, object]]:
     records = []
     for number, _raw, record in iter_lines(Path(path)):
         if record is None:
+            import warnings  # only for a torn log (not on the hook path)
+
             warnings.warn(f"{path}:{number}: torn or unreadable record skipped", stacklevel=2)
             continue
         records.append(record)
@@ -178,8 +179,12 @@ def load(path: str | Path) -> list[dict[str, object]]:
 
 def tally(records: Iterable[dict[str, object]]) -> dict[str, int]:
     """How many records of each type, in vocabulary order (zero counts included)."""
-    counts = Counter(record.get("type") for record in records)
-    return {name: counts.get(name, 0) for name in TYPES}
+    counts = dict.fromkeys(TYPES, 0)
+    for record in records:
+        kind = record.get("type")
+        if kind in counts:
+            counts[kind] += 1
+    return counts
 
 
 

@@ -7,12 +7,15 @@ only (hot path).
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from vacant.core.leanstd import contextmanager
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 LOCK_TIMEOUT_S = 30.0
 
@@ -21,7 +24,7 @@ class LockTimeout(RuntimeError):
     pass
 
 
-@contextlib.contextmanager
+@contextmanager
 def file_lock(path: Path, timeout: float | None = LOCK_TIMEOUT_S) -> Iterator[None]:
     """An exclusive flock that gives up after `timeout` seconds instead of hanging a hook.
 

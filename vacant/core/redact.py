@@ -17,9 +17,8 @@ test), so a 10 MB output costs one pass per anchored rule that can match.
 
 from __future__ import annotations
 
-import functools
-from collections import namedtuple
 
+from vacant.core.leanstd import bounded_cache, namedtuple
 from vacant.core.lazyre import IGNORECASE, Lazy
 from vacant.core.secret_patterns import (
     DETECT_SECRETS,
@@ -240,7 +239,7 @@ def redact_text(text: str) -> str:
 SHORT_CHARS = 256
 
 
-@functools.lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _redact_short(text: str) -> str:
     """The same answer for the short strings every record repeats (paths, names, keys, ids): the
     daemon answers many calls in one process; bounded at 4,096 strings of at most 256 characters."""

@@ -24,11 +24,11 @@ records the state directory the person chose at install, and the hook uses that 
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
 from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import MutableMapping
     from vacant.core.docgen import GeneratedDoc
 
 # The variables a hook honours, each with why it is safe to (docs/HOOK.md is generated from this).

@@ -442,28 +442,66 @@ def _importable(package_root: str) -> None:
     sys.path[:0] = [path for path in found if path not in sys.path]
 
 
-# pathlib imports urllib.parse (for `Path.as_uri` alone; it builds a dozen namedtuples and imports
-# ipaddress), fnmatch and re (for `match` and `glob`) at its top: about 3.5 ms of every in-process
-# answer, and 4 more for re and its enum (bench/bench_fallback.py), which makes no URI and matches no
-# glob (vacant's own patterns are compiled on first use: vacant/core/lazyre.py). So the slow path
-# imports pathlib with stand-ins for them that import the real module on first use: pathlib behaves
-# exactly as ever, and any other importer gets the real module (a stand-in is in sys.modules only
-# while pathlib itself is imported).
-DEFERRED_BY_PATHLIB = {"urllib.parse": ("quote_from_bytes",), "fnmatch": (), "re": ()}  # module: names taken at import
+# pathlib imports at its top modules it uses only in rare methods: urllib.parse (for `Path.as_uri`
+# alone; it builds a dozen namedtuples and imports ipaddress), fnmatch and re (for `match` and
+# `glob`), ntpath (Windows paths), warnings (two deprecated methods), functools (to cache `glob`'s
+# selectors) and operator (the `drive` and `root` properties), and through functools collections:
+# together more than half of an in-process answer's imports (bench/bench_fallback.py), which makes
+# no URI, matches no glob and warns of nothing (vacant's own patterns are compiled on first use:
+# vacant/core/lazyre.py). So the slow path imports pathlib with stand-ins for them that import
+# the real module on first use: pathlib behaves exactly as ever, and any other importer gets the
+# real module (a stand-in is in sys.modules only while pathlib itself is imported).
+
+
+def _lazy_lru_cache(*args: object, **kwargs: object) -> object:
+    """functools.lru_cache(…), whose cache is made (and functools imported) at the first call."""
+    def decorate(func):  # type: ignore[no-untyped-def]
+        cached = None
+
+        def call(*call_args, **call_kwargs):  # type: ignore[no-untyped-def]
+            nonlocal cached
+            if cached is None:
+                cached = _real_module("functools").lru_cache(*args, **kwargs)(func)  # type: ignore[attr-defined]
+            return cached(*call_args, **call_kwargs)
+        call.__name__ = call.__qualname__ = getattr(func, "__name__", "cached")
+        return call
+    return decorate
+
+
+def _lazy_attrgetter(*names: str) -> object:
+    """operator.attrgetter(*names), made (and operator imported) at the first call."""
+    getter = None
+
+    def get(obj):  # type: ignore[no-untyped-def]
+        nonlocal getter
+        if getter is None:
+            getter = _real_module("operator").attrgetter(*names)  # type: ignore[attr-defined]
+        return getter(obj)
+    return get
+
+
+# module: {name pathlib takes at import: what stands in for it}; any other attribute is the real
+# module's, imported then.
+DEFERRED_BY_PATHLIB: dict[str, dict[str, object]] = {
+    "urllib.parse": {"quote_from_bytes": None},  # None: a function calling the real one
+    "fnmatch": {}, "re": {}, "ntpath": {}, "warnings": {},
+    "functools": {"lru_cache": _lazy_lru_cache}, "operator": {"attrgetter": _lazy_attrgetter},
+}
 
 
 class _Deferred:
     """A module's stand-in: a name pathlib takes at import (`from urllib.parse import …`) is a
-    function that calls the real one; any other attribute is the real module's, imported then."""
+    function that calls the real one (or its lazy stand-in); any other attribute is the real
+    module's, imported then."""
 
-    def __init__(self, name: str, functions: tuple[str, ...]) -> None:
+    def __init__(self, name: str, functions: dict[str, object]) -> None:
         self._name, self._functions = name, functions
 
     def __getattr__(self, attr: str) -> object:
         if attr.startswith("__"):  # the import system's probes (__path__, __spec__): not a package, not loading
             raise AttributeError(attr)
         if attr in self._functions:
-            return _deferred_call(self._name, attr)
+            return self._functions[attr] or _deferred_call(self._name, attr)
         return getattr(_real_module(self._name), attr)
 
 

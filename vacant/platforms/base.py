@@ -7,8 +7,8 @@ serves: it gets a `HookCall` and returns a `Response`. Stdlib only (hot path).
 
 from __future__ import annotations
 
-from collections import namedtuple
 
+from vacant.core.leanstd import namedtuple
 from vacant.core.calls import HookCall, Response
 from vacant.core.safeio import read_capped
 

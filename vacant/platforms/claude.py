@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from vacant.core.calls import BatchCall, HookCall, Read, Response
@@ -24,6 +23,10 @@ from vacant.platforms.base import (
     render_hook_json,
 )
 from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # Tools that write nothing in the workspace (no scan around them).
 READ_ONLY_TOOLS = frozenset(

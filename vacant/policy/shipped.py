@@ -6,9 +6,9 @@ Stdlib only (hot path); a rule's pattern is compiled when a call first needs it.
 from __future__ import annotations
 
 import os
-from collections import namedtuple
 from pathlib import Path
 
+from vacant.core.leanstd import namedtuple
 from vacant.core.lazyre import Lazy
 
 DEFAULT_ARMS = "arms"

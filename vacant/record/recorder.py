@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
+from vacant.core.leanstd import ExitStack, contextmanager
 from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import ensure_state_dir, read_install, run_dir
@@ -25,6 +24,11 @@ from vacant.store.objects import hash_bytes
 from vacant.store.states import open_scanner, save_manifest
 from vacant.core.filelock import file_lock
 from vacant.store.steplog import StepLog
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+    from collections.abc import Callable, Iterator
 
 WORKSPACE_LOCK_TIMEOUT_S = 60.0
 MAIN = "main"

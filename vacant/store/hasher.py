@@ -18,15 +18,14 @@ Stdlib + xxhash on the hot path.
 
 from __future__ import annotations
 
-import contextlib
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from vacant.core.leanstd import nullcontext
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import SKIP_NAMES
 from vacant.core.safeio import open_regular
@@ -35,6 +34,7 @@ from vacant.store.objects import ObjectStore, hash_bytes, hash_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     Entry = list[Any]  # [kind, size, mtime_ns, hash | None, mode]
@@ -326,7 +326,7 @@ class Scanner:
         old = self.index.entries()
         ignores, result = self._ignores(), ScanResult()
         seen: dict[str, Entry] = {}
-        with self.store.packing() if self.store is not None else contextlib.nullcontext():
+        with self.store.packing() if self.store is not None else nullcontext():
             self._walk("", ignores, seen, result, old, trust_index=True)
         # An ignore file changed, or was written in the last scan's own tick (racy-git again).
         racy = any(mtime >= self.index.clock_ns for _size, mtime in ignores.seen_stamp.values())

@@ -9,13 +9,16 @@ into place, so a reader never sees half of one. Stdlib + xxhash only (hot path).
 
 from __future__ import annotations
 
-import contextlib
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
+from vacant.core.leanstd import contextmanager
 from vacant.core.safeio import open_regular
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 DEFAULT_SIZE_CAP = 16 * 1024 * 1024
 # Owner-only: blobs hold file contents (docs/STORAGE.md); loose blobs are also read-only.
@@ -121,7 +124,7 @@ class ObjectStore:
         self._known.add(key)
         return True
 
-    @contextlib.contextmanager
+    @contextmanager
     def packing(self) -> Iterator[None]:
         """Everything stored inside the block goes into one new pack."""
         self._writer = _PackWriter(os.path.join(self.root, "pack"))

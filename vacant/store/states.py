@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
-from collections.abc import Iterable
 from pathlib import Path
 
 from vacant.core.locations import ensure_state_dir
@@ -18,6 +17,7 @@ from vacant.store.objects import ObjectStore
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 Manifest = dict[str, Entry]

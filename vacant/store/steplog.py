@@ -12,15 +12,18 @@ from __future__ import annotations
 from vacant.core import leanjson as json  # json without `import json` (hot path)
 import os
 import time
-from collections import namedtuple
-from contextlib import AbstractContextManager
 from pathlib import Path
 
+from vacant.core.leanstd import namedtuple
 from vacant.core.sha import sha256
 
 from vacant.core import children, events
 from vacant.core.filelock import file_lock
 from vacant.core.redact import redact
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
 
 LOG_NAME = "events.jsonl"
 GENESIS = "0" * 64

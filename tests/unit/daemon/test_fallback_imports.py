@@ -25,17 +25,19 @@ from vacant.daemon.paths import daemon_dir
 LAUNCHER = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
 
 # what the fallback may load beyond the bare interpreter: pathlib with what it imports (not
-# urllib.parse nor fnmatch: client.lean_pathlib defers them), the C half of json (_json, through
-# vacant/core/leanjson.py), fcntl (the step log's lock), the builtin SHA-256; `nt`, `_winapi` and
-# `_sha2` are tried and missed on Linux (<= 3.11), and show as tried imports. Not signal (the
-# deadline's alarm uses _signal: signal.py adds an enum), shlex (the gate's shell reader: a shell
-# command's only), bisect (a broken chain only), math (a candidate secret only).
+# urllib.parse, fnmatch, ntpath, warnings, functools nor operator: client.lean_pathlib defers them),
+# the C half of json (_json, through vacant/core/leanjson.py), _collections (vacant/core/leanstd.py's
+# namedtuple), fcntl (the step log's lock), the builtin SHA-256; `nt`, `_winapi` and `_sha2` are
+# tried and missed on Linux (<= 3.11), and show as tried imports. `re` and what it imports only for
+# a pattern (a run's first call reads HEAD's commit through one). Not signal (the deadline's alarm
+# uses _signal: signal.py adds an enum), shlex (the gate's shell reader: a shell command's only),
+# bisect (a broken chain only), math (a candidate secret only).
 STDLIB_ALLOWED = {
-    "__future__", "_collections", "_collections_abc", "_functools", "_json", "_operator",
-    "_sha2", "_sha256", "_socket", "_sre", "_stat", "_winapi", "collections", "collections.abc",
-    "contextlib", "copyreg", "enum", "errno", "fcntl", "functools", "genericpath", "itertools", "keyword",
-    "nt", "ntpath", "operator", "os", "pathlib", "posixpath", "re", "re._casefix", "re._compiler",
-    "re._constants", "re._parser", "reprlib", "stat", "types", "warnings",
+    "__future__", "_collections", "_collections_abc", "_json", "_sha2", "_sha256", "_socket", "_stat", "_winapi",
+    "errno", "fcntl", "genericpath", "nt", "os", "pathlib", "posixpath", "stat",
+    # a pattern's (the run's first call): re with its enum, and what they import
+    "re", "re._casefix", "re._compiler", "re._constants", "re._parser", "_sre", "copyreg", "enum", "functools",
+    "_functools", "collections", "_operator", "operator", "itertools", "keyword", "reprlib", "types",
 }
 # the packages a tool call's record and gate stand on (never the Stop pipeline and its contract, the CLI, sharing, ...)
 VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.gate.", "vacant.record.", "vacant.platforms.")
@@ -67,6 +69,10 @@ CONTRACT = 'task_family = "web"\n\n[[check]]\nname = "tests"\ncommand = "true"\n
 # `re` (with the enum it builds its flags from) only where a pattern is used: no file tool's call
 # after the run's first (which reads HEAD's commit through one)
 PATTERNS = {"re", "enum", "re._compiler", "re._parser", "sre_compile"}
+# what vacant/core/leanstd.py and client.lean_pathlib spare every call but a run's first: about
+# 5 ms of each (collections, functools, contextlib and what they import)
+SPARED = {"collections", "collections.abc", "functools", "contextlib", "operator", "reprlib", "keyword", "types",
+          "ntpath", "warnings", "itertools"}
 
 
 def imported(proc_stderr: bytes) -> set[str]:
@@ -135,6 +141,7 @@ def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspa
             assert not third_party, f"{where} imported {sorted(third_party)} and hashed nothing"
         if n:
             assert not stdlib & PATTERNS, f"{where} imported {sorted(stdlib & PATTERNS)} and matched no pattern"
+            assert not stdlib & SPARED, f"{where} imported {sorted(stdlib & SPARED)}: vacant/core/leanstd.py spares them"
     state = state_dir(workspace)
     assert not (state / "errors.log").exists(), (state / "errors.log").read_text()
     assert list((state / "runs").iterdir()), "nothing was recorded: the probe measured an idle hook"

@@ -1,5 +1,7 @@
-"""`client.lean_pathlib`: pathlib imported with stand-ins for urllib.parse and fnmatch (which it uses
-only in `as_uri`, `match` and `glob`) behaves exactly as the stock pathlib does.
+"""`client.lean_pathlib`: pathlib imported with stand-ins for the modules it uses only in rare
+methods (urllib.parse, fnmatch and re: `as_uri`, `match`, `glob`; functools: `glob`'s cache;
+operator: `drive` and `root`; ntpath: Windows paths; warnings: deprecated methods) behaves exactly
+as the stock pathlib does.
 
 The oracle is the stock pathlib itself: the same generated operations run in a second interpreter
 that imported pathlib plainly, and both answers must be equal. The lean side also reports what it
@@ -19,15 +21,17 @@ from hypothesis import strategies as st
 
 DAEMON_DIR = Path(__file__).resolve().parents[3] / "vacant" / "daemon"
 PROBE = r"""
-import json, sys
+import sys
 lean = sys.argv[1] == "lean"
 deferred = None
 if lean:
     sys.path.insert(0, sys.argv[2])
     import client
     client.lean_pathlib()
-    deferred = sorted(n for n in ("urllib", "urllib.parse", "fnmatch", "ipaddress") if n in sys.modules)
-from pathlib import Path, PurePosixPath
+    deferred = sorted(n for n in ("urllib", "urllib.parse", "fnmatch", "ipaddress", "ntpath", "warnings",
+                                  "functools", "operator", "collections") if n in sys.modules)
+from pathlib import Path, PurePosixPath, PureWindowsPath
+import json  # after the stand-ins' check: json imports re, and re functools and collections
 cases = json.loads(sys.stdin.read())
 
 def attempt(operation):
@@ -36,11 +40,15 @@ def attempt(operation):
     except Exception as error:
         return f"raised {type(error).__name__}: {error}"
 
-results = [[attempt(lambda: Path("/" + path).as_uri()), attempt(lambda: PurePosixPath(path).match(pattern))]
+results = [[attempt(lambda: Path("/" + path).as_uri()), attempt(lambda: PurePosixPath(path).match(pattern)),
+            attempt(lambda: [Path("/" + path).drive, Path(path).root, Path("/" + path).anchor]),
+            attempt(lambda: [str(PureWindowsPath("c:/" + path)), PureWindowsPath(path).drive,
+                             PureWindowsPath(path).is_reserved(), PureWindowsPath("c:/" + path).match(pattern)])]
            for path, pattern in cases["pairs"]]
 found = attempt(lambda: sorted(str(p.relative_to(cases["root"])) for p in Path(cases["root"]).glob(cases["glob"])))
-import fnmatch, urllib.parse
-real = [type(fnmatch).__name__, type(urllib.parse).__name__, fnmatch.fnmatchcase("a.py", "*.py")]
+import fnmatch, urllib.parse, ntpath, warnings, functools, operator
+real = [type(module).__name__ for module in (fnmatch, urllib.parse, ntpath, warnings, functools, operator)]
+real.append(fnmatch.fnmatchcase("a.py", "*.py"))
 print(json.dumps({"deferred": deferred, "results": results, "glob": found, "real": real}))
 """
 
@@ -69,7 +77,7 @@ def test_lean_pathlib_answers_as_the_stock_pathlib(tmp_path_factory, pairs, glob
     cases = {"pairs": pairs, "glob": glob, "root": str(root)}
     lean, stock = probe("lean", cases), probe("stock", cases)
     assert lean["deferred"] == [], f"the stand-ins deferred nothing: {lean['deferred']} loaded with pathlib"
-    assert lean["real"] == ["module", "module", True], "a stand-in was left in sys.modules"
+    assert lean["real"] == ["module"] * 6 + [True], "a stand-in was left in sys.modules"
     assert {key: lean[key] for key in ("results", "glob")} == {key: stock[key] for key in ("results", "glob")}
 
 

@@ -7,9 +7,9 @@ only when `vacant.toml` has a `[gate]` table that is not in the parse cache.
 from __future__ import annotations
 
 from vacant.core import leanjson as json  # json without `import json` (hot path)
-from collections import namedtuple
 from pathlib import Path
 
+from vacant.core.leanstd import namedtuple
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import state_dir
 from vacant.core.safeio import SMALL_CAP, read_capped
