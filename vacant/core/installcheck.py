@@ -26,7 +26,11 @@ if TYPE_CHECKING:  # never at run time: the hook's path imports no typing
 MARKS = ("vacant-hook",)  # in every installed hook command (settings_file.hook_command)
 HTTP_MARK = "X-Vacant-Token"  # an http hook to the workspace's daemon carries this header
 READ_CAP = 4 << 20
-PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def package_root() -> Path:
+    """The installed package's directory (resolved when asked: the hook watch never needs it)."""
+    return Path(__file__).resolve().parents[1]
 
 
 def _ours(handler: object) -> bool:
@@ -102,8 +106,9 @@ def _files_digest(files: list[Path], base: Path) -> str:
     return digest.hexdigest()
 
 
-def package_digest(package: Path = PACKAGE) -> str:
+def package_digest(package: Path | None = None) -> str:
     """Every source and asset file of the installed package (no caches)."""
+    package = package_root() if package is None else package
     files = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts
                    and p.suffix not in (".pyc", ".pyo"))
     return _files_digest(files, package)

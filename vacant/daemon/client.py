@@ -438,8 +438,12 @@ def _importable(package_root: str) -> None:
     with -I -S, so no site processing did). Paths only: nothing is imported here."""
     lib = "lib/python%d.%d/site-packages" % sys.version_info[:2]
     environment = sys.executable.rpartition("/")[0].rpartition("/")[0]
-    found = [package_root] + [path for path in (f"{environment}/{lib}", f"{sys.prefix}/{lib}") if _is_dir(path)]
-    sys.path[:0] = [path for path in found if path not in sys.path]
+    packages = [path for path in (f"{environment}/{lib}", f"{sys.prefix}/{lib}") if _is_dir(path)]
+    if package_root not in sys.path:
+        sys.path.insert(0, package_root)
+    # after the standard library, as site would put them: a stdlib import (pathlib, fcntl, ...)
+    # then never lists site-packages first
+    sys.path.extend(path for path in dict.fromkeys(packages) if path not in sys.path)
 
 
 # pathlib imports at its top modules it uses only in rare methods: urllib.parse (for `Path.as_uri`

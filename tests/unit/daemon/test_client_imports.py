@@ -29,3 +29,25 @@ def test_the_client_module_imports_nothing_from_vacant():
     source = (REPO / "vacant" / "daemon" / "client.py").read_text()
     top_level = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert top_level and all(line.split()[1] in ("posix", "sys", "time", "_socket") for line in top_level), top_level
+
+
+def test_the_slow_path_finds_the_package_first_and_site_packages_after_the_standard_library(tmp_path):
+    """`_importable`: the package's root before everything (its `vacant` is the one imported), the
+    environment's site-packages after the standard library, as site would order them (so a stdlib
+    import never lists site-packages first), each once however often it is called. The oracle is
+    the interpreter's own stdlib path and the environment's, read in another process."""
+    shadow = tmp_path / "root"
+    (shadow / "vacant").mkdir(parents=True)
+    (shadow / "vacant" / "__init__.py").write_text("WHERE = 'shadow'\n")
+    code = ("import sys, json; sys.path.insert(0, %r); import client; stdlib = list(sys.path[1:]); "
+            "client._importable(sys.argv[1]); client._importable(sys.argv[1]); import vacant, xxhash; "
+            "print(json.dumps([sys.path, stdlib, vacant.WHERE]))" % str(REPO / "vacant" / "daemon"))
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(shadow)], capture_output=True, text=True,
+                         check=True).stdout
+    import json
+    path, stdlib, where = json.loads(out)
+    site = subprocess.run([sys.executable, "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert where == "shadow" and path[0] == str(shadow), path
+    assert path.index(site) > max(path.index(entry) for entry in stdlib), path
+    assert len(path) == len(set(path)), path
