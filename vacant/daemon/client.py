@@ -38,6 +38,7 @@ import _socket
 
 TOOL_CEILING_S = 40.0  # the whole call, daemon and fallback: well below the platforms' 60 s
 STOP_CEILING_S = 570.0  # below the 600 s Stop timeout `vacant init` writes
+SPAWN_GRACE_S = 10.0  # vacant.daemon.paths.SPAWN_GRACE_S (a test holds them equal)
 TOOL_TIMEOUT_S = 20.0  # the daemon's share of a tool call (at most half the whole deadline)
 STOP_TIMEOUT_S = 560.0  # the Stop pipeline may replay for minutes
 SESSION_START_WAIT_S = 10.0
@@ -341,9 +342,33 @@ def _exited(pid: int) -> bool:
         return False  # not this process's child (nothing to tell): wait on, as before
 
 
+def coming_up(state: str) -> bool:
+    """A daemon was started for the state directory `state` a moment ago and has not come up
+    since: what vacant.daemon.paths.recently_spawned says, told from two stat calls (no import, no
+    read). Never True where it says False (a test holds it to it): a daemon writes its start-up
+    time (`started`) into daemon.json before the file itself, so a daemon.json last written before
+    the spawn marker holds no daemon started since. False whenever unsure."""
+    try:
+        spawned_at = posix.stat(f"{state}/daemon/spawned").st_mtime
+    except OSError:
+        return False
+    if not time.time() - spawned_at < SPAWN_GRACE_S:
+        return False
+    try:
+        return posix.stat(f"{state}/daemon/daemon.json").st_mtime < spawned_at
+    except FileNotFoundError:
+        return True  # no daemon ever came up here
+    except OSError:
+        return False
+
+
 def start_daemon(project: str | None) -> int | None:
     """The slow path: no daemon known for this workspace. Start one (detached): its pid, 0 when
-    one was started a moment ago by another call; None when this is not an installed workspace."""
+    one was started a moment ago by another call; None when this is not an installed workspace.
+    The calls answered in-process while a daemon starts see its marker first (`coming_up`) and
+    load none of the package's daemon modules."""
+    if project and coming_up(next(state_candidates(real_directory(project)))):
+        return 0
     lean_pathlib()
     from pathlib import Path  # only when no daemon runs: the in-process fallback follows anyway
 

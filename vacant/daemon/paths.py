@@ -64,6 +64,17 @@ def _came_up_since(directory: Path, spawned_at: float) -> bool:
     return isinstance(started, (int, float)) and started >= spawned_at
 
 
+def recently_spawned(directory: Path) -> bool:
+    """A daemon was started for this daemon directory less than SPAWN_GRACE_S ago and has not come
+    up since (it may still be starting): no other is started. (The lean client tells the same from
+    two stat calls: vacant/daemon/client.py, `coming_up`.)"""
+    try:
+        spawned_at = (directory / "spawned").stat().st_mtime
+    except FileNotFoundError:
+        return False
+    return time.time() - spawned_at < SPAWN_GRACE_S and not _came_up_since(directory, spawned_at)
+
+
 def spawn(root: Path, reason: str = "client") -> int:
     """Start a daemon for `root`, detached, without waiting for it: its pid (a child of this
     process until it exits), or 0 when one was started a moment ago (it may still be coming up)
@@ -71,14 +82,9 @@ def spawn(root: Path, reason: str = "client") -> int:
     directory = daemon_dir(root)
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        marker = directory / "spawned"
-        try:
-            spawned_at = marker.stat().st_mtime
-            if time.time() - spawned_at < SPAWN_GRACE_S and not _came_up_since(directory, spawned_at):
-                return 0
-        except FileNotFoundError:
-            pass
-        marker.write_text(reason)
+        if recently_spawned(directory):
+            return 0
+        (directory / "spawned").write_text(reason)
         log = os.open(directory / "daemon.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
