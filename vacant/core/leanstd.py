@@ -54,41 +54,53 @@ def _namedtuple(typename: str, field_names: "str | Iterable[str]", *,
 
     __new__.__defaults__ = defaults  # as the stdlib's
 
-    def _make(cls: type, iterable: "Iterable[Any]") -> "Any":
-        result: "tuple[Any, ...]" = tuple_new(cls, iterable)
-        if len(result) != size:
-            raise TypeError(f"Expected {size} arguments, got {len(result)}")
-        return result
-
-    def _replace(self: "Any", /, **kwds: "Any") -> "Any":
-        result = self._make(map(kwds.pop, fields, self))
-        if kwds:
-            raise ValueError(f"Got unexpected field names: {list(kwds)!r}")
-        return result
-
-    def __repr__(self: "Any") -> str:
-        return str(self.__class__.__name__) + "(" + ", ".join(
-            f"{name}={value!r}" for name, value in zip(fields, self)) + ")"
-
-    def _asdict(self: "Any") -> "dict[str, Any]":
-        return dict(zip(self._fields, self))
-
-    def __getnewargs__(self: "Any") -> "tuple[Any, ...]":
-        return tuple(self)
-
-    for method in (__new__, _make, _replace, __repr__, _asdict, __getnewargs__):
-        method.__qualname__ = f"{typename}.{method.__name__}"
+    __new__.__qualname__ = f"{typename}.__new__"
     namespace: dict[str, object] = {
         "__doc__": f"{typename}({', '.join(fields)}{',' if size == 1 else ''})", "__slots__": (), "_fields": fields,
-        "_field_defaults": field_defaults, "__new__": __new__, "_make": classmethod(_make), "_replace": _replace,
-        "__repr__": __repr__, "_asdict": _asdict, "__getnewargs__": __getnewargs__,
-        "__match_args__": fields, "__class_getitem__": classmethod(_GenericAlias),
+        "_field_defaults": field_defaults, "__new__": __new__, "_make": _MAKE, "_replace": _replace,
+        "__repr__": _repr, "_asdict": _asdict, "__getnewargs__": _getnewargs,
+        "__match_args__": fields, "__class_getitem__": _CLASS_GETITEM,
     }
     for index, name in enumerate(fields):
         namespace[name] = _tuplegetter(index, f"Alias for field number {index}")
     result = type(typename, (tuple,), namespace)
     result.__module__ = module if module is not None else sys._getframe(1).f_globals.get("__name__", "__main__")
     return result
+
+
+# The methods every record type shares (each reads its type's `_fields`): a type is made by
+# building one dict, not six functions (a dozen record types load with the hook).
+
+
+def _make(cls: type, iterable: "Iterable[Any]") -> "Any":
+    result: "tuple[Any, ...]" = tuple.__new__(cls, iterable)
+    if len(result) != len(cls._fields):  # type: ignore[attr-defined]
+        raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(result)}")  # type: ignore[attr-defined]
+    return result
+
+
+def _replace(self: "Any", /, **kwds: "Any") -> "Any":
+    result = self._make(map(kwds.pop, self._fields, self))
+    if kwds:
+        raise ValueError(f"Got unexpected field names: {list(kwds)!r}")
+    return result
+
+
+def _repr(self: "Any") -> str:
+    return str(self.__class__.__name__) + "(" + ", ".join(
+        f"{name}={value!r}" for name, value in zip(self._fields, self)) + ")"
+
+
+def _asdict(self: "Any") -> "dict[str, Any]":
+    return dict(zip(self._fields, self))
+
+
+def _getnewargs(self: "Any") -> "tuple[Any, ...]":
+    return tuple(self)
+
+
+_MAKE: "classmethod[Any, Any, Any]" = classmethod(_make)
+_CLASS_GETITEM: "classmethod[Any, Any, Any]" = classmethod(_GenericAlias)
 
 
 def _field_names(typename: str, field_names: "str | Iterable[str]") -> tuple[str, ...]:
