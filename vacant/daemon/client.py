@@ -4,8 +4,8 @@ and answers in-process exactly as `vacant-hook` does.
 
 Its whole fast path costs the interpreter's start plus three small C modules (`_socket`,
 `_blake2`, `_sha256`): the launcher (vacant/vacant-hook-client.py) imports this file as a top-level
-module, without the `vacant` package, and this module imports only builtins and those at its top:
-not even `os`, whose import costs about a millisecond. So it imports nothing from vacant; the
+module, without the `vacant` package, and this module imports only builtins at its top (not even
+`os`, whose import costs about a millisecond), and those three only when a daemon is named. So it imports nothing from vacant; the
 state-directory lookup it needs is written out here (a test holds it equal to
 vacant.core.locations for every layout). A test lists what the fast path loads.
 
@@ -33,8 +33,6 @@ bytes: the daemon finishes the call's bookkeeping after sending them.
 import posix
 import sys
 import time
-
-import _socket
 
 TOOL_CEILING_S = 40.0  # the whole call, daemon and fallback: well below the platforms' 60 s
 STOP_CEILING_S = 570.0  # below the 600 s Stop timeout `vacant init` writes
@@ -234,6 +232,8 @@ def exchange(sock_path: str, secret: bytes, target: bytes, envb: bytes, raw: byt
     body), once the answer carries the daemon's proof over this request's fresh nonce (Impostor
     otherwise); ValueError when the answer is malformed or cut short."""
     nonce = posix.urandom(16).hex().encode()
+    import _socket  # only when a daemon is named: a call answered in-process never loads it
+
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(timeout)
