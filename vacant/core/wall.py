@@ -21,14 +21,11 @@ itself owns before any config naming them is written.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from vacant.core.locations import state_dir, user_config_dir, user_data_dir
 from vacant.core.platform_facts import settings_paths
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
-if TYPE_CHECKING:
-    from collections.abc import Iterable
 
 TOKEN_SETTINGS = (".claude/settings.local.json",)  # holds the daemon's http token (`vacant init`)
 # The Debian packages the wall needs (Claude Code's sandbox and `vacant do` use bubblewrap; Claude's
@@ -119,30 +116,10 @@ def wall_for(root: Path, extra_settings: list[Path] | tuple[Path, ...] = ()) -> 
     hidden = [user_config_dir(), state_dir(root), *temp_dirs()]
     hidden += [Path(root) / rel for rel in TOKEN_SETTINGS]
     readonly = [*settings_files(root, extra_settings), user_data_dir(), *install_dirs()]
-    real = realpaths([*hidden, *readonly])
-    real_hidden = _unique(real[:len(hidden)])
-    real_readonly = [p for p in _unique(real[len(hidden):]) if not any(inside(p, h) for h in real_hidden)]
+    real_hidden = _unique(os.path.realpath(p) for p in hidden)
+    real_readonly = [p for p in _unique(os.path.realpath(p) for p in readonly)
+                     if not any(inside(p, h) for h in real_hidden)]
     return Wall(tuple(real_hidden), tuple(real_readonly))
-
-
-def realpaths(paths: Iterable[str | Path]) -> list[str]:
-    """os.path.realpath of each path, the resolution of their parent directories shared (the
-    wall's thirty paths have about a dozen parents: about half of a pre-tool call's lstat calls).
-    Exact: a path's last component that is no symlink (nor `.`, `..`, empty) resolves to itself
-    under its parent's resolution, which is how realpath reads it; any other is resolved whole.
-    A test holds it to os.path.realpath on generated trees of links."""
-    parents: dict[str, str] = {}
-    out = []
-    for path in (os.fspath(given) for given in paths):
-        head, tail = os.path.split(path)
-        if tail in ("", ".", "..") or os.path.islink(path):
-            out.append(os.path.realpath(path))
-            continue
-        real_head = parents.get(head)
-        if real_head is None:
-            real_head = parents[head] = os.path.realpath(head)
-        out.append(os.path.join(real_head, tail))
-    return out
 
 
 def _unique(paths: Iterable[str]) -> list[str]:

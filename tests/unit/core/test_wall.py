@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vacant.core.wall import SANDBOX_SOCKET_NAME, realpaths, sandbox_tmpdir_too_long, wall_for
+from vacant.core.wall import SANDBOX_SOCKET_NAME, sandbox_tmpdir_too_long, wall_for
 from vacant.platforms.all_platforms import load, names
 
 
@@ -80,29 +80,3 @@ def test_doctor_names_a_tmpdir_too_long_for_claudes_sandbox(tmp_path, monkeypatc
     problem = Claude.wall_problem(PLATFORM, root, wall)
     assert problem is not None and "TMPDIR" in problem
     assert Path(os.environ["TMPDIR"]).name in problem
-
-
-# -- realpaths: the wall's shared resolution against os.path.realpath, on generated trees ----------
-
-_NAMES = ["a", "b", "c", "l1", "l2", "l3"]
-_COMPONENTS = st.sampled_from([*_NAMES, ".", "..", ""])
-_TARGETS = st.one_of(st.lists(st.sampled_from([*_NAMES, "..", "."]), min_size=1, max_size=3).map("/".join),
-                      st.just("/"), st.sampled_from(["missing", "a/missing", "l1", "l2/l3"]))
-
-
-@settings(max_examples=150, deadline=None)
-@given(dirs=st.lists(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3), max_size=5),
-        links=st.lists(st.tuples(st.lists(st.sampled_from(["a", "b"]), max_size=2),
-                                   st.sampled_from(["l1", "l2", "l3"]), _TARGETS, st.booleans()), max_size=5),
-        paths=st.lists(st.tuples(st.lists(_COMPONENTS, min_size=1, max_size=5), st.booleans()), min_size=1,
-                        max_size=12))
-def test_realpaths_is_os_path_realpath(tmp_path_factory, dirs, links, paths) -> None:
-    root = tmp_path_factory.mktemp("tree")
-    for parts in dirs:
-        (root.joinpath(*parts)).mkdir(parents=True, exist_ok=True)
-    for parent, name, target, absolute in links:
-        where = root.joinpath(*parent)
-        if where.is_dir() and not (where / name).exists() and not (where / name).is_symlink():
-            (where / name).symlink_to(str(root / target) if absolute and target != "/" else target)
-    asked = [str(root) + "/" + "/".join(parts) if absolute else "/".join(parts) for parts, absolute in paths]
-    assert realpaths(asked) == [os.path.realpath(path) for path in asked]
