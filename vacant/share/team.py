@@ -50,6 +50,7 @@ from vacant.share.records import (
     parse_blob,
     signed_bytes_cut,
 )
+from vacant.share.quickindex import read_index
 from vacant.share.quickread import quick_read, run_paths
 from vacant.share.signing import TeamKey, TeamKeys, parse_team_keys
 from vacant.share.teamkey import TEAM_KEY_SUFFIX, TEAM_KEYS_FILE, view_key, view_path
@@ -470,8 +471,8 @@ def check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], 
     passes one, and gives no verdict before it was checked); nothing is cached then."""
     if data is None:
         return "object missing from the repository"
-    try:
-        author, kind, version, sig, body_bytes, summary = shape_of(data)
+    try:  # a verdict given to `check_manifests` is never cached, so an index's ids may stay undecoded
+        author, kind, version, sig, body_bytes, summary = shape_of(data, undecoded=signatures is not None)
     except RecordError as error:
         return f"malformed: {error}"
     if author not in keys.keys:
@@ -489,10 +490,12 @@ def check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], 
     return verdict
 
 
-def shape_of(data: bytes) -> tuple[str, str, int, str, bytes, Any]:
+def shape_of(data: bytes, undecoded: bool = False) -> tuple[str, str, int, str, bytes, Any]:
     """A blob `parse_blob` accepts, as the verdict needs it: author, kind, format, signature, the
-    body's canonical bytes and what the view keeps of the body; the quick reader's answer when it
-    has one (the same, by its contract: vacant/share/quickread.py), else `parse_blob`'s."""
+    body's canonical bytes and what the view keeps of the body; the quick readers' answer when
+    they have one (the same, by their contracts: vacant/share/quickread.py, quickindex.py), else
+    `parse_blob`'s. `undecoded`: a manifest's id lists may be left as `quickindex.HexColumn`s
+    (not JSON: for a verdict that is never cached)."""
     quick = quick_read(data)
     if quick is not None:
         if quick.kind == "run":
@@ -502,6 +505,9 @@ def shape_of(data: bytes) -> tuple[str, str, int, str, bytes, Any]:
         else:
             summary = quick.raw()
         return quick.author, quick.kind, quick.v, quick.sig, quick.body, summary
+    index = read_index(data)
+    if index is not None:
+        return index.author, index.kind, index.v, index.sig, index.body, index.values if undecoded else index.raw()
     envelope, body = parse_blob(data)
     summary = ({"run": body.run, "through_seq": body.through_seq, "lines": bool(body.lines), "paths": _paths(body)}
                if envelope.kind == "run" else envelope.body)
