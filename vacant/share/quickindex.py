@@ -13,9 +13,10 @@ Contract:
   by position: every item the same width, its quotes and commas at their stride and nothing but
   lower-case hex digits between them; it is kept undecoded (`HexColumn`: its length known, its
   items decoded on first use). Any other value is decoded by json's own scanner (`raw_decode`,
-  what `json.loads` runs; a list of numbers not all integers: json's value of each distinct text)
-  and checked by its field's own `Check.parse`, so its numbers, strings and nested objects are
-  decided by exactly the slow path's code.
+  what `json.loads` runs) and checked by its field's own `Check.parse`, so its numbers, strings and
+  nested objects are decided by exactly the slow path's code; but a list of numbers whose texts
+  repeat (scores, weights, cell indexes) is cut on its commas, each distinct text decoded by
+  `json.loads` and checked by the item's own check once, and its length by the list's limit.
 - `Index.values` holds `HexColumn`s, which JSON cannot write: only for a verdict that is never
   cached (`team.check_manifests`); `Index.raw()` is the body as `parse_blob` gives it, plain lists.
 - Limits, each left to the slow path: a body not ASCII, keys in any other order or with spaces
@@ -36,6 +37,7 @@ _KIND = "manifest"
 _SCAN = json.JSONDecoder().raw_decode  # json.loads' own scanner: one value from a position
 _HEX_DIGITS = b"0123456789abcdef"
 _NUMBER_CHARS = b"0123456789.eE+-"
+_SAMPLE = 400  # bytes of a list of numbers that tell whether its texts repeat
 
 
 def _envelope_pattern(name: str) -> bytes:
@@ -172,9 +174,11 @@ def _value(check: Check, body: bytes, text: str, pos: int) -> tuple[Any, int]:
         return _object(fast.cls, FORMAT, body, text, pos)  # `_nested` parses in the newest format
     if fast is not None and fast.kind == "list" and fast.inner is not None and fast.inner.hex_lengths:
         return _hex_column(fast.inner.hex_lengths, fast.limit, body, pos)
-    value, end = _numbers(body, pos) if fast is not None and fast.kind == "list" else (None, pos)
-    if end == pos:
-        value, end = _SCAN(text, pos)
+    if fast is not None and fast.kind == "list":
+        value, end = _repeated(check, body, pos)
+        if end != pos:
+            return value, end
+    value, end = _SCAN(text, pos)
     try:
         check.parse(value, "")
     except RecordError:
@@ -203,17 +207,31 @@ def _hex_column(lengths: tuple[int, ...], limit: int, body: bytes, pos: int) -> 
     raise _Defer("not ids of one width")
 
 
-def _numbers(body: bytes, pos: int) -> tuple[list[Any] | None, int]:
-    """The list at `pos` when it holds numbers only, not all integers (scores, weights): json's
-    value of each distinct text once (a team's repeat, and json spends more on a float's text than
-    on anything else), cut apart on the commas (no number holds one); and where it ends. Else
-    (None, pos): json decodes it whole, as fast as this would for integers and strings."""
+def _repeated(check: Check, body: bytes, pos: int) -> tuple[list[Any] | None, int]:
+    """The list of numbers at `pos` when few of its texts differ (a team's scores, weights and cell
+    indexes repeat): json's value of each distinct text once, each of those checked once by the
+    item's own check, and the list's length by the list's limit (what `_list`'s parse checks, item
+    by item); and where it ends. Else (None, pos): json decodes it whole and the list's check runs.
+    The list is cut apart on its commas, which no number holds; json refuses any cut that is no
+    number (`,,`, `1.2.3`, `01`) as it refuses the list."""
+    fast = check.fast
     end = body.find(b"]", pos)
-    if body[pos:pos + 1] != b"[" or end < 0:
+    if fast is None or fast.inner is None or body[pos:pos + 1] != b"[" or end <= pos + 1:
         return None, pos
     inner = body[pos + 1:end]
-    if not (b"." in inner or b"e" in inner or b"E" in inner) or inner.translate(None, _NUMBER_CHARS + b","):
+    if inner.translate(None, _NUMBER_CHARS + b","):
         return None, pos
+    sample = inner[:_SAMPLE].split(b",")
+    if len(set(sample)) * 4 > len(sample):
+        return None, pos  # mostly distinct (a review's `seq`): json is quicker than a call per text
     parts = inner.split(b",")
-    known = {part: json.loads(part) for part in set(parts)}  # `,,`, `1.2.3`, `01`: ValueError, as json whole
+    texts = set(parts)
+    if len(texts) * 4 > len(parts) or len(parts) > fast.limit:
+        return None, pos
+    known = {text: json.loads(text) for text in texts}
+    for value in known.values():
+        try:
+            fast.inner.parse(value, "")
+        except RecordError:
+            raise _Defer(check.describe) from None
     return list(map(known.__getitem__, parts)), end + 1

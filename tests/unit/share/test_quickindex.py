@@ -40,8 +40,9 @@ BAD_IDS = ["A" * 64, "a" * 63, "a" * 65, "g" * 64, "a" * 39, "a" * 41, "", " " +
 
 def manifests(ids: Any, oids: Any, idents: Any, ints: Any, numbers: Any, texts: Any, paths: Any, size: int) -> Any:
     """A format 2 manifest body (`ManifestRecord`) from these leaves, its index columns of any lengths."""
-    def column(leaf: Any) -> Any:
-        return st.lists(leaf, max_size=size)
+    def column(leaf: Any) -> Any:  # any list, or a few values repeated as a team's scores and cells are
+        return st.lists(leaf, max_size=size) | st.tuples(st.lists(leaf, min_size=1, max_size=3),
+                                                         st.integers(2, 40)).map(lambda few: few[0] * few[1])
     runs = st.builds(RunIndex, column(ids), oids, column(idents), column(ints), column(st.booleans()),
                      column(st.none() | ints), column(ints))
     reviews = st.builds(ReviewIndex, column(ids), oids, column(idents), column(ints), column(ints), column(numbers),
@@ -214,6 +215,15 @@ def test_a_list_of_ids_over_its_limit_is_refused_as_the_oracle_refuses_it(count,
     assert (check_against_oracle(data) is not None) == accepted
     assert outcome(team.shape_of, data) == outcome(slow_shape, data)
     assert isinstance(outcome(team.shape_of, data), list) == accepted
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("count,accepted", [(1_000_000, True), (1_000_001, False)])
+def test_a_list_of_repeated_numbers_over_its_limit_is_refused_as_the_oracle_refuses_it(count, accepted):
+    """An index's `cell` holds at most 1,000,000 (`MAX_INDEX`): one more and `parse_blob` refuses it."""
+    reviews = ReviewIndex([], [], [], [], [0] * count, [], [], [])
+    data = blob(to_json(ManifestRecord([], [], None, None, None, [], [], None, reviews), 2))
+    assert (check_against_oracle(data) is not None) == accepted
 
 
 @pytest.mark.parametrize("oids,quick", [(["a" * 40, "b" * 64], False), (["A" * 40], False), (["a" * 40] * 3, True),
