@@ -108,8 +108,10 @@ class TeamSummary:
         return counts[row_text(row.run, row.finding)]
 
     def to_json(self) -> dict[str, Any]:
+        """Each group's texts as one string, sorted and joined by newlines (a `row_text` holds none:
+        both halves are reprs): one JSON string to write and read, not tens of thousands."""
         return {"sums": [[list(cell), *total] for cell, total in sorted(self.sums.items())],
-                "groups": [[list(cell), score, weight, sorted(texts)]
+                "groups": [[list(cell), score, weight, "\n".join(sorted(texts))]
                            for (cell, score, weight), texts in sorted(self.groups.items())],
                 "team": self.team, "rejected": self.rejected, "authors": self.authors}
 
@@ -118,8 +120,8 @@ class TeamSummary:
         try:
             sums = {(str(c[0]), str(c[1]), str(c[2]), str(c[3])): [int(n), float(w), float(g)]
                     for c, n, w, g in data["sums"]}
-            groups = {((str(c[0]), str(c[1]), str(c[2]), str(c[3])), float(score), float(weight)): [str(t) for t in texts]
-                      for c, score, weight, texts in data["groups"]}
+            groups = {((str(c[0]), str(c[1]), str(c[2]), str(c[3])), float(score), float(weight)): texts.split("\n")
+                      for c, score, weight, texts in data["groups"]}  # not a string: AttributeError, no summary
             authors = [dict(a) for a in data["authors"]]
             return cls(sums, groups, int(data["team"]), int(data["rejected"]), authors)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):

@@ -78,6 +78,9 @@ class Check:
     # or None to check it item by item (which also names the bad one); a manifest's index holds
     # tens of thousands of values, and a Python call per value cost more than everything else
     bulk: Callable[[list[Any]], list[Any] | None] | None = None
+    # a hex id of one of these lengths (lower case), nothing else: how the index reader
+    # (vacant/share/quickindex.py) checks a list of them on its bytes without decoding it
+    hex_lengths: tuple[int, ...] = ()
 
 
 SAFE_CHAR = rb"[ !#-\[\]-~]"  # printable ASCII but `"` and `\`: canonical JSON writes these as they are
@@ -134,7 +137,8 @@ def _pattern(regex: re.Pattern[str], describe: str, hex_lengths: tuple[int, ...]
         one_each = text.count("\n") == len(values) - 1  # no value holds a newline of its own
         return values if not values or (one_each and joined.fullmatch(text)) else None
     fast = _leaf(b'"(?=%s*")(?:%s)"' % (SAFE_CHAR, inner.encode())) if anchored else None
-    return Check(describe, parse, fast, _hex_bulk(hex_lengths) if hex_lengths else bulk if anchored else None)
+    return Check(describe, parse, fast, _hex_bulk(hex_lengths) if hex_lengths else bulk if anchored else None,
+                 hex_lengths)
 
 
 def _relpath(value: Any, where: str) -> str:

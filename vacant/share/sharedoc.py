@@ -101,8 +101,10 @@ shape; one signature per publication), so a clone verifies each state of the ref
 what it found, sealed, in its state directory (`share/team/`, `share/authors/`, `share/verified/`;
 docs/STORAGE.md): the figures' inputs, the view (when a command reads it), and for a ref that had
 to be listed, its snapshot and the verdicts by blob id. A record's shape is checked by one regex
-generated from the checks above when its strings need no escape (vacant/share/quickread.py), else
-by the typed parser, which is the definition: the regex accepts nothing the parser refuses.
+generated from the checks above when its strings need no escape (vacant/share/quickread.py), a
+format 2 manifest's by walking its keys in order, its lists of ids checked on their bytes
+(vacant/share/quickindex.py), else by the typed parser, which is the definition: neither quick
+reader accepts anything the parser refuses.
 
 - **What it is keyed by**: every `refs/vacant/authors/*` ref's name and commit, and the team
   keys' entries at `HEAD` (mode, blob id, path), plus the cache's format. A sync, a rewritten or

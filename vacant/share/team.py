@@ -50,6 +50,7 @@ from vacant.share.records import (
     parse_blob,
     signed_bytes_cut,
 )
+from vacant.share.quickindex import read_index
 from vacant.share.quickread import quick_read, run_paths
 from vacant.share.signing import TeamKey, TeamKeys, parse_team_keys
 from vacant.share.teamkey import TEAM_KEY_SUFFIX, TEAM_KEYS_FILE, view_key, view_path
@@ -383,32 +384,41 @@ Checked = tuple[str, list[Any] | str]  # a blob's sha256 and its verdict (`check
 
 def check_manifests(keys: TeamKeys, blobs: Iterable[tuple[str, bytes]]) -> dict[str, Checked]:
     """`check_blob` of each (object id, bytes), with its sha256: what `valid_manifests` decides from.
-    Each signature is checked on a second thread while the next blob is read and parsed (Ed25519
-    lets go of the interpreter's lock; a team's manifests are megabytes); a verdict is returned
-    only once its signature was checked, and one that fails says so as `check_blob` would."""
-    found: dict[str, Checked] = {}
+    Each blob's sha256 and signature are checked on a second thread while the next blob is read
+    and parsed (both let go of the interpreter's lock; a team's manifests are megabytes); a verdict
+    is returned only once its signature was checked, and one that fails says so as `check_blob`
+    would."""
+    found: dict[str, list[Any] | str] = {}
     with _Signatures(keys) as signatures:
         for oid, data in blobs:
-            sha = hashlib.sha256(data).hexdigest()
-            found[oid] = (sha, check_blob(keys, data, {}, oid, None, sha, signatures))
-    for oid in signatures.failed:
-        sha, verdict = found[oid]
-        found[oid] = (sha, _BAD_SIGNATURE.format(author=verdict[1]))
-    return found
+            signatures.digest(oid, data)
+            found[oid] = check_blob(keys, data, {}, oid, None, _DIGESTED_LATER, signatures)
+    checked: dict[str, Checked] = {}
+    for oid, verdict in found.items():
+        sha = signatures.digests[oid]
+        if oid in signatures.failed:
+            verdict = _BAD_SIGNATURE.format(author=verdict[1])
+        elif isinstance(verdict, list):
+            verdict[0] = sha
+        checked[oid] = (sha, verdict)
+    return checked
 
 
 _BAD_SIGNATURE = "bad signature: edited after signing, or not signed by {author}"
+_DIGESTED_LATER = ""  # a verdict's sha256 that `check_manifests` fills in from its thread
 
 
 class _Signatures:
-    """Ed25519 checks run on a worker thread, in order; `failed`: the ids whose signature did not
-    verify, complete once the `with` block is left (which waits for every check, and raises what
-    a check raised)."""
+    """Work run on a worker thread, in order, that lets go of the interpreter's lock for most of
+    its time: blobs' sha256 (`digest`) and Ed25519 checks of their signed bytes (`check`).
+    `digests` and `failed` (the ids whose signature did not verify) are complete once the `with`
+    block is left, which waits for all of it and raises what a check raised."""
 
     def __init__(self, keys: TeamKeys) -> None:
         self.keys = keys
+        self.digests: dict[str, str] = {}
         self.failed: set[str] = set()
-        self.todo: queue.SimpleQueue[tuple[str, str, bytes, str] | None] = queue.SimpleQueue()
+        self.todo: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self.error: BaseException | None = None
         self.worker = threading.Thread(target=self._run, name="vacant-signatures", daemon=True)
 
@@ -422,14 +432,21 @@ class _Signatures:
         if self.error is not None and exc[0] is None:
             raise self.error
 
-    def check(self, oid: str, author: str, message: bytes, sig: str) -> None:
-        self.todo.put((oid, author, message, sig))
+    def digest(self, oid: str, data: bytes) -> None:
+        self.todo.put((oid, data))
+
+    def check(self, oid: str, author: str, kind: str, version: int, body: bytes, sig: str) -> None:
+        """Verify `sig` over `signed_bytes_cut` of these (made on the thread: megabytes to copy)."""
+        self.todo.put((oid, author, kind, version, body, sig))
 
     def _run(self) -> None:
         while (job := self.todo.get()) is not None:
-            oid, author, message, sig = job
+            if len(job) == 2:
+                self.digests[job[0]] = hashlib.sha256(job[1]).hexdigest()
+                continue
+            oid, author, kind, version, body, sig = job
             try:
-                if not self.keys.verify(author, message, sig):
+                if not self.keys.verify(author, signed_bytes_cut(author, kind, version, body), sig):
                     self.failed.add(oid)
             except BaseException as error:  # noqa: BLE001 - raised again on the caller's thread
                 self.failed.add(oid)
@@ -465,34 +482,37 @@ def check_blob(keys: TeamKeys, data: bytes | None, cache: dict[str, list[Any]], 
                signatures: _Signatures | None = None) -> list[Any] | str:
     """Verify one blob's shape and signature; cache the verdict when it does not depend on trust.
     `vouched_by`: a valid manifest of that author lists these exact bytes, which stands in for the
-    record's own signature only when the record names the same author. `sha`: the blob's sha256, if known.
+    record's own signature only when the record names the same author. `sha`: the blob's sha256, if known
+    (`check_manifests` gives "" and fills it in from its thread).
     `signatures`: the signature is handed to it rather than checked here (`check_manifests` alone
     passes one, and gives no verdict before it was checked); nothing is cached then."""
     if data is None:
         return "object missing from the repository"
-    try:
-        author, kind, version, sig, body_bytes, summary = shape_of(data)
+    try:  # a verdict given to `check_manifests` is never cached, so an index's ids may stay undecoded
+        author, kind, version, sig, body_bytes, summary = shape_of(data, undecoded=signatures is not None)
     except RecordError as error:
         return f"malformed: {error}"
     if author not in keys.keys:
         return f"unknown key {author} (not in {TEAM_KEYS_FILE} at HEAD)"
     if vouched_by != author:
         if signatures is not None:
-            signatures.check(oid, author, signed_bytes_cut(author, kind, version, body_bytes), sig)
+            signatures.check(oid, author, kind, version, body_bytes, sig)
         elif not keys.verify(author, signed_bytes_cut(author, kind, version, body_bytes), sig):
             return _BAD_SIGNATURE.format(author=author)
     # a manifest is never counted, so it needs no body id (an index's bytes are megabytes)
-    verdict = [sha or hashlib.sha256(data).hexdigest(), author, kind,
+    verdict = [sha if sha is not None else hashlib.sha256(data).hexdigest(), author, kind,
                body_id_of(kind, body_bytes) if kind != "manifest" else "", summary]
     if signatures is None:
         cache[oid] = verdict
     return verdict
 
 
-def shape_of(data: bytes) -> tuple[str, str, int, str, bytes, Any]:
+def shape_of(data: bytes, undecoded: bool = False) -> tuple[str, str, int, str, bytes, Any]:
     """A blob `parse_blob` accepts, as the verdict needs it: author, kind, format, signature, the
-    body's canonical bytes and what the view keeps of the body; the quick reader's answer when it
-    has one (the same, by its contract: vacant/share/quickread.py), else `parse_blob`'s."""
+    body's canonical bytes and what the view keeps of the body; the quick readers' answer when
+    they have one (the same, by their contracts: vacant/share/quickread.py, quickindex.py), else
+    `parse_blob`'s. `undecoded`: a manifest's id lists may be left as `quickindex.HexColumn`s
+    (not JSON: for a verdict that is never cached)."""
     quick = quick_read(data)
     if quick is not None:
         if quick.kind == "run":
@@ -502,6 +522,9 @@ def shape_of(data: bytes) -> tuple[str, str, int, str, bytes, Any]:
         else:
             summary = quick.raw()
         return quick.author, quick.kind, quick.v, quick.sig, quick.body, summary
+    index = read_index(data)
+    if index is not None:
+        return index.author, index.kind, index.v, index.sig, index.body, index.values if undecoded else index.raw()
     envelope, body = parse_blob(data)
     summary = ({"run": body.run, "through_seq": body.through_seq, "lines": bool(body.lines), "paths": _paths(body)}
                if envelope.kind == "run" else envelope.body)

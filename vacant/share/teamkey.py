@@ -18,7 +18,7 @@ from vacant.share.gitstore import AUTHORS, GitStore
 
 TEAM_KEYS_FILE = ".vacant-team-keys"  # a directory of `<name>.pub` files (one per person), or the older single file
 TEAM_KEY_SUFFIX = ".pub"
-VIEW_FORMAT = 3  # part of every key: a change of what a cached view holds rebuilds every cache (2: snapshots; 3: a run counted by its record's name)
+VIEW_FORMAT = 4  # part of every key: a change of what a cached view holds rebuilds every cache (2: snapshots; 3: a run counted by its record's name; 4: the summary's texts joined)
 
 
 def repository_root(start: Path) -> Path:

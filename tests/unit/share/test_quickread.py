@@ -132,24 +132,30 @@ def tweaks(value: Any) -> list[Any]:
     return [{}, None, [], {**value, "extra": 1}]
 
 
+def values_put_in(draw: st.DrawFn, body: Any, values: Any, keys: list[str]) -> Any:
+    """`body` with none, one or two values put in: wrong types, each check's edges (`tweaks`),
+    one of `values`, an unknown top-level key (one of `keys`) or a missing one."""
+    for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2]))):
+        where = draw(st.sampled_from(nodes(body)))
+        how = draw(st.sampled_from(["tweak", "tweak", "tweak", "value", "extra", "drop"]))
+        if how == "tweak":
+            body = replaced(body, where, draw(st.sampled_from(tweaks(at(body, where)))))
+        elif how == "value":
+            body = replaced(body, where, draw(values))
+        elif how == "extra" and isinstance(body, dict):
+            body = {**body, draw(st.sampled_from(keys)): draw(values)}
+        elif how == "drop" and where:
+            body = removed(body, where)
+    return body
+
+
 @st.composite
 def blobs(draw: st.DrawFn) -> bytes:
     kind, record = draw(valid_bodies | bodies)  # mostly valid, so that one hostile value is all that is wrong
     version = draw(st.sampled_from([1, 2, 2, 2, 2, 2, 3]))
     if kind == "run" and record.lines is None and version == 2 and draw(st.booleans()):
         record = dataclasses.replace(record, lines=[])
-    body: Any = to_json(record, min(version, 2))
-    for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2]))):  # values put in: wrong types, bounds, unknown and missing keys
-        where = draw(st.sampled_from(nodes(body)))
-        how = draw(st.sampled_from(["tweak", "tweak", "tweak", "value", "extra", "drop"]))
-        if how == "tweak":
-            body = replaced(body, where, draw(st.sampled_from(tweaks(at(body, where)))))
-        elif how == "value":
-            body = replaced(body, where, draw(hostile))
-        elif how == "extra" and isinstance(body, dict):
-            body = {**body, draw(st.sampled_from(["extra", "run", "lines"])): draw(hostile)}
-        elif how == "drop" and where:
-            body = removed(body, where)
+    body = values_put_in(draw, to_json(record, min(version, 2)), hostile, ["extra", "run", "lines"])
     envelope = {"author": draw(st.sampled_from([AUTHOR] * 8 + [AUTHOR.upper(), AUTHOR[:-1]])), "body": body,
                 "kind": draw(st.sampled_from([kind] * 8 + ["run", "review", "other"])), "sig": SIG, "v": version}
     try:
@@ -233,7 +239,7 @@ def test_a_valid_record_of_printable_ascii_is_read_quickly(kind_record, version)
 
 
 # a format 2 manifest holds lists of numbers (an index's scores and weights), which a regex cannot
-# check inside a list: it is read by json and the typed checks' bulk forms (vacant/share/index.py)
+# check inside a list: it has a reader of its own (vacant/share/quickindex.py, test_quickindex.py)
 SLOW_SHAPES = {("manifest", 2)}
 
 
