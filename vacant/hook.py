@@ -15,6 +15,7 @@ The hot path: it imports the standard library and xxhash only (a test inspects s
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -46,6 +47,13 @@ def _arm(seconds: float) -> None:
     signal.setitimer(signal.ITIMER_REAL, max(0.01, seconds))
 
 
+def _before_stop(env: dict) -> None:
+    """A Stop runs the pipeline (minutes, threads, many objects): its own deadline, and the
+    collector the launchers switch off for a tool call's few milliseconds back on."""
+    gc.enable()
+    _arm(budget(env, STOP_BUDGET_S))
+
+
 def _root_of(env: dict) -> Path | None:
     return Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else None
 
@@ -75,7 +83,7 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: floa
             return 0
         env = dict(os.environ)
         # a Stop keeps to its own, smaller budget
-        stdout, code = run(argv[0], raw, env, before_stop=lambda: _arm(budget(env, STOP_BUDGET_S)))
+        stdout, code = run(argv[0], raw, env, before_stop=lambda: _before_stop(env))
         signal.setitimer(signal.ITIMER_REAL, 0)
     except BaseException as error:  # noqa: BLE001 - deny what may act, fail open on the rest
         return _failed(platform_name, raw, root, error)

@@ -10,8 +10,11 @@ absolute path of the environment's own python), then runs `vacant.hook`, which n
 else (stdlib + xxhash). If even that fails, a pre-tool call is denied (the gate never fails
 open) and any other call fails open: exit 0, the agent carries on.
 """
+import gc
 import os
 import sys
+
+gc.disable()  # a tool call's process lives milliseconds: no collector passes (a Stop turns it back on)
 
 _lib = "lib/python%d.%d/site-packages" % sys.version_info[:2]
 sys.path[:0] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] + [

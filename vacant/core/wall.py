@@ -21,11 +21,14 @@ itself owns before any config naming them is written.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from pathlib import Path
 
 from vacant.core.locations import state_dir, user_config_dir, user_data_dir
 from vacant.core.platform_facts import settings_paths
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 TOKEN_SETTINGS = (".claude/settings.local.json",)  # holds the daemon's http token (`vacant init`)
 # The Debian packages the wall needs (Claude Code's sandbox and `vacant do` use bubblewrap; Claude's

@@ -30,6 +30,7 @@ hex>\\n`, then env as `key=value` items joined by NUL, then the payload; the ans
 bytes: the daemon finishes the call's bookkeeping after sending them.
 """
 
+import gc
 import posix
 import sys
 import time
@@ -399,6 +400,10 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
     escapes: whatever fails, the in-process hook answers, and if even that cannot start, a
     pre-tool call is denied (`last_resort`)."""
     started = time.monotonic()
+    # No cyclic garbage collection in a tool call's process: it lives a few milliseconds and leaves
+    # by os._exit, and the collector's passes over the modules it imports cost 1-2 ms of each call
+    # answered in-process (a Stop's pipeline turns it back on: vacant/hook.py)
+    gc.disable()
     raw, argv = b"", sys.argv[1:] if argv is None else argv
     try:
         raw = sys.stdin.buffer.read()

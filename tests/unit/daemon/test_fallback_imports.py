@@ -33,7 +33,7 @@ LAUNCHER = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.
 # uses _signal: signal.py adds an enum), shlex (the gate's shell reader: a shell command's only),
 # bisect (a broken chain only), math (a candidate secret only).
 STDLIB_ALLOWED = {
-    "__future__", "_collections", "_collections_abc", "_json", "_sha2", "_sha256", "_stat", "_winapi",
+    "__future__", "_collections", "_collections_abc", "_json", "_sha2", "_sha256", "_stat", "_winapi", "gc",
     "errno", "fcntl", "genericpath", "nt", "os", "pathlib", "posixpath", "stat",
     # a pattern's (the run's first call): re with its enum, and what they import
     "re", "re._casefix", "re._compiler", "re._constants", "re._parser", "_sre", "copyreg", "enum", "functools",
