@@ -114,9 +114,10 @@ def settings_files(root: Path, extra: list[Path] | tuple[Path, ...] = ()) -> lis
     return [*files, *(Path(p) for p in extra)]
 
 
-def wall_for(root: Path, extra_settings: list[Path] | tuple[Path, ...] = ()) -> Wall:
-    """The wall around workspace `root` (real paths; both classes, existing or not)."""
-    hidden = [user_config_dir(), state_dir(root), *temp_dirs()]
+def wall_for(root: Path, extra_settings: list[Path] | tuple[Path, ...] = (), state: Path | None = None) -> Wall:
+    """The wall around workspace `root` (real paths; both classes, existing or not). `state`: its
+    state directory when the caller has just found it (else found here)."""
+    hidden = [user_config_dir(), state_dir(root) if state is None else state, *temp_dirs()]
     hidden += [Path(root) / rel for rel in TOKEN_SETTINGS]
     readonly = [*settings_files(root, extra_settings), user_data_dir(), *install_dirs()]
     real_hidden = _unique(os.path.realpath(p) for p in hidden)

@@ -278,7 +278,10 @@ NO_DAEMON = ("", -1)  # a sentinel: nobody listening (distinct from an answer or
 
 
 def _try(project: str | None, platform: str, raw: bytes, env: dict[str, str], timeout: float):
-    found = find(project or posix.getcwd(), walk_up=not project) or _find_slow(project)
+    found = find(project or posix.getcwd(), walk_up=not project)
+    if found is None and project and coming_up(next(state_candidates(real_directory(project)))):
+        return NO_DAEMON  # one is starting and has named no socket yet: the package need not look
+    found = found or _find_slow(project)
     if found is None:
         return NO_DAEMON
     try:

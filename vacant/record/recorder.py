@@ -107,6 +107,8 @@ class Recorder:
         self.root = Path(root)
         # `state`: the state directory when the caller already holds it (the daemon finds it once)
         self.state_dir = ensure_state_dir(self.root) if state is None else Path(state)
+        # found by this call (not the daemon's, found at its start): the gate's wall may take it
+        self._state_found_now = state is None
         self.log = StepLog(run_dir(self.root, run_id, self.state_dir))
         self.run_id = run_id
         self.platform = platform
@@ -184,7 +186,8 @@ class Recorder:
         try:
             from vacant.policy.gate import gate, rules  # a pre-tool call's only: a Post never loads the gate
 
-            verdict = gate.classify(self.root, call, rules.load_policy(self.root))
+            verdict = gate.classify(self.root, call, rules.load_policy(self.root),
+                                    state=self.state_dir if self._state_found_now else None)
             if verdict.kind == "pass":
                 return None
             if verdict.kind == "refuse":

@@ -48,3 +48,40 @@ def test_never_coming_up_where_the_oracle_says_no(tmp_path_factory, marker_age, 
     assert not says or oracle, (marker_age, info)
     if marker_age is not None and 0 <= marker_age < 9 and info is None:
         assert says, "a fresh marker and no daemon.json: coming up, and told without the slow path"
+
+
+PROBE = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import client
+client._importable(sys.argv[3])
+answer = client._try(sys.argv[2], "claude", b"{}", {}, 1.0)
+print(json.dumps([answer is client.NO_DAEMON, "pathlib" in sys.modules]))
+"""
+
+
+def test_a_daemon_coming_up_is_told_without_the_package(tmp_path, monkeypatch) -> None:
+    """While a daemon starts (fresh marker, no socket named yet) the client needs no slow lookup:
+    no daemon, and the package (pathlib with it) is not loaded for the asking; without the marker
+    the slow lookup runs, as before."""
+    import subprocess
+
+    from vacant.core.locations import mark_installed
+    from vacant.daemon.paths import daemon_dir
+
+    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    mark_installed(root)
+    repo = Path(paths.__file__).resolve().parents[2]
+
+    def ask() -> list[bool]:
+        proc = subprocess.run([sys.executable, "-I", "-S", "-c", PROBE, str(Path(paths.__file__).parent), str(root),
+                               str(repo)], capture_output=True, text=True, env=dict(os.environ), timeout=60)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout)
+
+    assert ask() == [True, True]  # no marker: the slow lookup (pathlib, the package) says no daemon
+    (daemon_dir(root)).mkdir(parents=True, exist_ok=True)
+    (daemon_dir(root) / "spawned").write_text("client")
+    assert ask() == [True, False]

@@ -184,3 +184,21 @@ def test_a_denied_call_is_a_step_that_did_not_run(ws):
     _, view = ws, RunView.load(next((state_dir(ws) / "runs").iterdir()))
     (step,) = view.ordered()
     assert step.outcome == "not-run" and step.changes == []
+
+
+def test_the_gate_takes_the_state_directory_this_call_found_and_never_a_daemons(ws, monkeypatch):
+    """The wall hides the workspace's state directory: a recorder that found it for this call lends
+    it to the gate (no second lookup), equal to a fresh lookup's; one given a directory (the
+    daemon's, found when it started) lends nothing, and the gate looks it up afresh."""
+    from vacant.policy.gate import gate
+
+    lent: list[object] = []
+    classify = gate.classify
+    monkeypatch.setattr(gate, "classify", lambda *args, **kwargs: lent.append(kwargs.get("state")) or
+                        classify(*args, **kwargs))
+    platform = load("claude")
+    pre = {"tool": "Read", "key": "toolu_001", "scope": [], "tool_input": {"file_path": str(ws / "a.txt")},
+           "cwd": str(ws)}
+    Recorder(ws, "s1", platform).handle(HookCall("tool_pre", "s1", ws, **pre))
+    Recorder(ws, "s1", platform, state=state_dir(ws)).handle(HookCall("tool_pre", "s1", ws, **{**pre, "key": "t2"}))
+    assert lent == [state_dir(ws), None]

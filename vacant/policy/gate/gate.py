@@ -74,8 +74,9 @@ def _rel(path: str, root: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdict:
-    """What the gate makes of one PreToolUse call (pure: reads files, writes nothing)."""
+def classify(root: Path, call, policy: Policy, env: dict | None = None, state: Path | None = None) -> Verdict:
+    """What the gate makes of one PreToolUse call (pure: reads files, writes nothing). `state`: the
+    workspace's state directory when the caller has just found it (else found here)."""
     env = os.environ if env is None else env
     root_real = os.path.realpath(root)
     kind, intent = getattr(call, "tool_kind", None), getattr(call, "intent", None) or {}
@@ -85,7 +86,7 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None) -> Verdi
         path = intent.get("path")
         if isinstance(path, str) and is_key(os.path.normpath(os.path.join(cwd, path)), home):
             return Verdict("refuse", None, KEY_REFUSAL.format(path=path))
-    refused = wall_refusal(root, cwd, kind, intent)
+    refused = wall_refusal(root, cwd, kind, intent, state)
     if refused:
         return Verdict("refuse", None, refused)
     if kind == "shell":
@@ -109,7 +110,7 @@ def tool_paths(kind: str | None, intent: dict) -> list[str]:
     return [path] if isinstance(path, str) and kind in ("read", *WRITING_KINDS) else []
 
 
-def wall_refusal(root: Path, cwd: str, kind: str | None, intent: dict) -> str | None:
+def wall_refusal(root: Path, cwd: str, kind: str | None, intent: dict, state: Path | None = None) -> str | None:
     """A platform's own file tool (Claude's Read/Write/Edit/MultiEdit/NotebookEdit, Codex's
     apply_patch) runs outside any Bash sandbox: the gate refuses it on every path the wall
     protects (vacant/core/wall.py), resolved the way the kernel does (symlinks, `..`)."""
@@ -119,10 +120,10 @@ def wall_refusal(root: Path, cwd: str, kind: str | None, intent: dict) -> str | 
     from vacant.core.locations import read_install
     from vacant.core.wall import wall_for
 
-    record = read_install(root) or {}
+    record = read_install(root, state) or {}
     named = [entry["path"] for entry in (record.get("hooks") or {}).values()
              if isinstance(entry, dict) and isinstance(entry.get("path"), str)]
-    wall = wall_for(root, named)
+    wall = wall_for(root, named, state)
     writing = kind in WRITING_KINDS
     for path in paths:
         joined = os.path.join(cwd, os.path.expanduser(path) if path.startswith("~") else path)
