@@ -12,7 +12,7 @@ from vacant.commands import footprint
 from vacant.commands.common import print_json
 from vacant.core.wall import ensure_hidden_dirs, missing_packages, wall_for
 from vacant.core.locations import user_data_dir, ensure_state_dir, legacy_state_dir, mark_installed, migrate_legacy, new_root, state_dir
-from vacant.daemon import lifecycle
+from vacant.daemon import bundle, lifecycle
 from vacant.platforms.all_platforms import load, names
 from vacant.platforms.settings_file import hook_command
 
@@ -82,6 +82,7 @@ def register(app: typer.Typer) -> None:
         hooks = {chosen.name: {"path": str(target), "scope": scope}} if chosen is not None and target else {}
         walled_record = _walled_record(root, chosen, walled, no_wall)
         mark_installed(root, hooks=hooks, walls=walled_record)  # hooks record only in an installed workspace
+        hot = bundle.ensure() if chosen is not None else None  # the calls answered without a daemon load it
         missing = missing_packages() if walled else []
         state = state_dir(root)
         done = footprint.changes(before, footprint.candidates(root, files))
@@ -90,7 +91,8 @@ def register(app: typer.Typer) -> None:
             print_json({"workspace": str(root), "state_dir": str(state), "moved_legacy": str(moved) if moved else None, "platform": platform, "scope": scope,
                         "settings": str(target) if target else None, "touched": [c._asdict() for c in done],
                         "wall": walled, "created_dirs": [str(d) for d in made], "missing_packages": missing,
-                        "key_created": str(key_made) if key_made else None})
+                        "key_created": str(key_made) if key_made else None,
+                        "hot_bundle": str(hot) if hot else None})
             return
         if moved is not None:
             typer.echo(f"moved {legacy_state_dir(root)} to {moved} (out of reach of git clean and git stash)")
@@ -104,6 +106,8 @@ def register(app: typer.Typer) -> None:
         typer.echo("touched:" if done else "nothing changed: already set up")
         for line in footprint.render(done):
             typer.echo(line)
+        if hot is not None:
+            typer.echo(f"compiled vacant's hook modules into {hot} (a call answered without the daemon loads them from there)")
         if chosen is not None:
             typer.echo("a watch daemon for this workspace will be started by the first hook call "
                        "(`vacant daemon status` shows it; it exits after 30 min idle)")

@@ -297,7 +297,7 @@ def _try(project: str | None, platform: str, raw: bytes, env: dict[str, str], ti
 def _find_slow(project: str | None) -> tuple[str, str, bytes] | None:
     """The state directory the package knows (the registry's, a workspace installed before `git
     init`): only when the fast lookup missed."""
-    lean_pathlib()
+    slow_imports()
     from pathlib import Path
 
     from vacant.core.locations import find_root, state_dir
@@ -373,7 +373,7 @@ def start_daemon(project: str | None) -> int | None:
     load none of the package's daemon modules."""
     if project and coming_up(next(state_candidates(real_directory(project)))):
         return 0
-    lean_pathlib()
+    slow_imports()
     from pathlib import Path  # only when no daemon runs: the in-process fallback follows anyway
 
     from vacant.core.locations import find_root, installed
@@ -386,7 +386,7 @@ def start_daemon(project: str | None) -> int | None:
 
 
 def _say_impostor(project: str | None, sock_path: str) -> None:
-    lean_pathlib()
+    slow_imports()
     from pathlib import Path
 
     from vacant.core.errlog import log_error
@@ -437,7 +437,7 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
 def in_process(argv: list[str], raw: bytes, deadline: float, project: str | None, then_start: bool) -> int:
     """The fallback (vacant.hook.main: it prints the answer and never raises); then, when no daemon
     runs, start one, once the answer is out. Starting one never changes the answer nor the exit code."""
-    lean_pathlib()
+    slow_imports()
     from vacant import hook  # only when the daemon could not answer
 
     code = hook.main(argv, raw, deadline=deadline)
@@ -468,7 +468,10 @@ def last_resort(raw: bytes, error: BaseException) -> int:
 
 def _importable(package_root: str) -> None:
     """Put the package's root and the environment's site-packages on sys.path (the launcher runs
-    with -I -S, so no site processing did). Paths only: nothing is imported here."""
+    with -I -S, so no site processing did), and remember it: the one package the hot bundle may
+    serve (`slow_imports`). Paths only: nothing is imported here."""
+    global _package_root
+    _package_root = package_root
     lib = "lib/python%d.%d/site-packages" % sys.version_info[:2]
     environment = sys.executable.rpartition("/")[0].rpartition("/")[0]
     packages = [path for path in (f"{environment}/{lib}", f"{sys.prefix}/{lib}") if _is_dir(path)]
@@ -556,6 +559,14 @@ def _deferred_call(module: str, name: str) -> object:
     return call
 
 
+def slow_imports() -> None:
+    """Before the slow path imports from the package: pathlib without its rare modules, and
+    vacant's hot modules from the bundle when there is one."""
+    lean_pathlib()
+    if _package_root is not None:
+        hot_bundle(_package_root)
+
+
 def lean_pathlib() -> None:
     """Import pathlib, if nothing has yet, without the modules it uses only in rare methods."""
     if "pathlib" in sys.modules:
@@ -570,6 +581,109 @@ def lean_pathlib() -> None:
         for name, stand_in in stand_ins.items():
             if modules.get(name) is stand_in:
                 del modules[name]
+
+
+# -- the hot bundle (vacant/daemon/bundle.py) ----------------------------------------------------
+
+BUNDLE_FORMAT = 1  # vacant.daemon.bundle.FORMAT (a test holds them equal)
+BUNDLE_MAX_INDEX = 1 << 20
+_package_root: str | None = None  # the launcher's, once main has it: the one package the bundle may serve
+_bundle_tried = False
+
+
+def bundle_file(package_root: str) -> str:
+    """vacant.daemon.bundle.bundle_path, for the package under `package_root`."""
+    return f"{package_root}/vacant/__pycache__/vacant-hot.{sys.implementation.cache_tag}.bundle"
+
+
+def hot_bundle(package_root: str) -> bool:
+    """Serve vacant's hot modules from the bundle beside the package's pycs: True when its index was
+    read and is of this format and interpreter (tried once a process). Each module is then served
+    only while its source is as compiled (`HotModules.find_spec`); any other goes through the
+    usual import system, as does every module when the bundle is missing or unreadable."""
+    global _bundle_tried
+    if _bundle_tried:
+        return False
+    _bundle_tried = True
+    if sys.flags.optimize:
+        return False  # compiled without -O: its asserts and docstrings would differ
+    try:
+        fd = posix.open(bundle_file(package_root), posix.O_RDONLY | posix.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        finder = HotModules.open(fd, f"{package_root}/vacant/")
+    except Exception:  # noqa: BLE001 - a torn bundle, a foreign one: the usual imports
+        finder = None
+    if finder is None:
+        posix.close(fd)
+        return False
+    sys.meta_path.insert(0, finder)  # its fd stays open: each module's code is read when imported
+    return True
+
+
+class HotModules:
+    """Finder and loader of the bundle's modules (a meta path entry, before the path finder)."""
+
+    HEADER_BYTES = 8  # vacant.daemon.bundle.HEADER_BYTES
+
+    def __init__(self, fd: int, index: dict, base: int, size: int, prefix: str) -> None:
+        self.fd, self.index, self.base, self.size, self.prefix = fd, index, base, size, prefix
+        self.spec_type = sys.modules["_frozen_importlib"].ModuleSpec
+
+    @classmethod
+    def open(cls, fd: int, prefix: str) -> "HotModules | None":
+        """The finder over the bundle open at `fd`; None when it is not one this client may serve."""
+        size = posix.fstat(fd).st_size
+        head = posix.read(fd, 1 << 16)
+        length = int.from_bytes(head[:cls.HEADER_BYTES], "little")
+        base = cls.HEADER_BYTES + length
+        if base > size or length > BUNDLE_MAX_INDEX:
+            return None
+        if base > len(head):
+            head += posix.pread(fd, base - len(head), len(head))
+        import marshal
+
+        held = marshal.loads(head[cls.HEADER_BYTES:base])
+        magic = sys.modules["_frozen_importlib_external"].MAGIC_NUMBER
+        if not (type(held) is tuple and len(held) == 3 and held[0] == BUNDLE_FORMAT and held[1] == magic
+                and type(held[2]) is dict):
+            return None
+        return cls(fd, held[2], base, size, prefix)
+
+    def find_spec(self, name: str, path=None, target=None):  # type: ignore[no-untyped-def]
+        entry = self.index.get(name)
+        if entry is None:
+            return None
+        try:
+            is_package, origin, size, mtime_ns, offset, length = entry
+            if not origin.startswith(self.prefix) or self.base + offset + length > self.size:
+                return None
+            directory = origin.rpartition("/")[0]
+            if path is not None and (directory.rpartition("/")[0] if is_package else directory) not in path:
+                return None  # the parent package's __path__ names another directory
+            status = posix.stat(origin)
+        except Exception:  # noqa: BLE001 - a malformed entry, a source gone: the usual import
+            return None
+        if status.st_size != size or status.st_mtime_ns != mtime_ns:
+            return None  # the source changed since it was compiled: the usual import
+        spec = self.spec_type(name, self, origin=origin, is_package=bool(is_package))
+        spec.has_location = True
+        if is_package:
+            spec.submodule_search_locations = [directory]
+        return spec
+
+    def create_module(self, spec):  # type: ignore[no-untyped-def]
+        return None
+
+    def exec_module(self, module) -> None:  # type: ignore[no-untyped-def]
+        import marshal
+
+        _is_package, _origin, _size, _mtime_ns, offset, length = self.index[module.__name__]
+        code = posix.pread(self.fd, length, self.base + offset)
+        if len(code) != length:
+            raise ImportError(f"the hot bundle was cut short under {module.__name__}", name=module.__name__)
+        exec(marshal.loads(code), module.__dict__)
 
 
 def _is_dir(path: str) -> bool:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from vacant.core.errlog import log_error
 from vacant.core.locations import ensure_state_dir, state_dir
-from vacant.daemon import client, pointer
+from vacant.daemon import bundle, client, pointer
 from vacant.daemon.paths import daemon_dir, info, read_json, socket_path
 from vacant.daemon.scanner import WatchedScanner
 from vacant.daemon.server import Core, HttpServer, UnixServer, serve
@@ -235,12 +235,22 @@ class Daemon:
             log_error(self.root, f"vacant daemon: no pointer for the lean client: {error}")
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: self.finish("signal"))
+        threading.Thread(target=self._bundle, name="vacant-daemon-bundle", daemon=True).start()
         self._wait(core)
         watcher.stop()
         for server in (unix, http):
             server.server_close()
         self._cleanup(core)
         return 0
+
+    def _bundle(self) -> None:
+        """The hot bundle for the calls answered in-process (vacant/daemon/bundle.py), when missing or
+        stale (a few ms to check; about 0.1 s to build, once per install or upgrade), at start-up:
+        an idle daemon wakes for nothing."""
+        try:
+            bundle.ensure()
+        except Exception as error:  # noqa: BLE001 - the calls then import as before: slower, never wrong
+            log_error(self.root, f"vacant daemon: the hot bundle: {type(error).__name__}: {error}")
 
     def _wait(self, core: Core) -> None:
         """Sleep until finish() or a signal wakes the pipe, or until the next idle check."""
