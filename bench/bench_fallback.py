@@ -9,7 +9,9 @@ Rows, each the whole hook process with a real-shaped Claude payload on stdin:
 - `fallback`: the installed command (`python -I -S …/vacant-hook-client.py claude`) with no daemon
   running and one started a moment ago (the client's `spawned` marker is fresh, as during a
   daemon's start-up): it finds no daemon, starts none, and answers in-process. This is the path
-  the issue's "+15 ms" is about.
+  the issue's "+15 ms" is about. It loads vacant's modules from the hot bundle (vacant/daemon/
+  bundle.py), which the bench builds first when missing or stale, as `vacant init` and every
+  daemon's start do.
 - `first call`: the same with no marker: the client also starts a daemon (detached), as at a
   session's very first call; the bench stops that daemon after each sample (untimed).
 - `vacant-hook.py`: the in-process entry itself, for comparison.
@@ -46,7 +48,7 @@ import time
 from pathlib import Path
 
 from vacant.core.locations import mark_installed, state_dir
-from vacant.daemon import lifecycle
+from vacant.daemon import bundle, lifecycle
 from vacant.daemon.paths import daemon_dir
 from vacant.platforms.settings_file import hook_command
 
@@ -180,6 +182,10 @@ def main() -> None:
         if not launcher.is_file():
             raise SystemExit(f"--against: no launcher at {launcher}")
         against = [*CLIENT[:-2], str(launcher), CLIENT[-1]]
+    built = bundle.ensure()  # as `vacant init` and every daemon's start do
+    fresh = bundle.fresh(bundle.package_root())
+    print(f"hot bundle: {bundle.bundle_path(bundle.package_root())} "
+          f"({'built now' if built else 'fresh' if fresh else 'STALE: the fallback rows import without it'})")
     data = Path(tempfile.mkdtemp(prefix="vacant-bench-data-"))
     os.environ["VACANT_HOME"] = str(data)  # the install registry of this bench only
     commands = {"fallback": CLIENT, "vacant-hook.py": ENTRY, **({"against": against} if against else {})}

@@ -252,25 +252,62 @@ def _holds_needs(text: str, needs: Lazy) -> bool:
     return needs.search(text) is not None
 
 
-def _redact(text: str) -> str:
-    folded = None
+def _anchor_index() -> tuple[tuple[int, ...], tuple[tuple[str, tuple[int, ...]], ...],
+                            tuple[tuple[str, tuple[int, ...]], ...]]:
+    """The rules by anchor: (the rules with none, which always run; (anchor, its rules) as written;
+    (anchor, its rules) lower-cased, for the `folded` rules)."""
+    always: list[int] = []
+    plain: dict[str, list[int]] = {}
+    folded: dict[str, list[int]] = {}
+    for index, rule in enumerate(RULES):
+        if not rule.anchors:
+            always.append(index)
+        for anchor in rule.anchors:
+            (folded if rule.folded else plain).setdefault(anchor, []).append(index)
+    return (tuple(always), tuple((anchor, tuple(rules)) for anchor, rules in plain.items()),
+            tuple((anchor, tuple(rules)) for anchor, rules in folded.items()))
+
+
+_ALWAYS, _PLAIN_ANCHORS, _FOLDED_ANCHORS = _anchor_index()
+
+
+def _live(text: str, after: int = -1) -> list[int]:
+    """The rules after index `after` one of whose anchors occurs in `text`, or which have none, in
+    RULES' order: each anchor is looked for once, not once per rule that names it."""
+    live = set(_ALWAYS)
+    for anchor, rules in _PLAIN_ANCHORS:
+        if anchor in text:
+            live.update(rules)
+    folded = text.lower()
+    for anchor, rules in _FOLDED_ANCHORS:
+        if anchor in folded:
+            live.update(rules)
+    return sorted(index for index in live if index > after)
+
+
+def apply_rules(text: str) -> str:
+    """RULES applied in order, each to what the earlier ones left, those whose anchors (and
+    `needs`) the text lacks skipped."""
     needed: dict[str, bool] = {}  # needs pattern -> found in the current text
-    for rule in RULES:
-        if rule.anchors:
-            if rule.folded:
-                folded = text.lower() if folded is None else folded
-                if not any(anchor in folded for anchor in rule.anchors):
-                    continue
-            elif not any(anchor in text for anchor in rule.anchors):
-                continue
+    live, at = _live(text), 0
+    while at < len(live):
+        index = live[at]
+        at += 1
+        rule = RULES[index]
         if rule.needs is not None:
             if rule.needs not in needed:
                 needed[rule.needs] = _holds_needs(text, rule.needs)
             if not needed[rule.needs]:
                 continue
         cleaned = _sub(rule, text)
-        if cleaned != text:
-            text, folded, needed = cleaned, None, {}
+        if cleaned != text:  # the later rules' anchors are looked for in what is left
+            text, needed = cleaned, {}
+            live, at = _live(text, index), 0
+    return text
+
+
+def _redact(text: str) -> str:
+    text = apply_rules(text)
     lowered = text.lower()
     if _may_name_a_secret(lowered):  # only lines naming a secret
         lines, low_lines = text.split("\n"), lowered.split("\n")
