@@ -4,16 +4,20 @@ the same; an interpreter built without the builtin module falls back to hashlib.
 
 from __future__ import annotations
 
+import sys
+
 TYPE_CHECKING = False  # not typing's: the hot path never imports typing
 if TYPE_CHECKING:
     from hashlib import sha256
 else:
+    # the module this interpreter has, asked for first: a module that is missing costs a search of
+    # every directory on sys.path (about 0.4 ms of a hook process) before the other is tried
     try:
-        from _sha2 import sha256  # Python 3.12+
-    except ImportError:
-        try:
-            from _sha256 import sha256  # Python <= 3.11
-        except ImportError:  # a build without the builtin hashes
-            from hashlib import sha256
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256
+        else:
+            from _sha256 import sha256
+    except ImportError:  # a build without the builtin hashes
+        from hashlib import sha256
 
 __all__ = ["sha256"]

@@ -119,10 +119,10 @@ def data_dir() -> str:
 
 
 def _sha256_hex(data: bytes) -> str:
-    try:
-        import _sha256 as module  # Python <= 3.11
-    except ImportError:
-        import _sha2 as module  # 3.12+
+    if sys.version_info >= (3, 12):  # asked by version: a missing module costs a search of sys.path
+        import _sha2 as module
+    else:
+        import _sha256 as module
     return module.sha256(data).hexdigest()
 
 

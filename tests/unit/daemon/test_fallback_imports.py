@@ -10,6 +10,7 @@ here until it is either made lazy or added on purpose. Timing-free: it counts mo
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -27,14 +28,14 @@ LAUNCHER = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.
 # what the fallback may load beyond the bare interpreter: pathlib with what it imports (not
 # urllib.parse, fnmatch, ntpath, warnings, functools nor operator: client.lean_pathlib defers them),
 # the C half of json (_json, through vacant/core/leanjson.py), _collections (vacant/core/leanstd.py's
-# namedtuple), fcntl (the step log's lock), the builtin SHA-256; `nt`, `_winapi` and `_sha2` are
-# tried and missed on Linux (<= 3.11), and show as tried imports. `re` and what it imports only for
+# namedtuple), fcntl (the step log's lock), the builtin SHA-256 (`_sha2` from 3.12; no module this
+# interpreter lacks is tried: each miss is a search of sys.path). `re` and what it imports only for
 # a pattern (a run's first call reads HEAD's commit through one). Not signal (the deadline's alarm
 # uses _signal: signal.py adds an enum), shlex (the gate's shell reader: a shell command's only),
 # bisect (a broken chain only), math (a candidate secret only).
 STDLIB_ALLOWED = {
-    "__future__", "_collections", "_collections_abc", "_json", "_sha2", "_sha256", "_stat", "_winapi", "gc",
-    "errno", "fcntl", "genericpath", "nt", "os", "pathlib", "posixpath", "stat",
+    "__future__", "_collections", "_collections_abc", "_json", "_sha2", "_sha256", "_stat", "gc",
+    "errno", "fcntl", "genericpath", "os", "pathlib", "posixpath", "stat",
     # a pattern's (the run's first call): re with its enum, and what they import
     "re", "re._casefix", "re._compiler", "re._constants", "re._parser", "_sre", "copyreg", "enum", "functools",
     "_functools", "collections", "_operator", "operator", "itertools", "keyword", "reprlib", "types",
@@ -137,6 +138,8 @@ def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspa
         assert not vacant & VACANT_NEVER, f"{where} imported {sorted(vacant & VACANT_NEVER)}"
         # xxhash on the first hash only: the first call starts the run (its baseline hashes every
         # file), a Post records what was read or written; a later Pre hashes nothing
+        missed = sorted(name for name in stdlib if importlib.util.find_spec(name) is None)
+        assert not missed, f"{where} tried {missed}, which this interpreter lacks (each a search of sys.path)"
         if n and call["hook_event_name"] == "PreToolUse":
             assert not third_party, f"{where} imported {sorted(third_party)} and hashed nothing"
         if n:
