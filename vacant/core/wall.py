@@ -28,7 +28,7 @@ from vacant.core.platform_facts import settings_paths
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 TOKEN_SETTINGS = (".claude/settings.local.json",)  # holds the daemon's http token (`vacant init`)
 # The Debian packages the wall needs (Claude Code's sandbox and `vacant do` use bubblewrap; Claude's
@@ -43,13 +43,21 @@ SOCKET_PATH_MAX = 107
 
 class Wall:
     """`hidden`: real paths no program of the agent may read or write; `readonly`: real paths it
-    may read but never write. (A plain class: dataclasses is too heavy for the hook's hot path.)"""
+    may read but never write. (A plain class: dataclasses is too heavy for the hook's hot path.)
+    `readonly` may be given as a function, called once when first asked: a read's check never
+    asks (a Read's gate call resolves only the hidden paths, a third of the wall's)."""
 
-    __slots__ = ("hidden", "readonly")
+    __slots__ = ("hidden", "_readonly")
 
-    def __init__(self, hidden: tuple[str, ...], readonly: tuple[str, ...]) -> None:
+    def __init__(self, hidden: tuple[str, ...], readonly: tuple[str, ...] | Callable[[], tuple[str, ...]]) -> None:
         self.hidden = hidden
-        self.readonly = readonly
+        self._readonly = readonly
+
+    @property
+    def readonly(self) -> tuple[str, ...]:
+        if callable(self._readonly):
+            self._readonly = self._readonly()
+        return self._readonly
 
     def __repr__(self) -> str:
         return f"Wall(hidden={self.hidden!r}, readonly={self.readonly!r})"
@@ -119,11 +127,14 @@ def wall_for(root: Path, extra_settings: list[Path] | tuple[Path, ...] = (), sta
     state directory when the caller has just found it (else found here)."""
     hidden = [user_config_dir(), state_dir(root) if state is None else state, *temp_dirs()]
     hidden += [Path(root) / rel for rel in TOKEN_SETTINGS]
-    readonly = [*settings_files(root, extra_settings), user_data_dir(), *install_dirs()]
-    real_hidden = _unique(os.path.realpath(p) for p in hidden)
-    real_readonly = [p for p in _unique(os.path.realpath(p) for p in readonly)
-                     if not any(inside(p, h) for h in real_hidden)]
-    return Wall(tuple(real_hidden), tuple(real_readonly))
+    real_hidden = tuple(_unique(os.path.realpath(p) for p in hidden))
+
+    def real_readonly() -> tuple[str, ...]:
+        readonly = [*settings_files(root, extra_settings), user_data_dir(), *install_dirs()]
+        return tuple(p for p in _unique(os.path.realpath(p) for p in readonly)
+                     if not any(inside(p, h) for h in real_hidden))
+
+    return Wall(real_hidden, real_readonly)
 
 
 def _unique(paths: Iterable[str]) -> list[str]:
