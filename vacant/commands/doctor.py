@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import typer
 
@@ -18,6 +19,7 @@ from vacant.commands import daemon as daemon_cmd
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import read_install, state_dir
+from vacant.daemon import bundle
 from vacant.platforms.all_platforms import load, names
 from vacant.platforms.base import Diagnosis, advice, diagnosis
 from vacant.platforms.settings_file import hook_command
@@ -65,6 +67,22 @@ def _daemon_line() -> Diagnosis:
     if "error" in report or not report.get("watching"):
         return advice("daemon", detail)
     return diagnosis("daemon", True, detail)
+
+
+def bundle_line(package: Path | None = None) -> Diagnosis:
+    """The hot bundle a call answered without the daemon loads vacant's modules from
+    (vacant/daemon/bundle.py): missing or stale is advice (such a call is a few ms slower, never wrong)."""
+    package = bundle.package_root() if package is None else package
+    path = bundle.bundle_path(package)
+    if bundle.fresh(package):
+        return diagnosis("hot bundle", True, f"{path}: fresh")
+    writable = os.access(path.parent if path.parent.is_dir() else path.parent.parent, os.W_OK)
+    if not writable:
+        return advice("hot bundle", f"{path} cannot be written (a read-only install): a call answered without "
+                                    "the daemon imports each of vacant's modules, a few ms slower")
+    state = "stale (a source changed since it was built)" if path.exists() else "missing"
+    return advice("hot bundle", f"{path} is {state}: the next daemon start (or `vacant init`) builds it; until "
+                                "then a call answered without the daemon is a few ms slower")
 
 
 def contract_line(root) -> Diagnosis:
@@ -151,7 +169,7 @@ def register(app: typer.Typer) -> None:
         chosen = load(platform)
         root = workspace()
         report = [*chosen.doctor(root, hook_command(chosen.name)), *install_lines(root, chosen.name),
-                  contract_line(root), *wall_lines(root, chosen), _daemon_line(), _interpreter_line()]
+                  contract_line(root), *wall_lines(root, chosen), _daemon_line(), bundle_line(), _interpreter_line()]
         failed = any(line.status == "fail" for line in report)
         if as_json:
             print_json({"platform": chosen.name, "ok": not failed, "lines": [line._asdict() for line in report]})

@@ -269,3 +269,19 @@ def test_a_daemon_builds_a_missing_bundle(tmp_path, monkeypatch):
         lifecycle.stop(workspace)
         if moved.exists():
             moved.unlink()
+
+
+def test_doctor_says_whether_the_bundle_is_fresh(tmp_path) -> None:
+    from vacant.commands.doctor import bundle_line
+
+    package = tmp_path / "pkg"
+    shutil.copytree(REPO / "vacant", package / "vacant", copy_function=shutil.copy2,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    missing = bundle_line(package)
+    assert (missing.status, "missing" in missing.detail) == ("warn", True), missing
+    bundle.build(package)
+    assert bundle_line(package).status == "ok"
+    source = package / "vacant" / "hookcall.py"
+    source.write_text(source.read_text() + "\n")
+    stale = bundle_line(package)
+    assert (stale.status, "stale" in stale.detail) == ("warn", True), stale
