@@ -667,8 +667,9 @@ class HotModules:
             return None
         if status.st_size != size or status.st_mtime_ns != mtime_ns:
             return None  # the source changed since it was compiled: the usual import
+        # no `has_location`: the import system would derive __cached__ from the origin (about 7 us a
+        # module); exec_module sets __file__, which is all vacant's modules read of their place
         spec = self.spec_type(name, self, origin=origin, is_package=bool(is_package))
-        spec.has_location = True
         if is_package:
             spec.submodule_search_locations = [directory]
         return spec
@@ -679,10 +680,11 @@ class HotModules:
     def exec_module(self, module) -> None:  # type: ignore[no-untyped-def]
         import marshal
 
-        _is_package, _origin, _size, _mtime_ns, offset, length = self.index[module.__name__]
+        _is_package, origin, _size, _mtime_ns, offset, length = self.index[module.__name__]
         code = posix.pread(self.fd, length, self.base + offset)
         if len(code) != length:
             raise ImportError(f"the hot bundle was cut short under {module.__name__}", name=module.__name__)
+        module.__file__ = origin
         exec(marshal.loads(code), module.__dict__)
 
 

@@ -175,7 +175,8 @@ import client
 del sys.path[0]
 sys.argv = ["client", "claude"]
 code = client.main(package_root={root!r})
-loaders = {{name: type(getattr(getattr(module, "__spec__", None), "loader", None)).__name__
+loaders = {{name: [type(getattr(getattr(module, "__spec__", None), "loader", None)).__name__,
+                  getattr(module, "__file__", "").replace({root!r}, "ROOT"), module.__package__]
            for name, module in list(sys.modules.items()) if name.startswith("vacant")}}
 sys.stdout.flush()
 sys.stderr.write("\\nLOADERS " + json.dumps(loaders) + "\\n")
@@ -200,7 +201,7 @@ def calls(root: Path) -> list[dict]:
     return out
 
 
-def _fallback(package: Path, workspace: Path, call: dict, n: int) -> tuple[str, int, dict[str, str]]:
+def _fallback(package: Path, workspace: Path, call: dict, n: int) -> tuple[str, int, dict[str, list]]:
     marker = daemon_dir(workspace) / "spawned"
     marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     marker.write_text("test")  # a daemon starting: the client starts none and answers in-process
@@ -210,8 +211,8 @@ def _fallback(package: Path, workspace: Path, call: dict, n: int) -> tuple[str, 
                           env=dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace)))
     stderr = proc.stderr.decode()
     assert "LOADERS " in stderr, stderr[-2000:]
-    loaders = json.loads(stderr.rpartition("LOADERS ")[2])
-    return proc.stdout.decode(), proc.returncode, loaders
+    modules = json.loads(stderr.rpartition("LOADERS ")[2])
+    return proc.stdout.decode(), proc.returncode, modules
 
 
 def _workspace(base: Path) -> Path:
@@ -227,18 +228,20 @@ def test_a_fallback_call_imports_vacant_from_the_bundle_alone_and_answers_alike(
     spaces = {name: _workspace(tmp_path / name) for name in packages}
     for n, call in enumerate(calls(spaces["bundled"])):
         where = f"{call['hook_event_name']}:{call['tool_name']}"
-        answers = {}
+        answers, places = {}, {}
         for name, package in packages.items():
             body = json.loads(json.dumps(call).replace(str(spaces["bundled"]), str(spaces[name])))
-            stdout, code, loaders = _fallback(package, spaces[name], body, n)
+            stdout, code, modules = _fallback(package, spaces[name], body, n)
             answers[name] = (stdout.replace(str(spaces[name]), "WS"), code)
-            assert "vacant.hook" in loaders, f"{where}: not answered in-process"
-            elsewhere = sorted(module for module, loader in loaders.items() if loader != "HotModules")
+            assert "vacant.hook" in modules, f"{where}: not answered in-process"
+            elsewhere = sorted(module for module, (loader, _, _) in modules.items() if loader != "HotModules")
+            places[name] = {module: where_from for module, (_, *where_from) in modules.items()}
             if name == "bundled":
                 assert not elsewhere, f"{where} imported these not from the bundle (add them to HOT_MODULES): {elsewhere}"
             else:
-                assert len(elsewhere) == len(loaders), f"{where}: the plain copy served from a bundle"
+                assert len(elsewhere) == len(modules), f"{where}: the plain copy served from a bundle"
         assert answers["bundled"] == answers["plain"], where
+        assert places["bundled"] == places["plain"], f"{where}: the modules' __file__ or __package__ differ"
     for name, space in spaces.items():
         errors = state_dir(space) / "errors.log"
         assert not errors.exists(), f"{name}: {errors.read_text()}"
