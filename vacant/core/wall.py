@@ -83,44 +83,42 @@ def temp_dirs() -> list[Path]:
     return [Path(base) / f"vacant-{os.getuid()}" for base in sorted(bases)]
 
 
-def on_path(program: str, path_value: str | None = None) -> list[Path]:
+def on_path(program: str, path_value: str | None = None) -> list[str]:
     """Every `program` on PATH (the first one runs; the others may shadow it after a PATH change)."""
     found = []
     for directory in (path_value if path_value is not None else os.environ.get("PATH", "")).split(os.pathsep):
-        candidate = Path(directory or ".") / program
-        if os.access(candidate, os.X_OK) and candidate.is_file():
+        candidate = os.path.join(directory or ".", program)
+        if os.access(candidate, os.X_OK) and os.path.isfile(candidate):
             found.append(candidate)
     return found
 
 
-def install_dirs() -> list[Path]:
+def install_dirs() -> list[str]:
     """vacant's installed package, the interpreter's environment, and the directories of every
-    `vacant` on PATH."""
+    `vacant` on PATH. (Strings, as every path the wall resolves: it is a write's gate call's.)"""
     import sys
 
-    package = Path(__file__).resolve().parents[1]
-    dirs = [package, Path(sys.executable).parent]
-    dirs += [found.parent for found in on_path("vacant")]
-    return dirs
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return [package, os.path.dirname(sys.executable), *(os.path.dirname(found) for found in on_path("vacant"))]
 
 
-def _home() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
+def _home() -> str:
+    return os.environ.get("HOME") or str(Path.home())
 
 
-def _codex_home() -> Path:
-    override = os.environ.get("CODEX_HOME")
-    return Path(override) if override else _home() / ".codex"
+def _codex_home() -> str:
+    return os.environ.get("CODEX_HOME") or os.path.join(_home(), ".codex")
 
 
-def settings_files(root: Path, extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
+def settings_files(root: Path | str, extra: list[Path] | tuple[Path, ...] = ()) -> list[str]:
     """The hook settings of every registered platform, in every scope, plus any file an install
     named (none registered raises: the registry was not loaded, and the caller fails closed)."""
     in_workspace, in_home = settings_paths()
-    files = [Path(root) / rel for rel in in_workspace]
-    files += [_home() / rel for rel in in_home]
-    files += [_codex_home() / "hooks.json", _codex_home() / "config.toml"]
-    return [*files, *(Path(p) for p in extra)]
+    home, codex = _home(), _codex_home()
+    files = [os.path.join(root, rel) for rel in in_workspace]
+    files += [os.path.join(home, rel) for rel in in_home]
+    files += [os.path.join(codex, "hooks.json"), os.path.join(codex, "config.toml")]
+    return [*files, *(os.fspath(p) for p in extra)]
 
 
 def wall_for(root: Path, extra_settings: list[Path] | tuple[Path, ...] = (), state: Path | None = None) -> Wall:
@@ -132,7 +130,7 @@ def wall_for(root: Path, extra_settings: list[Path] | tuple[Path, ...] = (), sta
     real_hidden = tuple(_unique(realpaths(hidden, known)))
 
     def real_readonly() -> tuple[str, ...]:
-        readonly = [*settings_files(root, extra_settings), user_data_dir(), *install_dirs()]
+        readonly: list[str | Path] = [*settings_files(root, extra_settings), user_data_dir(), *install_dirs()]
         return tuple(p for p in _unique(realpaths(readonly, known))
                      if not any(inside(p, h) for h in real_hidden))
 
