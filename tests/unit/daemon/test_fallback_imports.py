@@ -56,6 +56,8 @@ VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vac
                 # commit, loads at a run's start: here the first call)
                 "vacant.policy.gate.shellscan", "vacant.policy.gate.shellwords", "vacant.policy.gate.forms",
                 "vacant.policy.gate.argv", "vacant.policy.gate.keyrefs", "vacant.policy.gate.recordguard",
+                # the modes of the arms directory: a shell command's, or a write into that directory
+                "vacant.policy.gate.modes",
                 "vacant.platforms.claude_transcript", "vacant.core.docgen", "vacant.platforms.settings_file"}
 # costly and never needed by a tool call: named so that a failure says which one came back
 NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "subprocess", "inspect", "ast",

@@ -20,7 +20,6 @@ from pathlib import Path
 from vacant.core.errlog import log_error
 from vacant.core.safeio import SMALL_CAP, read_text_capped
 from vacant.core.wall import inside
-from vacant.policy.gate.modes import file_hash, mode_of
 from vacant.policy.gate.rules import (
     ANSWER_REFUSAL,
     CONFIG_REFUSAL,
@@ -176,6 +175,8 @@ def _classify_shell(root: Path, root_real: str, tool: str, command: str, cwd: st
     if not hits:
         return PASS
     kind = "arm" if any(hit.rule == "arm" for hit in hits) else "command"
+    from vacant.policy.gate.modes import file_hash  # a shell command's (it loads with the shell reader)
+
     arm_hashes = {rel: file_hash(os.path.join(root_real, rel)) for rel in arms}
     receipts = {"tool": tool, "command": command, "cwd": cwd, "mayChange": [hit.why for hit in hits],
                 "rules": sorted({hit.rule for hit in hits})}
@@ -235,6 +236,8 @@ def _check_writes(targets, root_real: str, scan: Scope, policy: Policy) -> tuple
         if is_key(path, scan.home):
             return KEY_REFUSAL.format(path=path), []
         if inside(path, scan.arms_dir) and path != scan.arms_dir and not os.path.basename(path).startswith("."):
+            from vacant.policy.gate.modes import mode_of  # a write into the arms directory only
+
             if mode_of(content, path) is None:
                 rel = _rel(path, root_real)
                 extra = "" if content is not None else " (vacant could not work out the file's text after this edit)"
