@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -657,3 +658,45 @@ def _merged(updates: list, upto: int) -> dict:
     for number, part in enumerate(updates[:upto]):
         merged.update({rel: [entry, number] for rel, entry in part.items()})
     return merged
+
+
+def _overlay_line_by_line(raw: bytes) -> tuple[dict, bool]:
+    """The oracle: each line read alone, later over earlier; a bad line discards the journal,
+    unless it is the last piece (an append cut short). (merged, whether anything was discarded)"""
+    merged: dict = {}
+    pieces = raw.split(b"\n")
+    discarded = False
+    for number, piece in enumerate(pieces):
+        if not piece.strip():
+            continue
+        try:
+            part = json.loads(piece)
+            if not isinstance(part, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            discarded = True
+            if number == len(pieces) - 1:
+                continue
+            return {}, True
+        merged.update(part)
+    return merged, discarded
+
+
+LINE = st.one_of(
+    st.dictionaries(st.sampled_from(["a", "b", "c/d"]), st.lists(st.integers(0, 9), max_size=2), max_size=2)
+    .map(lambda d: json.dumps(d).encode()),
+    st.sampled_from([b"", b" ", b"[1, 2]", b"{\"a\": [1]", b"{\"a\":\"x", b"y\"}", b"{\"b\":1},{\"c\":2}", b"{}",
+                     b"\"text\"", b"{\"a\": [1]} ", b"  {\"b\": []}"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(LINE, max_size=8), newline=st.booleans())
+def test_the_overlay_reads_every_journal_as_line_by_line(tmp_path_factory, lines, newline):
+    path = tmp_path_factory.mktemp("idx") / "index"
+    raw = b"\n".join(lines) + (b"\n" if newline and lines else b"")
+    path.with_name("index.overlay").write_bytes(raw)
+    expected, discarded = _overlay_line_by_line(raw)
+    index = Index(path)
+    assert index.overlay == expected
+    assert (index.rebuilt is not None) == discarded

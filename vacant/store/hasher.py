@@ -84,6 +84,19 @@ class Index:
             return {}
         merged: dict[str, list[Any]] = {}
         pieces = raw.split(b"\n")
+        whole = [piece.strip() for piece in pieces if piece.strip()]
+        if all(line[:1] == b"{" and line[-1:] == b"}" for line in whole):
+            # every append whole (the common case): all lines parsed at once, as one JSON array, in
+            # one call instead of one a line; any doubt (a parse error, a count that differs)
+            # takes the line-by-line reading below, which says what is wrong where
+            try:
+                parts = json.loads(b"[" + b",".join(whole) + b"]")
+            except ValueError:
+                parts = None
+            if isinstance(parts, list) and len(parts) == len(whole) and all(isinstance(part, dict) for part in parts):
+                for part in parts:
+                    merged.update(part)
+                return merged
         for number, piece in enumerate(pieces):
             if not piece.strip():
                 continue
@@ -196,7 +209,9 @@ class Index:
                 os.close(fd)
 
 
-OVERLAY_COMPACT = 1 << 20  # bytes of overlay journal before it is rewritten whole
+# bytes of overlay journal before it is rewritten whole (one line per distinct path): a call
+# answered in-process reads the whole journal, so it is kept small
+OVERLAY_COMPACT = 64 << 10
 
 
 def _torn_tail_start(fd: int, size: int) -> int:
