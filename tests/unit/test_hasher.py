@@ -663,22 +663,20 @@ def _merged(updates: list, upto: int) -> dict:
 def _overlay_line_by_line(raw: bytes) -> tuple[dict, bool]:
     """The oracle: each line read alone, later over earlier; a bad line discards the journal,
     unless it is the last piece (an append cut short). (merged, whether anything was discarded)"""
-    merged: dict = {}
     pieces = raw.split(b"\n")
+    merged: dict = {}
     discarded = False
-    for number, piece in enumerate(pieces):
-        if not piece.strip():
-            continue
+    for number in [n for n, piece in enumerate(pieces) if piece.strip()]:
         try:
-            part = json.loads(piece)
-            if not isinstance(part, dict):
-                raise ValueError("not an object")
+            part = json.loads(pieces[number])
         except ValueError:
+            part = None
+        if isinstance(part, dict):
+            merged.update(part)
+        elif number == len(pieces) - 1:
             discarded = True
-            if number == len(pieces) - 1:
-                continue
+        else:
             return {}, True
-        merged.update(part)
     return merged, discarded
 
 
