@@ -2,15 +2,15 @@
 file the lean client loads them from (vacant/daemon/client.py `hot_bundle`).
 
 Why: a call answered in-process (no daemon yet: a session's first calls, a daemon still starting)
-imports about fifty of vacant's modules, and the import system's own work per module (its finders
-over the path, a pyc opened, checked and read per module) costs more than the code it then runs:
-about 1.7 ms of each such call here (bench/bench_fallback.py). From one file read whole, each
-module is one stat of its source and one `marshal.loads`.
+imports about forty of vacant's modules, and the import system's own work per module (its finders
+over the path, a pyc opened, checked and read) is a good part of that: from the bundle, each module
+is one stat of its source, one `pread` and one `marshal.loads`, 2.8-3.7 ms less of each such call
+here (measured in-process, paired; bench/README.md).
 
 Never stale: each entry keeps its source's path, size and mtime (ns) as read before it was
 compiled, and the client serves a module from the bundle only when its source still has them (the
-pyc's own rule, with nanoseconds); any other module, and a bundle that cannot be read whole, goes
-through the usual import system. As in git's index (the racy-git rule), a source written within
+pyc's own rule, with nanoseconds); any other module, and every module of a bundle whose index
+cannot be read or is of another format or interpreter, goes through the usual import system. As in git's index (the racy-git rule), a source written within
 RACY_S of the build is left out: a same-size rewrite in the same timestamp tick would otherwise
 go unseen.
 
