@@ -415,6 +415,8 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
         deadline = started + budget(env, ceiling(raw, platform))
         if package_root is not None:
             _importable(package_root)
+        elif __name__ == "vacant.daemon.client":  # the `vacant-hook` console script: imported from the package
+            _serve_bundle_of(__file__.rpartition("/")[0].rpartition("/")[0].rpartition("/")[0])
         answer = None
         if len(argv) == 1:
             try:
@@ -470,8 +472,7 @@ def _importable(package_root: str) -> None:
     """Put the package's root and the environment's site-packages on sys.path (the launcher runs
     with -I -S, so no site processing did), and remember it: the one package the hot bundle may
     serve (`slow_imports`). Paths only: nothing is imported here."""
-    global _package_root
-    _package_root = package_root
+    _serve_bundle_of(package_root)
     lib = "lib/python%d.%d/site-packages" % sys.version_info[:2]
     environment = sys.executable.rpartition("/")[0].rpartition("/")[0]
     packages = [path for path in (f"{environment}/{lib}", f"{sys.prefix}/{lib}") if _is_dir(path)]
@@ -589,6 +590,12 @@ BUNDLE_FORMAT = 1  # vacant.daemon.bundle.FORMAT (a test holds them equal)
 BUNDLE_MAX_INDEX = 1 << 20
 _package_root: str | None = None  # the launcher's, once main has it: the one package the bundle may serve
 _bundle_tried = False
+
+
+def _serve_bundle_of(package_root: str) -> None:
+    """The package whose hot bundle the slow path may serve: the one this process imports vacant from."""
+    global _package_root
+    _package_root = package_root
 
 
 def bundle_file(package_root: str) -> str:

@@ -24,6 +24,7 @@ import types
 from pathlib import Path
 
 import pytest
+import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +38,7 @@ import client  # noqa: E402 - the launcher's top-level module, as the hook impor
 del sys.path[0]
 
 REPO = Path(__file__).resolve().parents[3]
+SITE = str(Path(xxhash.__file__).parents[1])
 MODULES = ("vacant", "vacant.m0", "vacant.m1", "vacant.sub", "vacant.sub.m2")
 TICK_NS = 4_000_000  # a coarse filesystem timestamp (ext4 takes the kernel's tick)
 START_S = 1_700_000_000.0
@@ -246,6 +248,44 @@ def test_a_fallback_call_imports_vacant_from_the_bundle_alone_and_answers_alike(
         errors = state_dir(space) / "errors.log"
         assert not errors.exists(), f"{name}: {errors.read_text()}"
         assert not lifecycle.running(space)
+
+
+CONSOLE_DRIVER = """
+import json, posix, sys
+sys.path.insert(0, {root!r})
+sys.path.append({site!r})  # where site processing puts the environment's packages (xxhash)
+from vacant.daemon import client  # as the `vacant-hook` console script imports it
+before = set(sys.modules)
+sys.argv = ["vacant-hook", "claude"]
+code = client.main()
+loaders = {{name: type(getattr(getattr(module, "__spec__", None), "loader", None)).__name__
+           for name, module in list(sys.modules.items()) if name.startswith("vacant") and name not in before}}
+sys.stdout.flush()
+sys.stderr.write("\\nLOADERS " + json.dumps(loaders) + "\\n")
+sys.stderr.flush()
+posix._exit(code)
+"""
+
+
+@pytest.mark.slow
+def test_the_console_script_serves_the_bundle_of_the_package_it_runs_from(packages, tmp_path, monkeypatch):
+    monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
+    workspace = _workspace(tmp_path / "ws")
+    call = calls(workspace)[2]  # Pre:Write
+    marker = daemon_dir(workspace) / "spawned"
+    marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    marker.write_text("test")
+    body = json.dumps({"session_id": "s1", "cwd": str(workspace), "tool_use_id": "t1", **call}).encode()
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", CONSOLE_DRIVER.format(root=str(packages["bundled"]), site=SITE)],
+                          input=body, capture_output=True, cwd=workspace, timeout=120,
+                          env=dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace)))
+    stderr = proc.stderr.decode()
+    assert "LOADERS " in stderr, stderr[-2000:]
+    loaders = json.loads(stderr.rpartition("LOADERS ")[2])
+    assert "vacant.hook" in loaders, "not answered in-process"
+    assert {loader for loader in loaders.values()} == {"HotModules"}, loaders
+    errors = state_dir(workspace) / "errors.log"
+    assert not errors.exists(), errors.read_text()
 
 
 def test_each_hot_module_has_a_source() -> None:
