@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from vacant.core.errlog import log_error
+from vacant.core.locations import remember_within_call
 from vacant.core.trustenv import budget, scrub
 from vacant.hookcall import decided_read, fail_closed, run
 
@@ -51,6 +52,7 @@ def _before_stop(env: dict) -> None:
     """A Stop runs the pipeline (minutes, threads, many objects): its own deadline, and the
     collector the launchers switch off for a tool call's few milliseconds back on."""
     gc.enable()
+    remember_within_call(False)
     _arm(budget(env, STOP_BUDGET_S))
 
 
@@ -69,6 +71,7 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: floa
     given, raw, root, platform_name = raw, b"", None, argv[0] if argv else ""
     try:
         scrub(os.environ)  # before anything reads a variable (locations, the platform, the gate)
+        remember_within_call(True)  # the state directory looked up once in this call (a Stop: again)
         root = _root_of(os.environ)
         raw = sys.stdin.buffer.read() if given is None else given
         if deadline is None:

@@ -125,8 +125,30 @@ def legacy_state_dir(root: Path) -> Path:
     return Path(root) / STATE_DIR_NAME
 
 
+_WITHIN_CALL: dict[str, Path] | None = None  # remember_within_call's: {root as given: its state directory}
+
+
+def remember_within_call(on: bool) -> None:
+    """While one hook call is answered in a process of its own (vacant/hook.py), each workspace's
+    state directory is looked up once: the lookup reads the install registry, and a call asks for
+    it four or five times (the install check, the recorder, the gate, the scanner). Off again for
+    a Stop's pipeline, and never on in a long-lived process (the daemon, the CLI)."""
+    global _WITHIN_CALL
+    _WITHIN_CALL = {} if on else None
+
+
 def state_dir(root: Path) -> Path:
     """The workspace's state directory (see the module docstring for where and why)."""
+    if _WITHIN_CALL is None:
+        return _state_dir(root)
+    key = os.fspath(root)
+    found = _WITHIN_CALL.get(key)
+    if found is None:
+        found = _WITHIN_CALL[key] = _state_dir(root)
+    return found
+
+
+def _state_dir(root: Path) -> Path:
     override = os.environ.get("VACANT_STATE_DIR")
     if override:
         return Path(override).resolve()

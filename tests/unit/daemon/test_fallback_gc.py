@@ -1,6 +1,6 @@
 """A tool call answered in-process runs no cyclic garbage collection (the collector's passes over
-the modules a call imports cost 1-2 ms of each), and a Stop answered in-process has the collector
-back on for its pipeline. Measured in the process itself: the lean client's `main`, as the
+the modules a call imports cost 1-2 ms of each) and looks its state directory up once, and a Stop
+answered in-process has the collector back on and nothing remembered for its pipeline. Measured in the process itself: the lean client's `main`, as the
 launcher calls it, with a callback counting the collector's passes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vacant.core.locations import mark_installed
+from vacant.core.locations import mark_installed, state_dir
 from vacant.daemon.paths import daemon_dir
 
 REPO = Path(__file__).resolve().parents[3]
@@ -28,8 +28,10 @@ out, sys.stdout = sys.stdout, io.StringIO()
 del passes[:]  # the call's own passes only (this probe's imports made some)
 code = client.main(package_root=%r)
 sys.stdout = out
+locations = sys.modules.get("vacant.core.locations")
 print(json.dumps({"code": code, "passes": len(passes), "enabled": gc.isenabled(),
-                  "answered_in_process": "vacant.hook" in sys.modules}))
+                  "answered_in_process": "vacant.hook" in sys.modules,
+                  "state_dirs_remembered": getattr(locations, "_WITHIN_CALL", None)}, default=str))
 """ % str(REPO)
 
 
@@ -61,5 +63,8 @@ def test_a_tool_call_in_process_collects_nothing_and_a_stop_collects_again(tmp_p
         answer = call(root, {"tool_use_id": f"t{n}", **body})
         assert answer["answered_in_process"], "a daemon answered: this measured no fallback"
         assert answer["passes"] == 0 and not answer["enabled"], answer
+        # the call looked its state directory up once, for its one workspace
+        assert answer["state_dirs_remembered"] == {str(root): str(state_dir(root))}, answer
     stop = call(root, {"hook_event_name": "Stop", "stop_hook_active": False, "transcript_path": "/nonexistent"})
     assert stop["answered_in_process"] and stop["enabled"], stop
+    assert stop["state_dirs_remembered"] is None, "a Stop's pipeline runs with nothing remembered"
