@@ -21,7 +21,10 @@ Rows, each the whole hook process with a real-shaped Claude payload on stdin:
 
 Each row answers its calls in a workspace of its own: a second answer to the same call is a
 duplicate, which costs otherwise (until 2026-12-03 the `vacant-hook.py` row answered the fallback's
-calls a second time in the same workspace).
+calls a second time in the same workspace). Between a Write's or an Edit's Pre and Post the bench
+changes the file as the tool would have (untimed), so that the Post hashes and stores a change, as
+it does for real (before 2026-12-03 evening the file never changed: a Post then hashed nothing and
+loaded no xxhash, about 0.7 ms less than a real one).
 
 Each row gives wall-clock medians and p95 and, because a loaded machine's wall clock mostly measures
 the other processes, the median CPU time (user + system) of the process, each next to the same
@@ -101,6 +104,17 @@ def calls(workspace: Path, n: int) -> list[tuple[str, bytes]]:
     return out
 
 
+def act(workspace: Path, name: str, n: int) -> None:
+    """What the tool itself did between its Pre and its Post (untimed): a Write wrote its content, an
+    Edit changed the file, so that a Post hashes and stores a changed file, as it does for real. (A
+    Read and `true` change nothing.)"""
+    target = workspace / "bench_target.txt"
+    if name == "Post:Write":
+        target.write_text(f"write {n}\n")
+    elif name == "Post:Edit":
+        target.write_text(target.read_text().replace("x", "y", 1) + f"edit {n}\n")
+
+
 def hold_spawned(workspace: Path) -> None:
     """A fresh `spawned` marker: the client believes a daemon is starting and starts none."""
     marker = daemon_dir(workspace) / "spawned"
@@ -128,6 +142,7 @@ def measure(workspaces: dict[str, Path], reps: int, first_reps: int,
         for index, (name, _) in enumerate(rounds["fallback"]):
             for row, ws in workspaces.items():
                 hold_spawned(ws)
+                act(ws, name, n)
                 label = f"{row} {name}"
                 samples.setdefault(label, []).append(timed(commands[row], rounds[row][index][1], envs[row], ws, label))
         for ws in workspaces.values():

@@ -22,7 +22,10 @@ may not write (a system install) gets none, and the calls import as before.
 
 Shape: an index, then each module's marshalled code. The file's first 8 bytes give the index's
 length (little-endian); the index (marshal) is (FORMAT, the interpreter's pyc magic, {module:
-(is_package, source path, size, mtime_ns, offset, length)}), offsets from the index's end. The
+(is_package, source path, size, mtime_ns, offset, length)}), offsets from the index's end; an
+extension module (xxhash's, THIRD_PARTY) has offset -1 and no code: it is loaded from its own file,
+found without a search of sys.path. Another package's module is served only from where the usual
+import would find it (client.HotModules._first_on_path). The
 client checks the format and the magic before it serves any, and reads a module's code only when
 it is imported (one pread): a call reads the code it runs, not the whole bundle.
 """
@@ -38,7 +41,8 @@ from pathlib import Path
 from vacant.core.atomic import atomic_write
 from vacant.platforms.lean_registry import MODULES as PLATFORM_MODULES
 
-FORMAT = 1
+FORMAT = 2  # 2: another package's modules too (xxhash), an extension module's entry without code
+THIRD_PARTY = ("xxhash", "xxhash.version", "xxhash._xxhash")
 HEADER_BYTES = 8
 RACY_S = 3.0
 # what a tool call answered in-process imports (tests/unit/daemon/test_hot_bundle.py holds every
@@ -61,6 +65,9 @@ HOT_MODULES: tuple[str, ...] = tuple(dict.fromkeys((
     "vacant.record", "vacant.record.hookwatch", "vacant.record.recorder", "vacant.record.recovery",
     "vacant.store", "vacant.store.exclude", "vacant.store.hasher", "vacant.store.objects", "vacant.store.states",
     "vacant.store.steplog",
+    # the hash of the store's content addresses: a Post that changed a file loads it (its extension
+    # module is loaded from its own file; the bundle spares the search of sys.path for it)
+    *THIRD_PARTY,
     *sorted({prefix for module in PLATFORM_MODULES.values()
              for prefix in (module.rpartition(".")[0], module) if prefix != "vacant.platforms"}),
 )))
@@ -85,39 +92,62 @@ def source_of(root: Path, module: str) -> tuple[Path, bool] | None:
     return None
 
 
-def _entry(path: Path, is_package: bool, now: float) -> tuple | None:
-    """The bundle's entry for one source: None when it is racy (written within RACY_S of `now`) or
-    changed while it was compiled."""
+def locate(root: Path, module: str) -> tuple[Path, bool, bool] | None:
+    """(its file, a package, an extension module) for one of `modules`: vacant's under `root`,
+    another's (THIRD_PARTY) where this interpreter imports it from; None when it has no file."""
+    if module == "vacant" or module.startswith("vacant."):
+        found = source_of(root, module)
+        return (found[0], found[1], False) if found else None
+    import importlib.util
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return None
+    return Path(spec.origin), spec.submodule_search_locations is not None, spec.origin.endswith(tuple(EXTENSION_SUFFIXES))
+
+
+def _entry(path: Path, is_package: bool, extension: bool, now: float) -> tuple | None:
+    """The bundle's entry for one file: None when it is racy (written within RACY_S of `now`) or
+    changed while it was compiled. An extension module's has no code (None): it is loaded from its
+    file, and the bundle spares it only the search for it."""
     before = os.stat(path)
     if now - before.st_mtime < RACY_S:
         return None
-    try:
-        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True, optimize=0)
-    except (SyntaxError, ValueError):
-        return None  # its import raises the same from the source
+    code = None
+    if not extension:
+        try:
+            code = marshal.dumps(compile(path.read_bytes(), str(path), "exec", dont_inherit=True, optimize=0))
+        except (SyntaxError, ValueError):
+            return None  # its import raises the same from the source
     after = os.stat(path)
     if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         return None
-    return is_package, str(path), before.st_size, before.st_mtime_ns, marshal.dumps(code)
+    return is_package, str(path), before.st_size, before.st_mtime_ns, code
 
 
 def pack(built: dict[str, tuple]) -> bytes:
-    """The bundle's bytes for `built` ({module: (is_package, source, size, mtime_ns, code)})."""
+    """The bundle's bytes for `built` ({module: (is_package, file, size, mtime_ns, code or None)});
+    an extension module (code None) has the offset -1."""
     index: dict[str, tuple] = {}
     offset = 0
     for module, (is_package, source, size, mtime_ns, code) in built.items():
-        index[module] = (is_package, source, size, mtime_ns, offset, len(code))
-        offset += len(code)
+        index[module] = (is_package, source, size, mtime_ns, -1 if code is None else offset, len(code or b""))
+        offset += len(code or b"")
     packed = marshal.dumps((FORMAT, _magic(), index))
-    return len(packed).to_bytes(HEADER_BYTES, "little") + packed + b"".join(entry[4] for entry in built.values())
+    codes = b"".join(entry[4] or b"" for entry in built.values())
+    return len(packed).to_bytes(HEADER_BYTES, "little") + packed + codes
 
 
 def entries(root: Path, modules: tuple[str, ...] = HOT_MODULES, now: float | None = None) -> dict[str, tuple]:
-    """The entries of `modules` under `root`: those with a source that is not racy at `now`."""
+    """The entries of `modules`: those with a file that is not racy at `now`."""
     now = time.time() if now is None else now
     built: dict[str, tuple] = {}
     for module in modules:
-        found = source_of(root, module)
+        found = locate(root, module)
         if found is None:
             continue
         entry = _entry(*found, now)
@@ -147,8 +177,8 @@ def read(path: Path) -> dict[str, tuple] | None:
     base = HEADER_BYTES + length
     built = {}
     for module, (is_package, source, size, mtime_ns, offset, count) in held[2].items():
-        code = data[base + offset:base + offset + count]
-        if len(code) != count:
+        code = None if offset < 0 else data[base + offset:base + offset + count]
+        if code is not None and len(code) != count:
             return None
         built[module] = (is_package, source, size, mtime_ns, code)
     return built
@@ -169,7 +199,7 @@ def fresh(root: Path, modules: tuple[str, ...] = HOT_MODULES) -> bool:
     held = read(bundle_path(root))
     if held is None:
         return False
-    return all(module in held and current(held[module]) for module in modules if source_of(root, module))
+    return all(module in held and current(held[module]) for module in modules if locate(root, module))
 
 
 def build(root: Path | None = None, modules: tuple[str, ...] = HOT_MODULES, now: float | None = None) -> Path:

@@ -586,7 +586,7 @@ def lean_pathlib() -> None:
 
 # -- the hot bundle (vacant/daemon/bundle.py) ----------------------------------------------------
 
-BUNDLE_FORMAT = 1  # vacant.daemon.bundle.FORMAT (a test holds them equal)
+BUNDLE_FORMAT = 2  # vacant.daemon.bundle.FORMAT (a test holds them equal)
 BUNDLE_MAX_INDEX = 1 << 20
 _package_root: str | None = None  # the launcher's, once main has it: the one package the bundle may serve
 _bundle_tried = False
@@ -664,22 +664,47 @@ class HotModules:
             return None
         try:
             is_package, origin, size, mtime_ns, offset, length = entry
-            if not origin.startswith(self.prefix) or self.base + offset + length > self.size:
+            if self.base + offset + length > self.size:
                 return None
             directory = origin.rpartition("/")[0]
-            if path is not None and (directory.rpartition("/")[0] if is_package else directory) not in path:
+            where = directory.rpartition("/")[0] if is_package else directory  # its parent's, or sys.path's, directory
+            if path is not None and where not in path:
                 return None  # the parent package's __path__ names another directory
+            if not origin.startswith(self.prefix) and path is None and not self._first_on_path(name, where):
+                return None  # another module of that name comes first on sys.path
             status = posix.stat(origin)
         except Exception:  # noqa: BLE001 - a malformed entry, a source gone: the usual import
             return None
         if status.st_size != size or status.st_mtime_ns != mtime_ns:
             return None  # the source changed since it was compiled: the usual import
+        if offset < 0:  # an extension module (xxhash's): loaded from its own file, found without a search
+            loader = sys.modules["_frozen_importlib_external"].ExtensionFileLoader(name, origin)
+            return self.spec_type(name, loader, origin=origin)
         # no `has_location`: the import system would derive __cached__ from the origin (about 7 us a
         # module); exec_module sets __file__, which is all vacant's modules read of their place
         spec = self.spec_type(name, self, origin=origin, is_package=bool(is_package))
         if is_package:
             spec.submodule_search_locations = [directory]
         return spec
+
+    @staticmethod
+    def _first_on_path(name: str, directory: str) -> bool:
+        """A top-level module outside vacant (xxhash) is served only from the directory the usual
+        import would find it in: `directory` is on sys.path, and no entry before it holds `name`
+        as a package, a source or an extension module."""
+        if directory not in sys.path:
+            return False
+        import _imp
+
+        forms = ("", ".py", *_imp.extension_suffixes())
+        for entry in sys.path[:sys.path.index(directory)]:
+            for form in forms:
+                try:
+                    posix.stat(f"{entry or '.'}/{name}{form}")
+                    return False
+                except OSError:
+                    pass
+        return True
 
     def create_module(self, spec):  # type: ignore[no-untyped-def]
         return None

@@ -179,7 +179,9 @@ sys.argv = ["client", "claude"]
 code = client.main(package_root={root!r})
 loaders = {{name: [type(getattr(getattr(module, "__spec__", None), "loader", None)).__name__,
                   getattr(module, "__file__", "").replace({root!r}, "ROOT"), module.__package__]
-           for name, module in list(sys.modules.items()) if name.startswith("vacant")}}
+           for name, module in list(sys.modules.items()) if name.startswith(("vacant", "xxhash"))}}
+# the directories the usual import searched (a finder for each): none of the environment's packages'
+loaders["searched"] = sorted(key for key in sys.path_importer_cache if "-packages" in key)
 sys.stdout.flush()
 sys.stderr.write("\\nLOADERS " + json.dumps(loaders) + "\\n")
 sys.stderr.flush()
@@ -228,14 +230,22 @@ def _workspace(base: Path) -> Path:
 def test_a_fallback_call_imports_vacant_from_the_bundle_alone_and_answers_alike(packages, tmp_path, monkeypatch):
     monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
     spaces = {name: _workspace(tmp_path / name) for name in packages}
+    hashed = False
     for n, call in enumerate(calls(spaces["bundled"])):
         where = f"{call['hook_event_name']}:{call['tool_name']}"
         answers, places = {}, {}
         for name, package in packages.items():
             body = json.loads(json.dumps(call).replace(str(spaces["bundled"]), str(spaces[name])))
+            act(spaces[name], call, n)
             stdout, code, modules = _fallback(package, spaces[name], body, n)
             answers[name] = (stdout.replace(str(spaces[name]), "WS"), code)
             assert "vacant.hook" in modules, f"{where}: not answered in-process"
+            searched = modules.pop("searched")
+            hashed |= "xxhash" in modules
+            extension = modules.pop("xxhash._xxhash", None)  # an extension module: its own loader either way
+            if name == "bundled":
+                assert not searched, f"{where} searched {searched} for a module (the bundle names where it is)"
+                assert extension is None or "xxhash" in modules
             elsewhere = sorted(module for module, (loader, _, _) in modules.items() if loader != "HotModules")
             places[name] = {module: where_from for module, (_, *where_from) in modules.items()}
             if name == "bundled":
@@ -244,10 +254,18 @@ def test_a_fallback_call_imports_vacant_from_the_bundle_alone_and_answers_alike(
                 assert len(elsewhere) == len(modules), f"{where}: the plain copy served from a bundle"
         assert answers["bundled"] == answers["plain"], where
         assert places["bundled"] == places["plain"], f"{where}: the modules' __file__ or __package__ differ"
+    assert hashed, "no call hashed a changed file: xxhash was never asked for"
     for name, space in spaces.items():
         errors = state_dir(space) / "errors.log"
         assert not errors.exists(), f"{name}: {errors.read_text()}"
         assert not lifecycle.running(space)
+
+
+def act(workspace: Path, call: dict, n: int) -> None:
+    """What the tool did before its Post: a Write wrote, an Edit changed the file (the Post then
+    hashes it, with xxhash)."""
+    if call["hook_event_name"] == "PostToolUse" and call["tool_name"] in ("Write", "Edit"):
+        (workspace / "a.txt").write_text(f"{call['tool_name']} {n}\n")
 
 
 CONSOLE_DRIVER = """
@@ -289,7 +307,7 @@ def test_the_console_script_serves_the_bundle_of_the_package_it_runs_from(packag
 
 
 def test_each_hot_module_has_a_source() -> None:
-    missing = [module for module in bundle.HOT_MODULES if bundle.source_of(REPO, module) is None]
+    missing = [module for module in bundle.HOT_MODULES if bundle.locate(REPO, module) is None]
     assert not missing
 
 
@@ -328,3 +346,19 @@ def test_doctor_says_whether_the_bundle_is_fresh(tmp_path) -> None:
     source.write_text(source.read_text() + "\n")
     stale = bundle_line(package)
     assert (stale.status, "stale" in stale.detail) == ("warn", True), stale
+
+
+@pytest.mark.parametrize("shadow", [None, "xxhash", "xxhash.py", "xxhash" + __import__("_imp").extension_suffixes()[0]])
+def test_another_package_is_served_only_from_where_the_usual_import_finds_it(tmp_path, monkeypatch, shadow):
+    """xxhash from the bundle only when no sys.path entry before its directory holds a module of
+    that name (a package, a source or an extension module): the usual import would load that one."""
+    first, site = tmp_path / "first", tmp_path / "site"
+    first.mkdir(), site.mkdir()
+    if shadow == "xxhash":
+        (first / shadow).mkdir()
+    elif shadow:
+        (first / shadow).write_text("")
+    monkeypatch.setattr(sys, "path", [str(first), str(site)])
+    assert client.HotModules._first_on_path("xxhash", str(site)) is (shadow is None)
+    monkeypatch.setattr(sys, "path", [str(first)])
+    assert client.HotModules._first_on_path("xxhash", str(site)) is False  # not on sys.path at all
