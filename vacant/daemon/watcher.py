@@ -4,9 +4,15 @@ Contract: every change under the root that the kernel reports lands in the dirty
 workspace-relative path (both ends of a move), except paths inside the skipped directories
 (`.git`, the state directory) and cookie files, which are the scanner's own ignore rules for
 walking. Gitignored paths are kept: the scanner decides what they mean, exactly as a full scan
-would. Loss is never silent: an inotify queue overflow (watchdog only logs it, so a log handler
-catches it), a watch limit reached (ENOSPC), or more dirty paths than `max_dirty` set `lost` to a
-reason, and the next full-workspace scan must be a rescan. `watch_count()` reads the kernel's own
+would. Loss is never silent: an inotify queue overflow (watchdog logs it; 7.1.1 also sends an
+EventsLostEvent), a watch limit reached (ENOSPC, or EMFILE for the instance limit), or more dirty
+paths than `max_dirty` set `lost` to a reason, and the next full-workspace scan must be a rescan.
+
+The watch limit under either behaviour of watchdog 7: 7.1.0 leaves a subdirectory it cannot
+watch unwatched without a word; 7.1.1 raises at the start and logs afterwards. Either way the
+watcher keeps every watch it could add, marks itself `limited` (every later sync is a loss, so
+every full scan a recorded rescan), and raises `WatchLimit` only when the root itself cannot be
+watched. `watch_count()` reads the kernel's own
 count of this process's inotify watches from /proc.
 """
 
@@ -39,6 +45,10 @@ WANTED = [wd.FileCreatedEvent, wd.FileModifiedEvent, wd.FileDeletedEvent, wd.Fil
           wd.FileClosedEvent, wd.FileAttribEvent, wd.DirCreatedEvent, wd.DirDeletedEvent,
           wd.DirMovedEvent, wd.DirAttribEvent]  # not DirModified: its children's own events say what changed
 WATCHDOG_LOGGERS = ("watchdog.observers",)  # the inotify modules log through it
+EVENTS_LOST = getattr(wd, "EventsLostEvent", None)  # watchdog 7.1.1: an overflow as an event too
+if EVENTS_LOST is not None:
+    WANTED.append(EVENTS_LOST)
+UNWATCHABLE = (errno.ENOSPC, errno.EMFILE)  # the kernel's watch and instance limits
 
 # A directory replaced at the same path keeps watchdog's watch for that path, whose callback it
 # then overwrites with the same one, warning each time: nothing is lost, so nothing to say.
@@ -82,6 +92,9 @@ class Watcher:
         return "/".join(parts)
 
     def on_event(self, event: wd.FileSystemEvent) -> None:
+        if EVENTS_LOST is not None and isinstance(event, EVENTS_LOST):
+            self._lost_locked("inotify queue overflow")
+            return
         paths = [os.fsdecode(event.src_path)]
         gone = paths[0] in (str(self.root), str(self.skip_abs[0]))  # the workspace or its state directory
         if gone and event.event_type in ("deleted", "moved") and self.on_root_gone:
@@ -110,6 +123,11 @@ class Watcher:
         with self.lock:
             self.mark_lost(why)
 
+    def _unwatched(self, why: str) -> None:
+        """A directory below the root got no watch: sticky, every later sync is a loss."""
+        self.limited = self.limited or why
+        self._lost_locked(self.limited)
+
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
@@ -125,8 +143,7 @@ class Watcher:
                 if "overflow" in message:
                     watcher._lost_locked("inotify queue overflow")
                 elif "limit" in message:
-                    watcher.limited = record.getMessage()  # sticky: some directory stays unwatched
-                    watcher._lost_locked(watcher.limited)
+                    watcher._unwatched(record.getMessage())  # sticky: some directory stays unwatched
                 elif "unable" in message:
                     watcher._lost_locked(f"watch error: {record.getMessage()}")
 
@@ -134,14 +151,16 @@ class Watcher:
         self._log_handler = LossLog()
         for name in WATCHDOG_LOGGERS:
             logging.getLogger(name).addHandler(self._log_handler)
-        self.observer = _pruned_observer(self.root, self.cookies.directory)
+        self.observer = _pruned_observer(self.root, self.cookies.directory, self._unwatched)
         self.observer.schedule(Handler(), str(self.root), recursive=True, event_filter=WANTED)
         try:
             self.observer.start()
         except OSError as error:
             self.observer = None
-            if error.errno == errno.ENOSPC:
-                raise WatchLimit(f"inotify watch limit reached (fs.inotify.max_user_watches = {max_user_watches()})") from error
+            if error.errno in UNWATCHABLE:
+                self.limited = f"inotify watch limit reached (fs.inotify.max_user_watches = {max_user_watches()})" \
+                    if error.errno == errno.ENOSPC else "inotify instance limit reached"
+                raise WatchLimit(self.limited) from error
             raise
 
     def stop(self) -> None:
@@ -165,10 +184,11 @@ class Watcher:
         """The cookie rule: every event queued before this call is in the dirty set afterwards
         (or `lost` says why it may not be)."""
         if not self.alive:
-            self._lost_locked("the watcher stopped")
+            self._lost_locked(self.limited or "the watcher stopped")
             return
-        if self.limited:
-            self._lost_locked(self.limited)  # not every directory is watched: only a full scan is whole
+        if self.limited:  # not every directory is watched: only a full scan is whole, no cookie to wait for
+            self._lost_locked(self.limited)
+            return
         if not self.cookies.sync(timeout):
             self._lost_locked(f"cookie not seen within {timeout:g} s")
 
@@ -203,19 +223,27 @@ def prune_rule(root: Path, keep: Path) -> Callable[[bytes], bool]:
 SKIP_NAMES_B = tuple(os.fsencode(name) for name in SKIP_NAMES)
 
 
-def _pruned_observer(root: Path, keep: Path):
-    """A watchdog observer whose recursive watch leaves out `prune_rule`'s directories. It uses
-    watchdog's inotify classes (the `watchdog` pin in pyproject.toml names the major version);
-    when they are not what this expects it is a plain observer: every directory watched,
-    correct, only busier."""
+def _pruned_observer(root: Path, keep: Path, unwatched: Callable[[str], None]):
+    """A watchdog observer whose recursive watch leaves out `prune_rule`'s directories, and
+    which keeps going past a directory below the root that the kernel's limits leave unwatched
+    (told to `unwatched`). It uses watchdog's inotify classes (the `watchdog` pin in
+    pyproject.toml names the major version); when they are not what this expects it is a plain
+    observer: every directory watched, correct, only busier."""
     if InotifyWatchGroup is None:  # not Linux, or another watchdog layout
         return Observer()
     pruned = prune_rule(root, keep)
 
     class Group(InotifyWatchGroup):
         def _add_callback(self, path: bytes) -> None:
-            if not pruned(path):
+            if pruned(path):
+                return
+            try:
                 super()._add_callback(path)
+            except OSError as error:  # 7.1.1 raises while starting; 7.1.0 never gets here
+                if path == self.path or error.errno not in UNWATCHABLE:
+                    raise
+                unwatched(f"{error.strerror or error} (fs.inotify.max_user_watches = {max_user_watches()}) "
+                          f"at {os.fsdecode(path)!r}")
 
         def _add_all_callbacks(self, path: bytes) -> None:
             if pruned(path):
@@ -229,11 +257,13 @@ def _pruned_observer(root: Path, keep: Path):
                         self._add_callback(os.path.join(top, name))
 
         def _remove_watch_internally(self, wd) -> None:
-            # watchdog 7.1 raises KeyError when a path's watch was already dropped (a directory
-            # replaced by a file of the same name, then removed): nothing is left to forget
-            path = self._active_callbacks_by_watch.pop(wd, None)
-            if path is not None and self._active_callbacks_by_path.get(path) == wd:
-                del self._active_callbacks_by_path[path]
+            # watchdog 7.1.0 raises KeyError when a path's watch was already dropped (a directory
+            # replaced by a file of the same name, then removed): nothing is left to forget.
+            # Its own code, not a copy: 7.1.1 keeps the watches in a tree of its own.
+            try:
+                super()._remove_watch_internally(wd)
+            except KeyError:
+                pass
 
     class Emitter(InotifyEmitter):
         def on_thread_start(self) -> None:
@@ -253,8 +283,8 @@ def _pruned_observer(root: Path, keep: Path):
 
 
 def _report_watch_limit() -> None:
-    """watchdog 7 swallows a failed watch on any directory below the root, ENOSPC included, so
-    a tree beyond fs.inotify.max_user_watches would be watched in part without a word. Wrap its
+    """watchdog 7.1.0 swallows a failed watch on any directory below the root, ENOSPC included,
+    so a tree beyond fs.inotify.max_user_watches would be watched in part without a word. Wrap its
     inotify_add_watch (once per process) to log that case where the loss handler hears it."""
     from watchdog.observers import inotify_c  # the Linux backend only; imported by Observer already
 

@@ -228,42 +228,76 @@ def test_changes_made_while_no_daemon_ran_are_found_by_the_next_ones_first_scan(
 
 
 @pytest.mark.slow
-def test_a_watch_limit_reached_means_every_full_scan_is_a_recorded_rescan(tmp_path, monkeypatch):
-    import ctypes
-    import errno
+def _load(path: Path):
+    import importlib.util
 
-    from watchdog.observers import inotify_c
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    real = inotify_c.inotify_add_watch
-    budget = {"left": 2}  # a tiny fs.inotify.max_user_watches
 
-    def limited(fd, path, mask):
-        if budget["left"] == 0:
-            ctypes.set_errno(errno.ENOSPC)
-            return -1
-        budget["left"] -= 1
-        return real(fd, path, mask)
+SCENARIO = Path(__file__).with_name("watch_limit_scenario.py")
+PYPI = Path(__file__).resolve().parents[3] / "fixtures" / "pypi"
+SCENARIO_MODULE = _load(SCENARIO)
+LIMIT_CASE = {"dirs": ["a", "b", "c"], "budget": 2, "writes": ["a/new", "b/new", "c/new", "top"]}
 
-    monkeypatch.setattr(inotify_c, "inotify_add_watch", limited)
-    root = tmp_path / "ws"
-    for sub in ("a", "b", "c"):
-        (root / sub).mkdir(parents=True)
-    (root / ".vacant").mkdir()
-    watcher = Watcher(root)
-    watcher.start()  # the root is watched, a subdirectory is not: watchdog itself says nothing
-    scanner = WatchedScanner(root, watcher, root / ".vacant")
-    scanner.pending_loss = None
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "events.jsonl").write_text("")
-    log = Log(run)
-    (root / "a" / "new").write_text("x")
-    assert "a/new" in scanner.scan(None, log=log).delta()["added"]
-    (root / "b" / "new").write_text("y")
-    assert "b/new" in scanner.scan(None, log=log).delta()["added"]  # not watching: found by a full scan again
-    assert [e for e, _ in log.events] == ["rescan", "rescan"]
-    assert all("watch limit reached" in fields["why"] for _, fields in log.events)
-    watcher.stop()
+
+def _assert_every_write_seen_and_every_limited_scan_recorded(outcome: dict, budget: int, dirs: int) -> None:
+    """The oracle: each scan after a write sees that file, and when the kernel had fewer watches
+    than the tree has directories (the root, each directory, the cookie directory's chain), every
+    scan is a recorded rescan that says the limit was reached."""
+    for scan in outcome["scans"]:
+        assert scan["wrote"] in scan["seen"], (outcome["watchdog"], scan)
+    if budget < dirs:
+        assert outcome["limited"] or outcome["root_unwatched"], outcome
+        for scan in outcome["scans"]:
+            assert [event for event, _ in scan["logged"]] == ["rescan"], (outcome["watchdog"], scan)
+            assert "limit reached" in scan["logged"][0][1], (outcome["watchdog"], scan)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", ["7.1.0", "7.1.1"])
+def test_a_watch_limit_reached_means_every_full_scan_is_a_recorded_rescan(tmp_path, release):
+    """Under each watchdog release's own behaviour at the limit (7.1.0: a subdirectory silently
+    unwatched; 7.1.1: raised while starting, logged later), fetched pinned by hash and first on
+    the path of a child interpreter: the daemon keeps what it watches and records every rescan."""
+    import json
+    import subprocess
+    import sys
+
+    from pinned import pinned_target
+
+    target = pinned_target(PYPI / f"watchdog-{release}.txt")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(SCENARIO.parent)])}
+    result = subprocess.run([sys.executable, str(SCENARIO), str(tmp_path), json.dumps(LIMIT_CASE)],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["watchdog"] == release
+    assert not outcome["root_unwatched"] and outcome["limited"]  # the root and one more are watched
+    _assert_every_write_seen_and_every_limited_scan_recorded(outcome, LIMIT_CASE["budget"], 99)
+
+
+DIR_NAMES = st.sampled_from(["a", "b", "c"])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(dirs=st.lists(st.lists(DIR_NAMES, min_size=1, max_size=4).map("/".join), min_size=1, max_size=6, unique=True),
+       short=st.integers(min_value=0, max_value=30), ample=st.booleans(),
+       picks=st.lists(st.integers(min_value=0), min_size=1, max_size=5))
+def test_watch_limits_at_random_depths_still_record_every_change(tmp_path_factory, dirs, short, ample, picks):
+    """A tree of random depth under a random watch budget (none, too few for its directories, or
+    ample), then files written in random directories: every write is seen by the next scan, and a
+    tree the budget could not cover has every scan recorded as a rescan (the installed watchdog)."""
+    every = sorted({"/".join(rel.split("/")[:depth]) for rel in dirs for depth in range(1, rel.count("/") + 2)})
+    directories = 1 + len(every)  # the root and each directory below it, at the least
+    budget = directories + 10 if ample else short % directories  # ample: also .vacant and the cookies'
+    writes = [f"{every[pick % len(every)]}/f{number}" for number, pick in enumerate(picks)]
+    outcome = SCENARIO_MODULE.limited_tree(tmp_path_factory.mktemp("limit"), dirs, budget, writes)
+    _assert_every_write_seen_and_every_limited_scan_recorded(outcome, budget, directories)
+    if ample:
+        assert not outcome["limited"] and outcome["full_scans"] == 1, outcome  # only the start's
 
 
 def test_a_full_scan_leaves_the_index_out_of_the_collectors_passes(tmp_path):
