@@ -49,13 +49,11 @@ import vacant.platforms.all_platforms  # noqa: E402,F401
 
 import signal  # noqa: E402
 import time  # noqa: E402
-import uuid  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-SESSION_MARK = f"VACANT_TEST_SESSION={uuid.uuid4().hex}".encode()
-os.environ["VACANT_TEST_SESSION"] = SESSION_MARK.split(b"=", 1)[1].decode()
+from leaks import SESSION_MARK, note_marked  # noqa: E402  (tests/plugins/leaks.py: no process outlives the session)
 
 _SPAWN_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty", "os.exec", "os.spawn",
                            "os.system", "pty.spawn"})
@@ -137,6 +135,7 @@ def _no_daemon_outlives_its_test(request):
         return
     _spawned[0] = _children_running()  # still running: it may start one after this walk
     _stop_ours(_base(request.config))
+    note_marked(request.node.nodeid)
 
 
 # -- temporary directories on tmpfs --------------------------------------------------------------
@@ -272,6 +271,7 @@ def pytest_sessionstart(session):
         _prune_tmpfs_mirrors()
 
 
+@pytest.hookimpl(tryfirst=True)  # before the leak check (tests/plugins/leaks.py): a daemon is stopped, not a leak
 def pytest_sessionfinish(session):
     _stop_ours(_base(session.config))
     _pass_up_slow_unmarked(session.config)

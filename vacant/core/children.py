@@ -80,6 +80,43 @@ def spawn(argv: list[str], own_group: bool = True, **popen: Any) -> "subprocess.
     return proc
 
 
+def running(proc: "subprocess.Popen[Any]") -> bool:
+    """Whether the child has not exited, without reaping it (Popen.poll reaps, and a reaped
+    leader's id may name someone else's group: `wait_group` could no longer kill its group)."""
+    if proc.returncode is not None:
+        return False
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None
+    except ChildProcessError:
+        return proc.poll() is None
+
+
+def wait_group(proc: "subprocess.Popen[Any]", timeout: float | None = None) -> int:
+    """Wait for a child spawned in its own group, then SIGKILL whatever is left in that group
+    before reaping the child: its zombie keeps the group's id from being reused, so the kill
+    reaches only what it started (a sandbox helper whose pid 1 ignores SIGTERM included).
+    Raises subprocess.TimeoutExpired as Popen.wait does, with the child and its group untouched."""
+    import subprocess
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        try:
+            exited = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+        except ChildProcessError:  # reaped by someone else (Popen.poll): its id may name another group now
+            return proc.wait()
+        if exited is not None:
+            break
+        if deadline is not None and time.monotonic() >= deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout or 0.0)
+        time.sleep(0.05)
+    with _lock:
+        own_group = _groups.get(proc.pid, False)
+    if own_group:
+        kill_group(proc.pid)
+    return proc.wait()
+
+
 def release(proc: "subprocess.Popen[Any]") -> None:
     """Done with a spawned child. A child not yet reaped has its whole group killed (whatever it
     left running); a reaped one's pid may already name someone else's group, so it is left be."""

@@ -260,7 +260,7 @@ class CellRunner:
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stopped = signum
-        if self.child is not None and self.child.poll() is None:
+        if self.child is not None and children.running(self.child):
             # to its whole group, as a terminal would: `vacant do`, the agent and whatever the agent started
             children.kill_group(self.child.pid, signal.SIGTERM)
             return
@@ -276,15 +276,17 @@ class CellRunner:
             held = () if self.hold is None else (self.hold.fileno(),)
             self.child = children.spawn(argv, cwd=ws, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                         env=self.settings.env, pass_fds=held, preexec_fn=_die_with_parent)
+            # each wait ends with the cell's group killed: what the agent left running there (its
+            # sandbox's helpers, a server it started) never outlives the cell
             try:
-                return self.child.wait(timeout=self.settings.timeout_s), False
+                return children.wait_group(self.child, self.settings.timeout_s), False
             except subprocess.TimeoutExpired:
                 self.child.terminate()
                 try:
-                    self.child.wait(timeout=TERM_GRACE_S)
+                    children.wait_group(self.child, TERM_GRACE_S)
                 except subprocess.TimeoutExpired:
                     self.child.kill()
-                    self.child.wait()
+                    children.wait_group(self.child)
                 return self.child.returncode, True
             finally:
                 children.release(self.child)

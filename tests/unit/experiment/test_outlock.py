@@ -89,3 +89,59 @@ def test_a_running_experiment_is_refused_at_once(tmp_path):
     finally:
         proc.terminate()
         proc.wait()
+
+
+LEAVES_A_HELPER = textwrap.dedent("""
+    import os, signal, sys, time
+    from pathlib import Path
+    marks = Path(sys.argv[1])
+    helper = os.fork()
+    if helper == 0:  # a sandbox helper in the cell's group that ignores SIGTERM, as a namespace's pid 1 does
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        (marks / "helper").write_text(str(os.getpid()))
+        time.sleep(600)
+        os._exit(0)
+    while not (marks / "helper").exists():
+        time.sleep(0.01)
+    if sys.argv[2] == "hang":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the cell's own command ignores the timeout's SIGTERM too
+        time.sleep(600)
+""")
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.parametrize("ending", ["exits", "hang"])
+def test_what_a_cell_leaves_in_its_group_is_killed_when_the_cell_ends(tmp_path, monkeypatch, ending):
+    """The agent exits (or hangs past the cell timeout) leaving a helper in its group that ignores
+    SIGTERM: the helper is gone once the attempt returns."""
+    from vacant.experiment import runner
+    from vacant.experiment.runner import CellRunner, Settings
+
+    monkeypatch.setattr(runner, "TERM_GRACE_S", 0.5)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (marks / "cell.py").write_text(LEAVES_A_HELPER)
+    settings = Settings(out=tmp_path, agent="claude", agent_bin=None, model=None, agent_args=[], timeout_s=1.0)
+    code, timed_out = CellRunner(settings).attempt([sys.executable, str(marks / "cell.py"), str(marks), ending],
+                                                   tmp_path, marks)
+    helper = int((marks / "helper").read_text())
+    try:
+        assert timed_out == (ending == "hang")
+        assert _gone(helper), "the cell's helper outlived the cell"
+    finally:
+        try:
+            os.kill(helper, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
