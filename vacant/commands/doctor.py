@@ -85,6 +85,35 @@ def bundle_line(package: Path | None = None) -> Diagnosis:
                                 "then a call answered without the daemon is a few ms slower")
 
 
+def libraries_line() -> Diagnosis:
+    """The hook path's libraries (xxhash, watchdog) as this interpreter finds them, against the
+    versions this release was tested with (core/tested_with.py): another version is advice (it
+    may work; watchdog changed what the daemon relies on within a minor release before), a
+    missing one a fail (nothing records without them)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from vacant.core.tested_with import TESTED_WITH
+
+    found: dict[str, str | None] = {}
+    for name in TESTED_WITH:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    missing = [name for name, have in found.items() if have is None]
+    if missing:
+        return diagnosis("libraries", False, f"{', '.join(missing)} not installed for {sys.executable}: "
+                                             "reinstall vacant (nothing is recorded without them)")
+    other = [name for name, have in found.items() if have != TESTED_WITH[name]]
+    if other:
+        return advice("libraries", "; ".join(f"{name} {found[name]} is installed, this release was tested with "
+                                             f"{TESTED_WITH[name]}" for name in other)
+                      + f": if hooks misbehave, `{sys.executable} -m pip install "
+                      + " ".join(f"'{name}=={TESTED_WITH[name]}'" for name in other) + "`")
+    return diagnosis("libraries", True, ", ".join(f"{name} {found[name]}" for name in found)
+                     + ": the versions this release was tested with")
+
+
 def contract_line(root) -> Diagnosis:
     """vacant.toml reads (a fail when it does not: every Stop would block on it, verifying nothing)."""
     try:
@@ -169,7 +198,7 @@ def register(app: typer.Typer) -> None:
         chosen = load(platform)
         root = workspace()
         report = [*chosen.doctor(root, hook_command(chosen.name)), *install_lines(root, chosen.name),
-                  contract_line(root), *wall_lines(root, chosen), _daemon_line(), bundle_line(), _interpreter_line()]
+                  contract_line(root), *wall_lines(root, chosen), _daemon_line(), bundle_line(), libraries_line(), _interpreter_line()]
         failed = any(line.status == "fail" for line in report)
         if as_json:
             print_json({"platform": chosen.name, "ok": not failed, "lines": [line._asdict() for line in report]})
