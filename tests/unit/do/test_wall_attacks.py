@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import shutil
 import socket
 import subprocess
@@ -141,7 +142,7 @@ def test_the_workspace_lock_cannot_be_held(site, walled):
     argv = ["sh", "-c", holder]
     if walled:
         argv = wrap(argv, ws, ws, tmp / "sandbox-tmp", wall_for(ws), terminal=False)
-    proc = subprocess.Popen(argv, cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         assert proc.stdout.readline().strip() == b"held", proc.stderr.read()
         deadline = time.monotonic() + 5
@@ -158,7 +159,7 @@ def test_the_workspace_lock_cannot_be_held(site, walled):
                     time.sleep(0.05)
         assert free is walled
     finally:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # the shell and the holder it started
         proc.wait()
 
 
