@@ -1,4 +1,4 @@
-"""`python -m vacant.attribute.baseline_probe ROOT RUN_DIR`: probe the acceptance checks on the run's baseline.
+"""The baseline probe: the acceptance checks on the run's baseline, behind the wall.
 
 Started detached when a run starts (`start`, which the hook call hands the recorder: the agent
 does not wait for it). The baseline is rebuilt in a scratch directory, so the probe sees the workspace exactly as it was before any work, whatever
@@ -14,6 +14,10 @@ import sys
 from pathlib import Path
 
 RESULT = "vacuous.json"
+# The probe's process loads the platform registry first, as every process that walls a command does
+# (the wall names each platform's settings files); this layer may not import it, so the entry does.
+ENTRY = ("import sys, vacant.platforms.all_platforms; from pathlib import Path; "
+         "from vacant.attribute.baseline_probe import probe; probe(Path(sys.argv[1]), Path(sys.argv[2]))")
 
 
 def start(root: Path, run_dir: Path) -> None:
@@ -24,7 +28,7 @@ def start(root: Path, run_dir: Path) -> None:
 
     from vacant.core.trustenv import for_child
 
-    subprocess.Popen([sys.executable, "-I", "-m", __name__, str(root), str(run_dir)], env=for_child(os.environ),
+    subprocess.Popen([sys.executable, "-I", "-c", ENTRY, str(root), str(run_dir)], env=for_child(os.environ),
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True)
 
@@ -34,6 +38,9 @@ def probe(root: Path, run_dir: Path) -> list[str]:
     import tempfile
     import time
 
+    from vacant.core.sandbox import unrecorded_paths
+    from vacant.store.hasher import leaves_out
+    from vacant.policy.contract.checks import site_for
     from vacant.policy.contract.red_first import probe_vacuous
     from vacant.store.run import RunView
     from vacant.store.states import load_manifest, materialize, store_for
@@ -42,8 +49,10 @@ def probe(root: Path, run_dir: Path) -> list[str]:
     store = store_for(root)
     scratch = Path(tempfile.mkdtemp(prefix="vacant-probe-"))
     try:
-        materialize(load_manifest(store, start["baseline"]), scratch, store, live=root)
-        vacuous = probe_vacuous(scratch)
+        baseline = load_manifest(store, start["baseline"])
+        materialize(baseline, scratch, store, live=root)
+        # the baseline at the workspace's own path, behind the wall, as the Stop's replays see it
+        vacuous = probe_vacuous(scratch, site=site_for(root, scratch, unrecorded_paths(root, leaves_out(root)) or ()))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     (run_dir / RESULT).write_text(json.dumps({"vacuous": vacuous, "at": time.time()}))
@@ -60,7 +69,3 @@ def result(run_dir: Path) -> list[str] | None:
         return list(json.loads((run_dir / RESULT).read_text())["vacuous"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-if __name__ == "__main__":
-    probe(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -39,6 +39,10 @@ REPORT_FIELDS = (
                                       "`kind`, `detail`, `path`; all but the notes (torn lines, dangling steps) are "
                                       "also `record` findings"),
     Field("check_runs", "int", "real check executions this Stop (final state plus replay)"),
+    Field("walled", "object", "whether the checks and their replays ran behind the wall, each state at the "
+                              "workspace's own path (docs/TRUST.md): `walled` (bool) and `why` (null when walled; "
+                              "else why not: bubblewrap missing or unable to start here, and then they ran as the "
+                              "person)"),
     Field("states", "int", "recorded states (the baseline plus one per change delta)"),
     Field("budget_s", "number", "the Stop pipeline's time budget"),
     Field("seconds", "number", "how long this Stop's pipeline took"),

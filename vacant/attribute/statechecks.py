@@ -22,7 +22,7 @@ from vacant.attribute.replay import Scratch
 from vacant.attribute.samereads import SameReads
 from vacant.attribute.verify import CLEAN, PRESENT, UNKNOWN
 from vacant.core.findings import Finding
-from vacant.policy.contract.checks import CheckResult, run_check
+from vacant.policy.contract.checks import CheckResult, Site, run_check
 from vacant.store.states import Manifest
 
 WHOLE = ()
@@ -52,11 +52,12 @@ class StateChecks:
     runs: int = 0
     selected_runs: int = 0
     same_reads: SameReads = field(default_factory=SameReads)
+    site: Site | None = None  # behind the wall, the scratch shown at the workspace's path (None: unwalled)
 
     def run(self, check: Any, index: int | None, select: tuple[str, ...] = WHOLE,
             manifest: Manifest | None = None) -> CheckResult:
         directory = self.scratch.at(index) if manifest is None else self.scratch.holding(manifest)
-        result = run_check(check, directory, select=select)
+        result = run_check(check, directory, select=select, site=self.site)
         self.runs += 1
         self.selected_runs += 1 if select else 0
         return result

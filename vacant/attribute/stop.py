@@ -36,6 +36,10 @@ from vacant.core.atomic import atomic_write
 from vacant.core.cells import UNKNOWN
 from vacant.core.findings import Finding
 from vacant.core.locations import state_dir
+from vacant.core import sandbox
+from vacant.core.sandbox import unrecorded_paths
+from vacant.store.hasher import leaves_out
+from vacant.policy.contract.checks import Site, site_for
 from vacant.policy.contract.contract import Contract, ContractError, load_contract, rounds_hint
 from vacant.policy.contract.flags import list_flags, standing_flags
 from vacant.store import reputation
@@ -95,6 +99,8 @@ class Pipeline:
         self.budget_s = float(budget)
         self.deadline = time.monotonic() + self.budget_s
         self.checks: StateChecks | None = None
+        self.unfaithful: str | None = None  # why a replay may not see what the check in the workspace saw
+        self.unwalled_why: str | None = None  # why the checks ran unwalled (None: they ran behind the wall)
 
     @property
     def check_runs(self) -> int:
@@ -139,7 +145,7 @@ class Pipeline:
         started = time.monotonic()
         scratch_dir = Path(tempfile.mkdtemp(prefix="vacant-replay-"))
         self.scratch = Scratch(self.timeline, self.store, scratch_dir, self.root)
-        self.checks = StateChecks(self.scratch)
+        self.checks = StateChecks(self.scratch, site=self._site(scratch_dir))
         try:
             checks, findings = self._final_findings()
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
@@ -160,6 +166,7 @@ class Pipeline:
                for finding in recordaudit.as_findings(record_problems)],
             "record_problems": record_problems,
             "check_runs": self.check_runs,
+            "walled": {"walled": self.checks.site is not None, "why": self.unwalled_why},
             "states": self.timeline.last + 1,
             "budget_s": self.budget_s,
             "seconds": round(time.monotonic() - started, 3),
@@ -171,6 +178,17 @@ class Pipeline:
             "no_review": no_review_reason(checks, vacuous, findings),
         }
         return report
+
+    def _site(self, scratch_dir: Path) -> Site | None:
+        """Each state checked as if it were the workspace: the scratch at the workspace's own path,
+        behind the wall, with the live paths no state records (ignored, excluded) over it."""
+        unrecorded = unrecorded_paths(self.root, leaves_out(self.root))
+        if unrecorded is None:
+            self.unfaithful = "the workspace holds too many paths its record leaves out to show them over a state"
+            unrecorded = ()
+        site = site_for(self.root, scratch_dir, unrecorded)
+        self.unwalled_why = None if site is not None else sandbox.usable()
+        return site
 
     def _vacuous(self, needed_now: bool) -> list[str]:
         """The baseline probe's verdict; when it has not landed yet and a green end hangs on it,
@@ -377,7 +395,10 @@ def _origin(item: dict[str, Any], guard: bool = False) -> str:
     evidence = item.get("evidence") or {}
     files = ", ".join(item.get("changed") or [])
     changed = f", which changed {files}" if files else ""
-    if item["flip_step"] is None and guard and evidence.get("unmasked_by") is None:
+    if item["level"] == levels.NOT_REPLAYED or evidence.get("method") == "baseline-partial":
+        # never "already failing": the replay did not get as far as the baseline (the time budget)
+        return "not traced to a step yet (the Stop's time budget ran out before its replay); it must pass before you stop"
+    if item["flip_step"] is None and guard and evidence.get("unmasked_by") is None and evidence.get("method") == "baseline":
         return "already failing when the work began; it must pass before you stop"
     if item["level"] == levels.INCOMPLETE:
         return "never passed: the work is not done yet"

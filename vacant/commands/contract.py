@@ -40,13 +40,15 @@ def register(app: typer.Typer) -> None:
         allow_broken: bool = typer.Option(False, "--allow-broken",
                                           help="Add it even though the probe says the check itself is broken "
                                                "(no tests, unknown test id, a program that is not there)."),
+        network: bool = typer.Option(False, "--network",
+                                     help="The check may reach the network (behind the wall it has loopback only)."),
         as_json: bool = typer.Option(False, "--json", help="The added check and its probe as one JSON object."),
     ) -> None:
         """Add a check after probing it: an acceptance check must fail now (for the right reason), a guard
         (--keep) must hold now."""
         try:
             added = add_check(workspace(), name, command_line(command), guard=keep or precondition, timeout=timeout,
-                              probe_cap=probe_cap, allow_broken=allow_broken)
+                              probe_cap=probe_cap, allow_broken=allow_broken, network=network)
         except children.Interrupted as stop:
             typer.echo(f"vacant: stopped by {stop.name}; the probe of {name!r} was killed with its process group; "
                        f"nothing was added to {CONTRACT_FILE}", err=True)

@@ -29,6 +29,10 @@ def render_report(report: dict[str, Any]) -> str:
              f"read_coverage: {coverage['state']} ({coverage['why']})"]
     if report.get("contract_error"):
         lines.append(f"  contract error: {report['contract_error']['message']} (nothing was verified)")
+    walled = report.get("walled") or {}
+    if walled.get("walled") is False:
+        lines.append(f"  warning: the checks ran unwalled, as the person ({walled.get('why')}): code the agent "
+                     "wrote could read what the person can")
     for name in report.get("vacuous", []):
         lines.append(f"  warning: check {name} already passed before any work (vacuous: the workspace drifted)")
     for check in report["checks"]:

@@ -15,54 +15,39 @@ hidden: `vacant do` creates vacant's own directories first (core/wall.ensure_hid
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from pathlib import Path
 
-from vacant.core.wall import Wall, ensure_hidden_dirs, inside, wall_for
+from vacant.core import sandbox
+from vacant.core.sandbox import Placement
+from vacant.core.wall import Wall, ensure_hidden_dirs, wall_for
 
 
-class NoBubblewrap(RuntimeError):
+class NoBubblewrap(sandbox.NoBubblewrap):
     pass
 
 
 def bwrap_path() -> str:
-    found = shutil.which("bwrap")
-    if not found:
+    try:
+        return sandbox.bwrap_path()
+    except sandbox.NoBubblewrap:
         raise NoBubblewrap("the wall needs bubblewrap (`sudo apt-get install bubblewrap`); "
-                           "or run `vacant do --no-wall -- …` (the record is then unwalled)")
-    return found
+                           "or run `vacant do --no-wall -- …` (the record is then unwalled)") from None
 
 
 def wrap(argv: list[str], root: Path, cwd: Path, tmpdir: Path, wall: Wall | None = None, bwrap: str | None = None,
          terminal: bool | None = None) -> list[str]:
     """The command line that runs `argv` behind the wall around workspace `root`, with `tmpdir`
-    (a directory of this run's own) as its writable TMPDIR."""
+    (a directory of this run's own) as its writable TMPDIR: the walled runner's (core/sandbox.py)
+    on the live workspace, with the network shared (the agent needs its model's API)."""
     root = Path(root).resolve()
     if wall is None:
         ensure_hidden_dirs(root)
         wall = wall_for(root)
     tmpdir = Path(tmpdir).resolve()
     tmpdir.mkdir(parents=True, exist_ok=True)
-    writable = [str(root), str(tmpdir)]
     # its own pid namespace: when bwrap goes (the person's interrupt, a kill) every process the agent
-    # started goes with it; --new-session alone let them outlive `vacant do`, out of its group's reach
-    out = [bwrap or bwrap_path(), "--die-with-parent", "--unshare-pid"]
-    if not (sys.stdin.isatty() if terminal is None else terminal):
-        out.append("--new-session")  # no TIOCSTI into the person's terminal; a TUI keeps its terminal
-    out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for path in writable:
-        out += ["--bind", path, path]
-    for path in wall.hidden:
-        if os.path.isdir(path):
-            out += ["--tmpfs", path]
-        elif os.path.exists(path):
-            out += ["--ro-bind", "/dev/null", path]
-    git = root / ".git"  # as Claude Code's sandbox does: git's hooks and config run later as the person
-    protected = [*wall.readonly, str(git / "hooks"), str(git / "config")]
-    for path in protected:  # only where a writable mount would make it writable again
-        if os.path.exists(path) and any(inside(path, w) for w in writable):
-            out += ["--ro-bind", path, path]
-    out += ["--setenv", "TMPDIR", str(tmpdir), "--chdir", str(Path(cwd).resolve()), "--", *argv]
-    return out
+    # started goes with it; a TUI at a terminal keeps its session (its job control), else a new one
+    terminal = sys.stdin.isatty() if terminal is None else terminal
+    return sandbox.wrap(argv, Placement(root, network=True), wall, tmpdir, cwd=Path(cwd).resolve(),
+                        bwrap=bwrap or bwrap_path(), new_session=not terminal)

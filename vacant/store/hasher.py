@@ -303,6 +303,24 @@ class _Ignores:
         return verdict is True
 
 
+def leaves_out(root: Path) -> Callable[[str, bool], bool]:
+    """Whether the record leaves a workspace-relative path (and all below it) out: `.git` at any
+    depth, the state directory at the top, what the ignore files ignore, what `[store] exclude`
+    keeps the content of. What the walled runner shows from the live workspace over a rebuilt
+    state (vacant/core/sandbox.py)."""
+    ignores = _Ignores(Path(root))
+    exclusions = exclude.patterns(Path(root))
+
+    def left_out(rel: str, is_dir: bool) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        if name == ".git" or ("/" not in rel and name in SKIP_NAMES):
+            return True
+        if exclusions and any(pattern.match(rel) for pattern in exclusions):
+            return True
+        return ignores.ignored(rel, is_dir)
+    return left_out
+
+
 class _NoIgnores(_Ignores):
     """For scanning a scratch reconstruction: every path counts, whatever its ignore files say."""
 

@@ -231,8 +231,9 @@ def test_a_test_that_flips_on_re_run_is_flaky_and_never_attributed(tmp_path, iso
     root = tmp_path / "ws"
     root.mkdir()
     mark_installed(root)
-    counter = tmp_path / "counter"
-    (root / "runner.py").write_text(f"COUNTER = {str(counter)!r}\n" + FLAKY_RUNNER)
+    # in the directory the check runs in: behind the wall a check writes only there and in its TMPDIR
+    # (the replay's scratch directory, kept between its runs; never recorded)
+    (root / "runner.py").write_text("COUNTER = '.flaky-counter'\n" + FLAKY_RUNNER)
     (root / "test_t.py").write_text(TEST_FILE)
     (root / "vacant.toml").write_text(f'[[check]]\nname = "suite"\njunit = "out.xml"\ncommand = "{sys.executable} runner.py"\n')
     run_dir = record_steps(root, [{"a.txt": "x\n"}, {"b.txt": "y\n"}])

@@ -83,8 +83,8 @@ def test_replay_runs_only_the_failing_test(ws, monkeypatch):
     seen = []
     real = statechecks.run_check
 
-    def spy(check, directory, select=()):
-        result = real(check, directory, select=select)
+    def spy(check, directory, select=(), **walled):
+        result = real(check, directory, select=select, **walled)
         seen.append((select, sorted(result.tests)))
         return result
     monkeypatch.setattr(statechecks, "run_check", spy)

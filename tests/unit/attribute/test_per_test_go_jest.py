@@ -51,8 +51,8 @@ def _spy(monkeypatch):
         seen.append({"select": select, "command": made.command, "run": made.env.get("VACANT_GO_RUN")})
         return made
 
-    def run(check, directory, select=()):
-        result = real_run(check, directory, select=select)
+    def run(check, directory, select=(), **walled):
+        result = real_run(check, directory, select=select, **walled)
         seen[-1]["tests"] = sorted(result.tests)
         return result
     monkeypatch.setattr("vacant.policy.contract.checks.plan_run", plan)

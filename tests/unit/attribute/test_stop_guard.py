@@ -192,3 +192,17 @@ def test_only_the_main_agents_stop_blocks_on_the_contract(project):
     assert report["decision"] == "stop" and '"block"' not in answer
     main, report = run.stop()
     assert main["decision"] == "block" and report["agent_id"] is None and report["round"] == 1
+
+
+@pytest.mark.slow
+def test_a_guard_finding_the_budget_left_unreplayed_is_never_called_already_failing(project):
+    """The Stop's budget runs out before the replay reaches the baseline: the agent is told the
+    finding is not traced yet, never that it predates its work (a false clearance)."""
+    run = start(project, GUARD + NOTES + "[stop]\nbudget_s = 0.001\n")
+    run.write("NOTES.md", "notes\n")
+    run.edit("calc.py", "return a + b", "return a - b")  # breaks the guard
+    answer, report = run.stop()
+    [finding] = report["findings"]
+    assert finding["level"] == "not_replayed" and finding["name"] == "tests"
+    assert "already failing" not in answer["reason"]
+    assert "time budget ran out" in answer["reason"]

@@ -108,4 +108,4 @@ def test_check_names_the_line_and_the_nearest_key(ws):
     code, _, err = run(ws, "check")
     assert code == Exit.USER_ERROR
     assert err.strip() == (f"vacant: {ws / 'vacant.toml'}, line 3: [[check]] #1 ('a'): unknown key 'comand' "
-                           "(did you mean 'command'?): allowed keys are name, command, timeout, probe, junit")
+                           "(did you mean 'command'?): allowed keys are name, command, timeout, probe, junit, network")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.core.findings import Finding
-from vacant.policy.contract.checks import CheckResult, run_check
+from vacant.policy.contract.checks import CheckResult, run_check, site_for
 from vacant.policy.contract.contract import Contract
 from vacant.policy.contract.flags import Flag, active_flags, locate
 
@@ -44,14 +44,15 @@ class GateReport:
 
 
 def run_gates(contract: "Contract | None", root: Path, flags_root: Path | None = None) -> GateReport:
-    """Guards, then acceptance checks, then standing human flags, on the state at `root`.
+    """Guards, then acceptance checks, then standing human flags, on the workspace at `root`,
+    behind the wall where bubblewrap runs (the checks run code the agent may have written).
 
-    `flags_root` is the workspace whose state directory holds the flags (default: `root`); a
-    replay passes the live workspace while `root` is a scratch directory.
+    `flags_root` is the workspace whose state directory holds the flags (default: `root`).
     """
     root = Path(root)
-    guards = [run_check(check, root, precondition=True) for check in (contract.guards if contract else [])]
-    checks = [run_check(check, root) for check in (contract.check if contract else [])]
+    site = site_for(root) if contract and (contract.guards or contract.check) else None
+    guards = [run_check(check, root, precondition=True, site=site) for check in (contract.guards if contract else [])]
+    checks = [run_check(check, root, site=site) for check in (contract.check if contract else [])]
     live_flags = active_flags(flags_root or root)  # signed and not withdrawn; tampered ones warn
     standing = [(flag, finding) for flag in live_flags if (finding := locate(flag, root)) is not None]
     findings = [finding for result in (*guards, *checks) for finding in result.findings]

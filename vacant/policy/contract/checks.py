@@ -17,13 +17,17 @@ from __future__ import annotations
 import os
 import re
 import selectors
+import shutil
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from vacant.core import children
+from vacant.core import children, sandbox
+from vacant.core.sandbox import Placement
+from vacant.core.locations import user_data_dir
+from vacant.core.wall import Wall, ensure_hidden_dirs, wall_for
 from vacant.core.findings import Finding, finding_id, line_text, read_text_lines, test_finding_id
 from vacant.policy.contract.runners import Reads, Reported, plan_run, read_reads, read_reports, refused_options
 from vacant.policy.contract.testreport import assert_frame, frames, module_candidates
@@ -38,6 +42,62 @@ class CheckLike(Protocol):
     name: str
     command: str
     timeout: float
+
+
+# -- where a check runs: behind the wall (vacant/core/sandbox.py) -------------------------------
+
+
+@dataclass(frozen=True)
+class Site:
+    """A check's run behind the wall: the workspace's own path `root`, and the rebuilt state shown
+    there (`state`, with the live `unrecorded` paths over it; None: the live workspace)."""
+
+    wall: Wall
+    root: Path
+    state: Path | None = None
+    unrecorded: tuple[str, ...] = ()
+    cache: Path | None = None  # the checks' own cache directory (below), writable behind the wall
+
+    def placement(self, network: bool) -> Placement:
+        return Placement(self.root, self.state, self.unrecorded, network)
+
+    def cache_env(self) -> dict[str, str]:
+        """Tools' caches in the checks' own directory: the person's (~/.cache, GOCACHE) are
+        read-only behind the wall, and a cache the agent's code could write is one the person's
+        own builds would later trust."""
+        if self.cache is None:
+            return {}
+        return {"XDG_CACHE_HOME": str(self.cache), "GOCACHE": str(self.cache / "go-build"),
+                "npm_config_cache": str(self.cache / "npm")}
+
+    def seen_as(self, host_dir: Path) -> Path:
+        """`host_dir` (the state's directory, or below it) as the command sees it."""
+        if self.state is None:
+            return Path(host_dir)
+        return self.root / Path(host_dir).resolve().relative_to(Path(self.state).resolve())
+
+
+def site_for(root: Path, state: Path | None = None, unrecorded: tuple[str, ...] = ()) -> Site | None:
+    """The walled site of workspace `root` (showing `state` there when given), or None where
+    bubblewrap cannot run (sandbox.unwalled_reason says why; the caller runs unwalled and says so)."""
+    if sandbox.usable() is not None:
+        return None
+    root = Path(root).resolve()
+    ensure_hidden_dirs(root)
+    return Site(wall_for(root), root, None if state is None else Path(state).resolve(), unrecorded, check_cache(root))
+
+
+def check_cache(root: Path) -> Path | None:
+    """The walled checks' cache directory of workspace `root`: in vacant's data directory, which
+    the agent's own commands may only read; only walled checks write it (None: it cannot be made)."""
+    import hashlib
+
+    directory = user_data_dir() / "check-cache" / hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return directory
 
 
 # -- running a command ---------------------------------------------------------------------------
@@ -110,21 +170,57 @@ def run_command(
     head: int = OUTPUT_HEAD,
     tail: int = OUTPUT_TAIL,
     extra_env: dict[str, str] | None = None,
+    site: Site | None = None,
+    network: bool = False,
+    writable: tuple[Path, ...] = (),
 ) -> CommandResult:
-    """Run one shell line under `timeout` seconds; see the module docstring for the rules."""
+    """Run one shell line under `timeout` seconds; see the module docstring for the rules. With
+    a `site`, behind the wall at the workspace's own path (`cwd` and `root` are the host's
+    directories; `writable`: more host directories the command may write, at their own paths)."""
+    import tempfile
+
     started = time.monotonic()
-    proc = children.spawn(  # its own process group, killed by an interrupt too (vacant.core.children)
-        ["bash", "-c", command],
-        cwd=str(cwd),
-        env={**check_env(root), **(extra_env or {})},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    argv, env, tmp = ["bash", "-c", command], {**check_env(root), **(extra_env or {})}, None
+    if site is not None:
+        tmp = Path(tempfile.mkdtemp(prefix="vacant-walled-"))
+        env = {**check_env(site.seen_as(root)), **site.cache_env(), **(extra_env or {})}
+        writable = (*writable, *([site.cache] if site.cache else []))
+        argv = sandbox.wrap(argv, site.placement(network), site.wall, tmp, cwd=site.seen_as(cwd), writable=writable)
     try:
-        return _collect(proc, started, timeout, head, tail)
+        proc = children.spawn(  # its own process group, killed by an interrupt too (vacant.core.children)
+            argv, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            result = _collect(proc, started, timeout, head, tail)
+        finally:
+            children.release(proc)
     finally:
-        children.release(proc)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if site is not None and site.state is not None:  # the state's paths as the host holds them, for parsing
+        result.output = _as_host(result.output, site.root, site.state)
+    return result
+
+
+def _as_host(output: str, root: Path, state: Path) -> str:
+    """`output` with the workspace's path (as a walled command saw it) replaced by the state's."""
+    return _seen_root(root).sub(lambda _m: str(state), output)
+
+
+def _seen_root(root: Path) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w.\-/])" + re.escape(str(root)) + r"(?=/|$|[^\w.\-])")
+
+
+def _reports_as_host(reports: list[Path], root: Path, state: Path) -> None:
+    """The runners' reports of a walled run on a state name the workspace's path where the host
+    holds the state: rewritten in place (vacant's scratch files, or the state's own copy)."""
+    for report in reports:
+        try:
+            text = report.read_text(errors="surrogateescape")
+        except OSError:
+            continue
+        changed = _seen_root(root).sub(lambda _m: str(state), text)
+        if changed != text:
+            report.write_text(changed, errors="surrogateescape")
 
 
 def _collect(proc: subprocess.Popen, started: float, timeout: float, head: int, tail: int) -> CommandResult:
@@ -445,6 +541,7 @@ class CheckResult:
     tests: dict[str, str] = field(default_factory=dict)  # test id -> outcome, from the runner's report
     report_problem: str | None = None  # the runner's report could not be read (why)
     reads: Reads | None = None  # what a selected pytest run read (vacant.policy.contract.runners), if traced
+    walled: bool = False  # ran behind the wall (vacant/core/sandbox.py); False: as the person, unwalled
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -537,17 +634,23 @@ def findings_from(name: str, result: CommandResult, root: Path, timeout: float,
 
 
 def run_check(check: CheckLike, root: Path, timeout: float | None = None, precondition: bool = False,
-              select: tuple[str, ...] = ()) -> CheckResult:
+              select: tuple[str, ...] = (), site: Site | None = None) -> CheckResult:
     """Run one check on the workspace state at `root` (the live one, or a scratch copy); with
-    `select`, only those tests where the runner can select them (vacant.policy.contract.runners)."""
+    `select`, only those tests where the runner can select them (vacant.policy.contract.runners);
+    with a `site`, behind the wall at the workspace's own path (`root` is then where the host
+    holds the state: the state's directory, or the live workspace)."""
     cap = check.timeout if timeout is None else min(timeout, check.timeout)
     plan = plan_run(check.command, Path(root), getattr(check, "junit", None), select)
-    path = check_env(Path(root)).get("PATH", "")
+    path = check_env(site.seen_as(Path(root)) if site else Path(root)).get("PATH", "")
+    walled = {"site": site, "network": bool(getattr(check, "network", False)), "writable": (plan.scratch,)}
     try:
-        result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.environment(path))
+        result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.environment(path), **walled)
         if refused_options(result.exit_code, result.output):
             plan = plan.plain()
-            result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.environment(path))
+            result = run_command(plan.command, Path(root), cap, Path(root), extra_env=plan.environment(path),
+                                 **walled)
+        if site is not None and site.state is not None:
+            _reports_as_host(plan.reports, site.root, site.state)
         reported = read_reports(plan)
         reads = read_reads(plan)
     finally:
@@ -561,5 +664,5 @@ def run_check(check: CheckLike, root: Path, timeout: float | None = None, precon
         name=check.name, passed=passed, exit_code=result.exit_code, output=result.output, seconds=result.seconds,
         timed_out=result.timed_out, env_missing=env_missing, findings=findings, truncated=result.truncated,
         command=check.command, precondition=precondition, tests=reported.outcomes() if reported else {},
-        report_problem=reported.problem if reported else None, reads=reads,
+        report_problem=reported.problem if reported else None, reads=reads, walled=site is not None,
     )

@@ -94,6 +94,8 @@ ALLOWED: dict[str, str] = {
     "probe": "a table {exit_code, seconds, at} written by `vacant contract add`",
     "junit": 'the JUnit XML file the command writes, relative to the workspace, e.g. "reports/junit.xml" '
              "(one finding per failing test; pytest needs none: vacant asks it for one)",
+    "network": "true or false (default false): whether the check may reach the network; behind the wall "
+               "(docs/TRUST.md) a check without it has a loopback interface only",
     "exit_code": "an integer, or absent when the probe timed out",
     "seconds": "a number of seconds",
     "at": "an ISO 8601 time string",
@@ -157,6 +159,7 @@ class Check(_Strict):
     timeout: float = DEFAULT_TIMEOUT_S
     probe: Probe | None = None
     junit: str | None = None
+    network: bool = False  # behind the wall a check has loopback only, unless its item says so
 
     @field_validator("junit")
     @classmethod

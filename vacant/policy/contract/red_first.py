@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from vacant.core.atomic import atomic_write
-from vacant.policy.contract.checks import CommandResult, missing_tool, run_command
+from vacant.policy.contract.checks import CommandResult, Site, missing_tool, run_command, site_for
 from vacant.policy.contract.contract import (
     CONTRACT_FILE,
     DEFAULT_TIMEOUT_S,
@@ -114,6 +114,8 @@ def render_check(check: Check, guard: bool) -> str:
     lines = [f"[[{table}]]", f"name = {_toml_string(check.name)}", f"command = {_toml_string(check.command)}"]
     if check.timeout != DEFAULT_TIMEOUT_S:
         lines.append(f"timeout = {_toml_number(check.timeout)}")
+    if check.network:
+        lines.append("network = true")
     if check.probe is not None:
         probe = check.probe
         parts = [f"exit_code = {probe.exit_code}"] if probe.exit_code is not None else []
@@ -128,8 +130,8 @@ def render_check(check: Check, guard: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _validated_check(name: str, command: str, timeout: float | None) -> Check:
-    fields: dict[str, Any] = {"name": name, "command": command}
+def _validated_check(name: str, command: str, timeout: float | None, network: bool = False) -> Check:
+    fields: dict[str, Any] = {"name": name, "command": command, "network": network}
     if timeout is not None:
         fields["timeout"] = float(timeout)
     try:
@@ -147,6 +149,7 @@ def add_check(
     probe_cap: float | None = None,
     allow_broken: bool = False,
     precondition: bool = False,  # the old name of `guard`
+    network: bool = False,
 ) -> Added:
     """Probe `command` on the workspace as it stands and, if it is the right colour for the right
     reason, append it (see the module docstring). The probe's evidence is stored with the check."""
@@ -154,12 +157,13 @@ def add_check(
     guard = guard or precondition
     if "\n" in command.strip() or "\r" in command.strip():
         raise CheckRefused(f"the command is more than one line: {MULTILINE}")
-    check = _validated_check(name, command, timeout)
+    check = _validated_check(name, command, timeout, network)
     contract = load_contract(root) or Contract()
     if check.name in contract.names():
         raise CheckRefused(f"a check named {check.name!r} already exists in {CONTRACT_FILE}: pick another name or edit the file")
     cap = probe_cap_for(check, guard, probe_cap)
-    result = run_command(check.command, root, cap, root)  # an interrupt kills its group (core/children)
+    # behind the wall (the command may run code the agent wrote); an interrupt kills its group (core/children)
+    result = run_command(check.command, root, cap, root, site=site_for(root), network=check.network)
     at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     tool = missing_tool(result.exit_code, result.output, root)
     verdict = classify(result.exit_code, result.output, root, result.timed_out)
@@ -243,18 +247,19 @@ def _append(root: Path, check: Check, guard: bool) -> None:
     atomic_write(path, after)
 
 
-def probe_vacuous(root: Path, cap: float = PROBE_CAP_S) -> list[str]:
+def probe_vacuous(root: Path, cap: float = PROBE_CAP_S, site: Site | None = None) -> list[str]:
     """Acceptance checks that pass right now, before any work: vacuous (the workspace drifted).
 
     Called when a run starts; a warning to report, never a refusal. Probes run in parallel, each
-    capped at `cap` seconds.
+    capped at `cap` seconds, behind the wall at `site` (the baseline shown at the workspace's path).
     """
     contract = load_contract(root)
     if contract is None or not contract.check:
         return []
 
     def green(check: Check) -> bool:
-        result = run_command(check.command, Path(root), min(check.timeout, cap), Path(root))
+        result = run_command(check.command, Path(root), min(check.timeout, cap), Path(root), site=site,
+                             network=check.network)
         return result.exit_code == 0 and not result.timed_out
 
     with ThreadPoolExecutor(max_workers=min(8, len(contract.check))) as pool:

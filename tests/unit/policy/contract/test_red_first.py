@@ -127,3 +127,26 @@ def test_last_lines_are_the_last_non_blank_ones_trimmed():
     tail = last_lines(output)
     assert tail[:-1] == [f"line {n}" for n in range(5, 10)] and len(tail[-1]) == 200 and tail[-1].endswith("…")
     assert last_lines("") == []
+
+
+@pytest.mark.disk_tmp
+def test_the_probe_runs_behind_the_wall(ws):
+    """The probe runs the command as a walled check runs: the person's key is not there, the host's
+    network is not reached unless the check says `network = true` (kept in vacant.toml)."""
+    import socket
+
+    from vacant.core.keys import key_path
+
+    assert key_path().exists()  # the person's key, which an unwalled probe would see
+    add_check(ws, "no-key", f"test ! -e {key_path()}", guard=True)
+    server = socket.create_server(("127.0.0.1", 0))
+    try:
+        reach = f"{PY} -c 'import socket; socket.create_connection((\"127.0.0.1\", {server.getsockname()[1]}), 2)'"
+        with pytest.raises(CheckRefused):
+            add_check(ws, "offline", reach, guard=True)
+        add_check(ws, "online", reach, guard=True, network=True)
+    finally:
+        server.close()
+    guards = {guard["name"]: guard for guard in stored(ws)["guard"]}
+    assert set(guards) == {"no-key", "online"} and guards["online"]["network"] is True
+    assert "network" not in guards["no-key"]

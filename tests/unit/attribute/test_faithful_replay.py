@@ -1,0 +1,101 @@
+"""A replay sees what the check would see: each recorded state is checked at the workspace's own
+path, behind the wall (vacant/core/sandbox.py), so a project that reaches its own sources by
+absolute path (an editable install's `.pth`, a venv inside the workspace, PYTHONPATH naming the
+workspace) imports the state's sources, never the live workspace's.
+
+Generated plants x layouts: a package `pkg` whose `value()` the check asserts; one step of a
+generated history breaks it (by construction: the oracle), the others write harmless files; the
+final state keeps it broken. In every layout the finding's flip step is the planted one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from step_histories import record_steps
+
+from vacant.attribute.stop import Pipeline
+from vacant.core.locations import mark_installed
+from vacant.policy.contract.contract import load_contract
+
+pytestmark = [pytest.mark.slow, pytest.mark.disk_tmp]
+
+GOOD = "def value():\n    return 1\n"
+BAD = "def value():\n    return 2\n"
+LAYOUTS = ("flat", "src-pythonpath", "src-editable-venv", "src-workspace-venv")
+
+
+def make_venv(where: Path, sources: Path) -> Path:
+    """A venv whose site-packages names `sources` in a .pth, as an editable install (compat mode) does."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    (site,) = (where / "lib").glob("python3*/site-packages")
+    (site / "_editable_pkg.pth").write_text(f"{sources}\n")
+    return where / "bin" / "python"
+
+
+def lay_out(root: Path, layout: str, outside: Path) -> str:
+    """The package's directory (relative), and the check's command, as the project would set it up."""
+    check = "import pkg, sys; sys.exit(0 if pkg.value() == 1 else 1)"
+    if layout == "flat":
+        return "pkg", f"{sys.executable} -c '{check}'"
+    if layout == "src-pythonpath":
+        return "src/pkg", f"PYTHONPATH={root / 'src'} {sys.executable} -c '{check}'"
+    if layout == "src-editable-venv":
+        python = make_venv(outside / "venv", root / "src")
+        return "src/pkg", f"cd /; {python} -c '{check}'"  # from anywhere: only the .pth finds pkg
+    python = make_venv(root / ".venv", root / "src")  # a venv inside the workspace, ignored
+    (root / ".gitignore").write_text(".venv/\n")
+    return "src/pkg", f"cd /; {root / '.venv' / 'bin' / 'python'} -c '{check}'"
+
+
+def play(base: Path, layout: str, steps: int, plant: int) -> dict:
+    root, outside = base / "ws", base / "outside"
+    root.mkdir()
+    outside.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    mark_installed(root)
+    package, command = lay_out(root, layout, outside)
+    (root / package).mkdir(parents=True)
+    (root / package / "__init__.py").write_text(GOOD)
+    (root / "vacant.toml").write_text(f'[[check]]\nname = "value"\ncommand = "{command}"\n')
+    history = [{f"notes/{number}.txt": f"note {number}\n"} for number in range(steps)]
+    history[plant] = {f"{package}/__init__.py": BAD}
+    run_dir = record_steps(root, history)
+    return Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_planted_step_is_found_in_every_layout(tmp_path_factory, layout, data):
+    steps = data.draw(st.integers(min_value=1, max_value=6), "steps")
+    plant = data.draw(st.integers(min_value=0, max_value=steps - 1), "plant")
+    report = play(tmp_path_factory.mktemp(layout), layout, steps, plant)
+    (finding,) = report["findings"]
+    assert finding["flip_step"] == plant + 1, (layout, finding["evidence"])
+    assert finding["level"] == "provable", finding
+
+
+def test_a_replay_never_writes_the_live_workspace(tmp_path):
+    """The live workspace's unrecorded paths are shown read-only over a state: a check that writes
+    into them leaves the live ones as they were."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    mark_installed(root)
+    (root / ".gitignore").write_text("build/\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.txt").write_text("live\n")
+    (root / "a.txt").write_text("ok\n")
+    command = "echo replayed > build/out.txt; grep -q ok a.txt"
+    (root / "vacant.toml").write_text(f'[[check]]\nname = "a"\ncommand = "{command}"\n')
+    run_dir = record_steps(root, [{"a.txt": "bad\n"}])
+    report = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    assert (root / "build" / "out.txt").read_text() == "live\n"
+    assert [f["flip_step"] for f in report["findings"]] == [1]
+    assert os.listdir(root / "build") == ["out.txt"]
