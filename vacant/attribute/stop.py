@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
-from vacant.attribute import at_change, recordaudit, verify
+from vacant.attribute import at_change, changed_tests, recordaudit, verify
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.attribution import attribute_finding
 from vacant.attribute.replay import (
@@ -149,6 +149,7 @@ class Pipeline:
         try:
             checks, findings = self._final_findings()
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
+            questions = self._changed_tests()
             vacuous = self._vacuous(bool(checks) and not findings)
         finally:
             shutil.rmtree(scratch_dir, ignore_errors=True)
@@ -162,6 +163,7 @@ class Pipeline:
             "read_coverage": read_coverage(self.view),
             "checks": checks,
             "findings": [self._finding_json(finding, attribution) for (finding, _), attribution in zip(findings, graded)]
+            + [self._finding_json(finding, attribution) for finding, attribution in questions]
             + [self._finding_json(finding, Attribution(levels.RECORD, evidence={"why": "vacant's own record"}))
                for finding in recordaudit.as_findings(record_problems)],
             "record_problems": record_problems,
@@ -178,6 +180,15 @@ class Pipeline:
             "no_review": no_review_reason(checks, vacuous, findings),
         }
         return report
+
+    def _changed_tests(self) -> list[tuple[Finding, Attribution]]:
+        """The guard as the person set it (vacant.attribute.changed_tests), within the budget."""
+        if time.monotonic() > self.deadline:
+            return []
+        last = self.timeline.last
+        final = {name: result for (name, index, select), result in self.checks.results.items()
+                 if index == last and select == ()}
+        return changed_tests.changed_test_findings(self.checks, self.view, self.timeline, self.store, final)
 
     def _site(self, scratch_dir: Path) -> Site | None:
         """Each state checked as if it were the workspace: the scratch at the workspace's own path,
@@ -416,7 +427,8 @@ def _origin(item: dict[str, Any], guard: bool = False) -> str:
 
 
 def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int,
-                  guards: frozenset[str] = frozenset(), contract_error: dict[str, Any] | None = None) -> str:
+                  guards: frozenset[str] = frozenset(), contract_error: dict[str, Any] | None = None,
+                  waiting: str | None = None) -> str:
     """At most 12 lines; stable ids and locations; never who the actor is. `guards`: the names of
     the checks that must stay green (a guard that fails was broken by the work, or already was).
     A failing test names the test, its assert line and the change that broke it: the fix belongs
@@ -425,7 +437,7 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
     lines = [f"vacant: {count} finding(s) must be fixed before you stop (round {round_number} of {rounds})."]
     if contract_error:
         lines.append(" ".join(f"- {contract_sentence(contract_error)}".split()))  # whole: it names file and line
-    room = FEEDBACK_LINES - len(lines) - 1
+    room = FEEDBACK_LINES - len(lines) - 1 - (1 if waiting else 0)
     shown = blocking if len(blocking) <= room else blocking[: room - 1]
     for item in shown:
         where = f"{item['path']}:{item['line']}" if item["path"] and item["line"] else (item["path"] or "(no location)")
@@ -439,6 +451,8 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
             lines.append(_trim(f"- [{item['id']}] {where} ({_origin(item, guard)}) {what}"))
     if len(shown) < len(blocking):
         lines.append(f"- … and {len(blocking) - len(shown)} more (same checks)")
+    if waiting:
+        lines.append(_trim(f"- {waiting}"))
     if any(item.get("test") for item in shown):
         lines.append("Fix the change that broke each test (not a test file it did not touch), re-run the failing "
                      "check yourself, then finish; vacant re-checks at stop.")
@@ -526,14 +540,15 @@ def _conclude(root: Path, run_dir: Path, log: StepLog, pipeline: Pipeline, repor
     if (blocking or problem) and used < rounds:
         used += 1
         state["rounds"][round_key] = used
-        feedback = feedback_text(blocking, used, rounds, guards, problem)
+        feedback = feedback_text(blocking, used, rounds, guards, problem, changed_tests.summary(mine))
         log.emit("feedback", text=feedback, round=used, rounds=rounds, agent_id=agent_id)
     elif blocking or problem:
         spent = "report only: no feedback rounds (`[stop] rounds = 0`)" if rounds == 0 \
             else f"the round budget ({rounds}) is spent"
         system_message = summary_for_person(report, spent)
     elif mine:
-        system_message = summary_for_person(report, "none of them can be fixed by editing code (env/gap/record)")
+        system_message = summary_for_person(report, "none of them can be fixed by editing code "
+                                                    "(env/gap/record, or changed tests waiting on the person)")
     report.update(round=used, rounds=rounds, decision="block" if feedback else "stop", agent_id=agent_id)
     for item in report["findings"]:
         log.emit("attribution", finding=item["id"], level=item["level"], step=item["step"],

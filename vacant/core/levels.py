@@ -17,6 +17,7 @@ INCOMPLETE = "incomplete"
 ENV = "env"
 NOT_REPLAYED = "not_replayed"
 RECORD = "record"
+CHANGED_TEST = "changed_test"
 
 LEVELS: dict[str, tuple[str, str]] = {
     PROVABLE: (
@@ -72,11 +73,19 @@ LEVELS: dict[str, tuple[str, str]] = {
         "the step log chain broke, hooks vanished mid-run. Not the agent's to fix (it cannot sign); the person looks.",
         "The run is not green (exit code FAILED); the person is told; nobody's reputation is touched.",
     ),
+    CHANGED_TEST: (
+        "A guard's test the run changed (the test, a fixture or conftest, the runner's configuration, the guard's "
+        "command) fails as the person set it (its baseline version, on the final code) but passes as the run "
+        "left it: it may have been changed so that it passes. Changing a test can be the task, so the person "
+        "decides; the evidence names the step that changed it and the diff.",
+        "A question for the person: the agent is told the test waits on the person and it does not count as "
+        "passing; never blocking, nobody's reputation is touched.",
+    ),
 }
 
 # Editing code cannot fix these (a missing tool, a change nobody recorded, vacant's own record
 # altered): reported, never blocking the agent; a `record` finding still keeps the run from green.
-NON_BLOCKING_LEVELS = (ENV, GAP, RECORD, FLAKY)
+NON_BLOCKING_LEVELS = (ENV, GAP, RECORD, FLAKY, CHANGED_TEST)
 
 # How a guard's and a failing test's findings are graded: the same table, said for those cases.
 TESTS_AND_GUARDS = (
