@@ -46,6 +46,11 @@ REPORT_FIELDS = (
     Field("states", "int", "recorded states (the baseline plus one per change delta)"),
     Field("budget_s", "number", "the Stop pipeline's time budget"),
     Field("seconds", "number", "how long this Stop's pipeline took"),
+    Field("faithful", "object", "whether the replay saw what the check in the workspace sees: `faithful` (bool) "
+                                "and `why` (null when faithful). Checked when a finding was found present at the "
+                                "baseline: the check on the workspace must answer as on its rebuilt final state; "
+                                "where it does not, those findings are graded `heuristic` (evidence `method`: "
+                                "`unfaithful`) and nobody is told they predate the work"),
     Field("nothing_to_verify", "bool", "no acceptance check and no flag at all, and no finding (guards alone "
                                        "verify nothing about the work): never a pass"),
     Field("vacuous", "array", "acceptance checks that already passed on the run's baseline (they cannot measure "
@@ -100,7 +105,8 @@ EVIDENCE_FIELDS = (
     Field("value_lines", "array", "the lines (on the flip step's state) the value was taken from; empty: the "
                                   "whole change (a finding without a line)", always=False),
     Field("method", "string", "how the flip was found: `bisection`, `linear` (the last absent-to-present "
-                              "transition, scanning back from the end), `baseline` or `baseline-partial`",
+                              "transition, scanning back from the end), `baseline`, `baseline-partial`, or "
+                              "`unfaithful` (not graded: the replay did not see what the workspace's check sees)",
           always=False),
     Field("flaky", "bool", "the check gave different answers on the same state", always=False),
     Field("states_evaluated", "array", "the states the check actually ran on", always=False),

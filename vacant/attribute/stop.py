@@ -39,7 +39,7 @@ from vacant.core.locations import state_dir
 from vacant.core import sandbox
 from vacant.core.sandbox import unrecorded_paths
 from vacant.store.hasher import leaves_out
-from vacant.policy.contract.checks import Site, site_for
+from vacant.policy.contract.checks import Site, run_check, site_for
 from vacant.policy.contract.contract import Contract, ContractError, load_contract, rounds_hint
 from vacant.policy.contract.flags import list_flags, standing_flags
 from vacant.store import reputation
@@ -149,6 +149,7 @@ class Pipeline:
         try:
             checks, findings = self._final_findings()
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
+            graded = self._faithful(findings, graded)
             questions = self._changed_tests()
             vacuous = self._vacuous(bool(checks) and not findings)
         finally:
@@ -169,6 +170,7 @@ class Pipeline:
             "record_problems": record_problems,
             "check_runs": self.check_runs,
             "walled": {"walled": self.checks.site is not None, "why": self.unwalled_why},
+            "faithful": {"faithful": self.unfaithful is None, "why": self.unfaithful},
             "states": self.timeline.last + 1,
             "budget_s": self.budget_s,
             "seconds": round(time.monotonic() - started, 3),
@@ -180,6 +182,32 @@ class Pipeline:
             "no_review": no_review_reason(checks, vacuous, findings),
         }
         return report
+
+    def _faithful(self, findings: list[tuple[Finding, str | None]], graded: list[Attribution]) -> list[Attribution]:
+        """A finding the replay found already present at the baseline is believed only if the replay
+        is faithful: the check on the live workspace (walled, as `vacant check` runs it) must answer
+        as on the rebuilt final state. Where it does not, the replay read something outside the
+        state: nothing is graded on it, and nobody is told the failure predates the work."""
+        suspects = {finding.name for (finding, _), attribution in zip(findings, graded)
+                    if finding.source == "check" and attribution.evidence.get("method") == "baseline"}
+        for name in sorted(suspects):
+            if time.monotonic() > self.deadline:
+                break
+            check = self._check_named(name)
+            rebuilt = self.checks.results.get((name, self.timeline.last, ()))
+            live = run_check(check, self.root, site=site_for(self.root))
+            if rebuilt is None or _answer(live) == _answer(rebuilt):
+                continue
+            self.unfaithful = (f"check {name} answers differently on the workspace ({_said(live)}) than on its "
+                               f"rebuilt final state ({_said(rebuilt)}): the replay reads something outside the "
+                               "recorded state")
+            graded = [self._unfaithful(attribution) if finding.name == name else attribution
+                      for (finding, _), attribution in zip(findings, graded)]
+        return graded
+
+    def _unfaithful(self, attribution: Attribution) -> Attribution:
+        return Attribution(levels.HEURISTIC, evidence={"why": f"not graded: {self.unfaithful}", "method": "unfaithful",
+                                                       "rerun": self.rerun})
 
     def _changed_tests(self) -> list[tuple[Finding, Attribution]]:
         """The guard as the person set it (vacant.attribute.changed_tests), within the budget."""
@@ -295,6 +323,15 @@ class Pipeline:
             "changed": attribution.changed,
             "blocking": attribution.level not in levels.NON_BLOCKING_LEVELS,
         }
+
+
+def _answer(result) -> tuple[bool, frozenset[str]]:
+    """What a check run said, to compare two runs: passed, and which findings."""
+    return result.passed, frozenset(finding.id for finding in result.findings)
+
+
+def _said(result) -> str:
+    return "pass" if result.passed else f"fail, {len(result.findings)} finding(s)"
 
 
 def _epoch(iso: str) -> float:

@@ -33,6 +33,9 @@ def render_report(report: dict[str, Any]) -> str:
     if walled.get("walled") is False:
         lines.append(f"  warning: the checks ran unwalled, as the person ({walled.get('why')}): code the agent "
                      "wrote could read what the person can")
+    faithful = report.get("faithful") or {}
+    if faithful.get("faithful") is False:
+        lines.append(f"  warning: the replay is not faithful: {faithful.get('why')}")
     for name in report.get("vacuous", []):
         lines.append(f"  warning: check {name} already passed before any work (vacuous: the workspace drifted)")
     for check in report["checks"]:

@@ -99,3 +99,41 @@ def test_a_replay_never_writes_the_live_workspace(tmp_path):
     assert (root / "build" / "out.txt").read_text() == "live\n"
     assert [f["flip_step"] for f in report["findings"]] == [1]
     assert os.listdir(root / "build") == ["out.txt"]
+
+
+def test_a_replay_that_is_not_faithful_says_so_and_never_clears_the_agent(tmp_path):
+    """The guard reads what no replay shows (here a bytecode cache directory, never brought over a
+    state): every rebuilt state is red while the workspace is green. The report says the replay is
+    not faithful, grades nothing on it, and the agent is never told the failure predates its work."""
+    from vacant.attribute.stop import feedback_text
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    mark_installed(root)
+    (root / ".gitignore").write_text("__pycache__/\n")
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "marker").write_text("x")
+    (root / "vacant.toml").write_text('[[guard]]\nname = "cache"\ncommand = "test -e __pycache__/marker"\n')
+    report = Pipeline(root, record_steps(root, [{"a.txt": "a\n"}]), load_contract(root), budget_s=600).run()
+    (finding,) = report["findings"]
+    assert report["faithful"]["faithful"] is False and "cache" in report["faithful"]["why"]
+    assert finding["level"] == "heuristic" and finding["evidence"]["method"] == "unfaithful"
+    assert "already failing" not in feedback_text([finding], 1, 3, frozenset({"cache"}))
+
+
+def test_a_faithful_replay_of_a_failure_present_at_the_baseline_says_so(tmp_path):
+    """The control: the guard really fails from the start (live and rebuilt agree): faithful, and the
+    agent is told it was already failing."""
+    from vacant.attribute.stop import feedback_text
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    mark_installed(root)
+    (root / "vacant.toml").write_text('[[guard]]\nname = "cache"\ncommand = "test -e missing.txt"\n')
+    report = Pipeline(root, record_steps(root, [{"a.txt": "a\n"}]), load_contract(root), budget_s=600).run()
+    (finding,) = report["findings"]
+    assert report["faithful"] == {"faithful": True, "why": None}
+    assert finding["evidence"]["method"] == "baseline"
+    assert "already failing" in feedback_text([finding], 1, 3, frozenset({"cache"}))
