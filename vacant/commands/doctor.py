@@ -85,6 +85,20 @@ def bundle_line(package: Path | None = None) -> Diagnosis:
                                 "then a call answered without the daemon is a few ms slower")
 
 
+def key_line() -> Diagnosis:
+    """The person's signing key: one name, readable (a hard link elsewhere is a fail: it reads the
+    key where no wall hides it; vacant/core/keys.py refuses such a key everywhere)."""
+    from vacant.core.keys import KeyFileError, KeyMissing, key_path, user_key
+
+    try:
+        user_key()
+    except KeyMissing as error:
+        return advice("key", str(error))
+    except (KeyFileError, OSError) as error:
+        return diagnosis("key", False, str(error))
+    return diagnosis("key", True, f"{key_path()}: one name, mode 0600")
+
+
 def libraries_line() -> Diagnosis:
     """The hook path's libraries (xxhash, watchdog) as this interpreter finds them, against the
     versions this release was tested with (core/tested_with.py): another version is advice (it
@@ -198,7 +212,7 @@ def register(app: typer.Typer) -> None:
         chosen = load(platform)
         root = workspace()
         report = [*chosen.doctor(root, hook_command(chosen.name)), *install_lines(root, chosen.name),
-                  contract_line(root), *wall_lines(root, chosen), _daemon_line(), bundle_line(), libraries_line(), _interpreter_line()]
+                  contract_line(root), *wall_lines(root, chosen), _daemon_line(), bundle_line(), key_line(), libraries_line(), _interpreter_line()]
         failed = any(line.status == "fail" for line in report)
         if as_json:
             print_json({"platform": chosen.name, "ok": not failed, "lines": [line._asdict() for line in report]})

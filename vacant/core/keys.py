@@ -4,7 +4,8 @@ The key is 32 random bytes, mode 0600, in the user's config directory and never 
 workspace. Only the person creates it: `vacant init`, or a command that signs for the person
 (`vacant approve`, `vacant flag`, …) run in a terminal. Nothing else does, a hook above all: a key
 made by whoever signs first could be the agent's, planted before the person's first approval.
-Without a key nothing verifies (an approval, a flag), so a missing key fails closed. A signature is HMAC-SHA256 over the canonical JSON of an object (sorted
+Without a key nothing verifies (an approval, a flag), so a missing key fails closed; so does a key
+file with more than one name (a hard link elsewhere would read it where no wall hides it). A signature is HMAC-SHA256 over the canonical JSON of an object (sorted
 keys, no spaces), so any edit of a signed record, by hand or by an agent, fails verification.
 """
 
@@ -68,6 +69,12 @@ def create_user_key() -> bytes:
 
 def _read(path: Path) -> bytes:
     info = path.stat()
+    if info.st_nlink > 1:  # another name reads the same bytes, where no wall hides it
+        raise KeyFileError(
+            f"{path} has {info.st_nlink} names (a hard link to it elsewhere, perhaps made before the wall went up, "
+            f"reads it from where the wall does not hide it): find them with `find / -xdev -samefile {path}` and "
+            "remove the others, or move the key away to create a new one (flags signed with it then show as tampered)"
+        )
     if stat.S_IMODE(info.st_mode) & 0o077:
         warnings.warn(f"{path} was readable by others: its mode is now 0600", stacklevel=3)
         os.chmod(path, 0o600)

@@ -60,3 +60,22 @@ def test_a_missing_library_fails(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "version", without_xxhash)
     line = libraries_line()
     assert line.status == "fail" and "xxhash not installed" in line.detail
+
+
+def test_a_key_with_a_second_name_is_refused_everywhere_and_named_by_doctor(isolated_home, tmp_path):
+    """A hard link made before the wall went up reads the key where no wall hides it: the key is
+    refused (nothing verifies, nothing signs: fail closed) and doctor fails naming it."""
+    import os
+
+    from vacant.commands.doctor import key_line
+    from vacant.core.keys import KeyFileError, key_path, user_key
+
+    assert key_line().status == "ok"
+    user_key()
+    os.link(key_path(), tmp_path / "copy")
+    with pytest.raises(KeyFileError, match="2 names"):
+        user_key()
+    line = key_line()
+    assert line.status == "fail" and "samefile" in line.detail
+    (tmp_path / "copy").unlink()
+    assert key_line().status == "ok"
