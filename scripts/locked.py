@@ -22,14 +22,21 @@ def normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def pins(lock: Path) -> dict[str, tuple[str, str | None]]:
-    """{normalised name: (version, marker or None)} of each pinned line."""
-    found = {}
+def pins(lock: Path) -> list[tuple[str, str, str | None]]:
+    """(normalised name, version, marker or None) of each pinned line, in the lock's order. A
+    universal lock may pin one package on several lines under exclusive markers (numpy in
+    locks/phoenix.txt: one version below Python 3.12, another from it)."""
+    found = []
     for line in lock.read_text().splitlines():
         match = PIN.match(line)
         if match:
-            found[normal(match[1])] = (match[2], match[3])
+            found.append((normal(match[1]), match[2], match[3]))
     return found
+
+
+def wanted(lock: Path) -> dict[str, str]:
+    """{normalised name: version} of the pins whose environment marker holds on this interpreter."""
+    return {name: version for name, version, marker in pins(lock) if applies(marker)}
 
 
 def applies(marker: str | None) -> bool:
@@ -56,11 +63,11 @@ def main(argv: list[str]) -> int:
     have = installed(venv)
     wrong, named = [], set()
     for lock in locks:
-        wanted = {name: version for name, (version, marker) in pins(lock).items() if applies(marker)}
-        named.update(wanted)
+        here = wanted(lock)
+        named.update(here)
         wrong += [f"{name}: locked {version}, installed {have.get(name, 'nothing')}"
-                  for name, version in sorted(wanted.items()) if have.get(name) != version]
-        print(f"{venv}: {len(wanted)} locked in {lock}: " + " ".join(f"{n}=={v}" for n, v in sorted(wanted.items())))
+                  for name, version in sorted(here.items()) if have.get(name) != version]
+        print(f"{venv}: {len(here)} locked in {lock}: " + " ".join(f"{n}=={v}" for n, v in sorted(here.items())))
     extra = sorted(f"{name}=={version}" for name, version in have.items() if name not in named)
     if extra:
         print(f"{venv}: not in the locks: {' '.join(extra)}")
