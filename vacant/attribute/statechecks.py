@@ -53,6 +53,9 @@ class StateChecks:
     selected_runs: int = 0
     same_reads: SameReads = field(default_factory=SameReads)
     site: Site | None = None  # behind the wall, the scratch shown at the workspace's path (None: unwalled)
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)  # check -> its failing tests, run together
+    rerun: dict[tuple[str, int, tuple[str, ...]], CheckResult] = field(default_factory=dict)  # uncached, shared
+    constructed: dict[tuple[str, tuple[str, ...], int], CheckResult] = field(default_factory=dict)
 
     def run(self, check: Any, index: int | None, select: tuple[str, ...] = WHOLE,
             manifest: Manifest | None = None) -> CheckResult:
@@ -63,9 +66,13 @@ class StateChecks:
         return result
 
     def at(self, check: Any, index: int, cached: bool = True, select: tuple[str, ...] = WHOLE) -> CheckResult:
+        """The check's run on recorded state `index`; `cached=False` re-runs it (to catch a flaky
+        check) once per state and selection, that re-run answering every finding that asks."""
         key = (check.name, index, select)
         if cached and key in self.results:
             return self.results[key]
+        if not cached and key in self.rerun:
+            return self.rerun[key]
         manifest = self.scratch.timeline.states[index]
         known = self.same_reads.find(check.name, select, manifest) if cached else None
         if known is not None:
@@ -75,26 +82,47 @@ class StateChecks:
         self.same_reads.note(check.name, select, manifest, result)
         if cached or key not in self.results:
             self.results[key] = result
+        if not cached:
+            self.rerun[key] = result
         return result
+
+    def selection(self, check: Any, finding: Finding) -> tuple[str, ...]:
+        """What a failing test is checked with: every failing test of its check at once (one run
+        per state answers them all, so a group splits only where its tests' answers differ), or
+        the test alone when it is not in the group."""
+        group = self.groups.get(check.name, ())
+        return group if finding.test in group else (finding.test,) if finding.test is not None else WHOLE
 
     def status(self, check: Any, finding: Finding, index: int, cached: bool = True) -> str:
         whole = self.results.get((check.name, index, WHOLE)) if cached else None
         if whole is not None:
             return status_in(whole, finding)
         if finding.test is not None:
-            alone = self.at(check, index, cached, (finding.test,))
+            alone = self.at(check, index, cached, self.selection(check, finding))
             if reports_on(alone, finding):
                 return status_in(alone, finding)
         return status_in(self.at(check, index, cached), finding)
 
     def status_of(self, check: Any, finding: Finding, manifest: Manifest) -> str:
-        """On a constructed state (never cached)."""
+        """On a constructed state (one run per check, selection and state: the findings of a group
+        that ask about the same constructed state share it)."""
         if finding.test is not None:
-            select = (finding.test,)
-            alone = self.same_reads.find(check.name, select, manifest)
-            if alone is None:
-                alone = self.run(check, None, select, manifest)
-                self.same_reads.note(check.name, select, manifest, alone)
+            alone = self._on(check, self.selection(check, finding), manifest)
             if reports_on(alone, finding):
                 return status_in(alone, finding)
-        return status_in(self.run(check, None, WHOLE, manifest), finding)
+        return status_in(self._on(check, WHOLE, manifest), finding)
+
+    def _on(self, check: Any, select: tuple[str, ...], manifest: Manifest) -> CheckResult:
+        key = (check.name, select, _fingerprint(manifest))
+        known = self.constructed.get(key) or (self.same_reads.find(check.name, select, manifest) if select else None)
+        if known is None:
+            known = self.run(check, None, select, manifest)
+            if select:
+                self.same_reads.note(check.name, select, manifest, known)
+        self.constructed[key] = known
+        return known
+
+
+def _fingerprint(manifest: Manifest) -> int:
+    """A constructed state's identity (its paths and contents)."""
+    return hash(tuple(sorted((path, entry[0], entry[3], entry[4]) for path, entry in manifest.items())))

@@ -252,7 +252,16 @@ class Pipeline:
         for finding, _ in findings:
             self.log.emit("finding", id=finding.id, source=finding.source, name=finding.name, path=finding.path,
                           line=finding.line)
+        self._group_failing_tests([finding for finding, _ in findings])
         return checks, findings
+
+    def _group_failing_tests(self, findings: list[Finding]) -> None:
+        """The failing tests of each check are bisected together (statechecks.StateChecks.selection)."""
+        by_check: dict[str, set[str]] = {}
+        for finding in findings:
+            if finding.source == "check" and finding.test is not None:
+                by_check.setdefault(finding.name, set()).add(finding.test)
+        self.checks.groups = {name: tuple(sorted(tests)) for name, tests in by_check.items() if len(tests) > 1}
 
     def _flags(self) -> list[tuple[Any, Finding]]:
         """Standing flags: on the live workspace at a Stop; on the recorded final state (and only

@@ -70,7 +70,7 @@ def go_ws(ws, monkeypatch):
     return ws
 
 
-def test_go_each_failing_test_is_a_finding_on_its_step_rechecked_alone(go_ws, monkeypatch):
+def test_go_each_failing_test_is_a_finding_on_its_step_rechecked_together(go_ws, monkeypatch):
     seen = _spy(monkeypatch)
     steps = [{"README.md": "calc\n"}, {"calc.go": GO_LIB.replace("a + b", "a - b")}, {"NOTES.md": "n\n"},
              {"calc.go": GO_LIB.replace("a + b", "a - b").replace("a * b", "a * b * b")}, {"README.md": "c\n"}]
@@ -87,11 +87,10 @@ def test_go_each_failing_test_is_a_finding_on_its_step_rechecked_alone(go_ws, mo
     assert f"test {add} fails at calc_test.go:7" in outcome.feedback and "which changed calc.go" in outcome.feedback
     whole, *replay = seen
     assert whole["select"] == () and whole["run"] is None
-    assert replay and all(len(run["select"]) == 1 for run in replay)
-    runs = {run["select"][0]: run["run"] for run in replay}
-    assert runs == {add: "^TestAdd$", mul: "^TestMul$/^two_by_three$"}
-    assert all(set(run["tests"]) <= {run["select"][0], "go::example.com/calc::TestMul"} and run["select"][0] in run["tests"]
-               for run in replay)
+    # the two failing tests are bisected together: one run per state selects both (by their top-level names)
+    assert replay and all(run["select"] == (add, mul) for run in replay)
+    assert {run["run"] for run in replay} == {"^(?:TestAdd|TestMul)$"}
+    assert all({add, mul} <= set(run["tests"]) for run in replay)
 
 
 def test_go_a_build_failure_is_the_package_finding_at_the_compiler_line(go_ws):
@@ -116,7 +115,7 @@ JEST_TEST = textwrap.dedent('''\
     ''')
 
 
-def test_jest_each_failing_test_is_a_finding_on_its_step_rechecked_alone(ws, monkeypatch):
+def test_jest_each_failing_test_is_a_finding_on_its_step_rechecked_together(ws, monkeypatch):
     jest = jest_modules() / ".bin" / "jest"
     (ws / "test").mkdir()
     (ws / "test" / "lib.test.js").write_text(JEST_TEST)
@@ -137,7 +136,7 @@ def test_jest_each_failing_test_is_a_finding_on_its_step_rechecked_alone(ws, mon
     assert all((f["flip_step"], f["level"], f["changed"]) == (2, "provable", ["lib.js"]) for f in by_test.values())
     whole, *replay = seen
     assert whole["select"] == () and "--json" in whole["command"] and "--testNamePattern" not in whole["command"]
-    assert replay and all(len(run["select"]) == 1 and "--testNamePattern=" in run["command"] for run in replay)
-    for run in replay:  # the selected run ran its test and reported no other as run
-        [selected] = run["select"]
-        assert selected in run["tests"] and not any(test.endswith("other.test.js::adds") for test in run["tests"])
+    # both failing tests bisected together: each replay run selects the two, and runs no other file's test
+    assert replay and all(run["select"] == (first, second) and "--testNamePattern=" in run["command"] for run in replay)
+    for run in replay:
+        assert {first, second} <= set(run["tests"]) and not any(test.endswith("other.test.js::adds") for test in run["tests"])

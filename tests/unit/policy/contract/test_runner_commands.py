@@ -68,7 +68,8 @@ def test_go_and_jest_selections():
     assert go_run_pattern(("go::example.com/m::TestAdd",)) == "^TestAdd$"
     assert go_run_pattern(("go::m::TestA/x|y_(1)",)) == r"^TestA$/^x\|y_\(1\)$"
     assert go_run_pattern(("go::m::TestA", "go::m::TestB")) == "^(?:TestA|TestB)$"
-    assert go_run_pattern(("go::m::TestA/x", "go::m::TestB")) is None  # several levels at once: run them all
+    # several tests with a subtest among them: their top-level tests (the subtest's siblings run too)
+    assert go_run_pattern(("go::m::TestA/x", "go::m::TestB", "go::m::TestA/y")) == "^(?:TestA|TestB)$"
     assert go_run_pattern(("go::m",)) is None and go_run_pattern(("pytest::a::b",)) is None
 
 
