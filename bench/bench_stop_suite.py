@@ -1,7 +1,12 @@
 """Stop cost on a real project's own test suite: one broken test over a 40-step run, as a ratio to
 one full run of the suite measured in the same run.
 
-    python bench/bench_stop_suite.py [--steps 40] [--reps 3]
+    python bench/bench_stop_suite.py [--steps 40] [--reps 3] [--many] [--compare]
+
+`--many`: the planted step breaks `take` (more_itertools/recipes.py), which 29 tests depend on:
+every one of them must be graded `provable` on that step. `--compare`: each rep's Stop also runs
+with the failing tests bisected one by one (vacant's way before one bisection for many tests),
+interleaved in the same run, and prints both.
 
 The suite is more-itertools 10.5.0's (663 tests, pytest), from its PyPI sdist fetched by pip and
 verified by sha256 (cached under ~/.cache/vacant-bench; none of its code is in this repository).
@@ -37,15 +42,17 @@ from sdist import MORE_ITERTOOLS, SUITE, fetch_sdist
 
 CACHE = Path(os.environ.get("VACANT_BENCH_CACHE", Path.home() / ".cache" / "vacant-bench"))
 BREAK = ("more_itertools/recipes.py", "def quantify(iterable, pred=bool):", "def quantify(iterable, pred=lambda x: 1):")
+BREAK_MANY = ("more_itertools/recipes.py", "    return list(islice(iterable, n))\n", "    return list(islice(iterable, n + 1))\n")
+MANY_FAILING = 29  # the tests that fail with `take` broken (measured with the suite itself)
 
 
-def record_run(root: Path, steps: int, planted: int) -> Path:
+def record_run(root: Path, steps: int, planted: int, broken: tuple[str, str, str] = BREAK) -> Path:
     recorder = Recorder(root, "bench", PLATFORM)
     recorder.handle(HookCall("session_start", "bench", root, source="startup"))
     for number in range(1, steps + 1):
         if number == planted:
-            rel = BREAK[0]
-            content = (root / rel).read_text().replace(BREAK[1], BREAK[2])
+            rel = broken[0]
+            content = (root / rel).read_text().replace(broken[1], broken[2], 1)
         else:
             rel = f"docs/notes{number % 5}.rst"
             content = f"note {number}\n"
@@ -59,7 +66,7 @@ def record_run(root: Path, steps: int, planted: int) -> Path:
     return recorder.log.run_dir
 
 
-def measure(tree: Path, steps: int, seed: int) -> dict[str, float]:
+def measure(tree: Path, steps: int, seed: int, many: bool = False, grouped: bool = True) -> dict[str, float]:
     root = Path(tempfile.mkdtemp(prefix="vacant-bench-suite-")) / "ws"
     shutil.copytree(tree, root)
     try:
@@ -69,14 +76,21 @@ def measure(tree: Path, steps: int, seed: int) -> dict[str, float]:
         subprocess.run(SUITE, shell=True, cwd=root, capture_output=True, check=True)
         suite_s = time.perf_counter() - started
         planted = random.Random(seed).randint(steps // 4, 3 * steps // 4)
-        run_dir = record_run(root, steps, planted)
+        run_dir = record_run(root, steps, planted, BREAK_MANY if many else BREAK)
         pipeline = Pipeline(root, run_dir, load_contract(root), budget_s=3600)
+        if not grouped:  # each failing test bisected alone, as before one bisection for many tests
+            pipeline._group_failing_tests = lambda findings: None
         started = time.perf_counter()
         report = pipeline.run()
         stop_s = time.perf_counter() - started
-        [finding] = report["findings"]
-        assert (finding["test"], finding["step"], finding["level"]) == (
-            "pytest::tests.test_recipes.QuantifyTests::test_happy_path", planted, "provable"), finding
+        findings = report["findings"]
+        if many:
+            assert len(findings) == MANY_FAILING, len(findings)
+            assert all((f["step"], f["level"]) == (planted, "provable") for f in findings), findings
+        else:
+            [finding] = findings
+            assert (finding["test"], finding["step"], finding["level"]) == (
+                "pytest::tests.test_recipes.QuantifyTests::test_happy_path", planted, "provable"), finding
         return {"suite_s": suite_s, "stop_s": stop_s, "runs": report["check_runs"],
                 "alone": pipeline.checks.selected_runs, "reused": pipeline.checks.same_reads.reused,
                 "planted": planted}
@@ -93,17 +107,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--many", action="store_true", help="break `take`: 29 failing tests at one step")
+    parser.add_argument("--compare", action="store_true", help="also bisect each failing test alone, interleaved")
     args = parser.parse_args()
     os.environ.setdefault("VACANT_HOME", tempfile.mkdtemp(prefix="vacant-bench-home-"))
     tree = fetch_sdist(CACHE, *MORE_ITERTOOLS)
-    rows = [measure(tree, args.steps, seed) for seed in range(args.reps)]
-    suite = statistics.median(r["suite_s"] for r in rows)
-    stops = [r["stop_s"] for r in rows]
-    print(f"{'steps':>6}{'suite s (med)':>15}{'stop s (med)':>14}{'stop s (p95)':>14}{'ratio':>8}"
-          f"{'check runs':>12}{'alone':>7}{'reused':>8}")
-    print(f"{args.steps:>6}{suite:>15.2f}{statistics.median(stops):>14.2f}{p95(stops):>14.2f}"
-          f"{statistics.median(stops) / suite:>7.1f}x{max(r['runs'] for r in rows):>12}"
-          f"{max(r['alone'] for r in rows):>7}{max(r['reused'] for r in rows):>8}")
+    ways = [("together", True)] + ([("one by one", False)] if args.compare else [])
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name, _ in ways}
+    for seed in range(args.reps):
+        for name, grouped in ways:
+            rows[name].append(measure(tree, args.steps, seed, args.many, grouped))
+    print(f"{'failing tests':>14}{'bisected':>12}{'steps':>6}{'suite s (med)':>15}{'stop s (med)':>14}"
+          f"{'stop s (p95)':>14}{'ratio':>8}{'check runs':>12}{'selected':>10}{'reused':>8}")
+    for name, _ in ways:
+        got = rows[name]
+        suite = statistics.median(r["suite_s"] for r in got)
+        stops = [r["stop_s"] for r in got]
+        print(f"{MANY_FAILING if args.many else 1:>14}{name:>12}{args.steps:>6}{suite:>15.2f}"
+              f"{statistics.median(stops):>14.2f}{p95(stops):>14.2f}{statistics.median(stops) / suite:>7.1f}x"
+              f"{max(r['runs'] for r in got):>12}{max(r['alone'] for r in got):>10}{max(r['reused'] for r in got):>8}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ returns the bubblewrap command line for one of two placements:
 
 Either way, as for the agent's commands (core/wall.py): the wall's hidden paths are empty (a
 tmpfs over a directory, /dev/null over a file), the rest of the file system read-only, the hook
-settings and git's hooks and config read-only even inside a writable workspace, a TMPDIR of the
+settings and git's hooks and config read-only even inside a writable workspace (and `.git` and
+the settings directories there mount points, which cannot be renamed away), a TMPDIR of the
 run's own, a pid namespace of its own (nothing the command starts outlives it, `--die-with-parent`)
 and a session of its own (no TIOCSTI into the person's terminal). No network unless the placement
 allows it (`--unshare-net`: a loopback interface only).
@@ -81,22 +82,46 @@ def wrap(argv: list[str], placement: Placement, wall: Wall, tmpdir: Path, cwd: P
             out += ["--ro-bind", os.path.join(root, rel), os.path.join(root, rel)]
     for path in (tmpdir, *writable):
         out += ["--bind", str(path), str(path)]
-    out += _hidden(wall, placement)
+    out += _pinned(wall, placement)  # before the hidden mounts: a bind over a directory would uncover them
+    out += _hidden(wall, placement, _empty_file(tmpdir))
     out += _readonly(wall, placement, [root, str(tmpdir), *map(str, writable)])
     out += ["--setenv", "TMPDIR", str(tmpdir), "--setenv", WALLED_MARK, "1",
             "--chdir", str(cwd or placement.root), "--", *argv]
     return out
 
 
-def _hidden(wall: Wall, placement: Placement) -> list[str]:
+def _hidden(wall: Wall, placement: Placement, empty: str) -> list[str]:
+    """An empty tmpfs over each hidden directory, an empty regular file over each hidden file (not
+    /dev/null: `git add -A` refuses a character device in the workspace, and so would a commit)."""
     out = []
     for path in wall.hidden:
         seen = placement.host(path) if not _unrecorded(path, placement) else path
         if os.path.isdir(seen):
             out += ["--tmpfs", path]
         elif os.path.exists(seen):
-            out += ["--ro-bind", "/dev/null", path]
+            out += ["--ro-bind", empty, path]
     return out
+
+
+def _empty_file(tmpdir: Path) -> str:
+    """An empty file in the run's own TMPDIR (gone with it), to mount over hidden files."""
+    path = os.path.join(str(tmpdir), ".vacant-hidden")
+    with open(path, "w"):
+        pass
+    return path
+
+
+def _pinned(wall: Wall, placement: Placement) -> list[str]:
+    """On the live workspace, `.git` and each directory below the root that holds a protected
+    path, bound over itself: a mount point cannot be renamed (EBUSY), so the agent cannot move the
+    git directory or a settings directory away and put a fresh one in its place."""
+    if placement.state is not None:
+        return []
+    root = str(placement.root)
+    protected = [os.path.join(root, ".git"), *(os.path.dirname(path) for path in wall.readonly)]
+    directories = sorted({path for path in protected if inside(path, root) and path != root and os.path.isdir(path)
+                          and not os.path.islink(path)}, key=lambda path: path.count(os.sep))
+    return [arg for path in directories for arg in ("--bind", path, path)]
 
 
 def _readonly(wall: Wall, placement: Placement, writable: list[str]) -> list[str]:

@@ -103,6 +103,10 @@ RECORD_WRITES = {
                        lambda ws: "vacant-hook claude" in (ws / ".claude" / "settings.local.json").read_text()),
     "fake pointer": ("mkdir -p {tmpdir}/roots && echo fake > {tmpdir}/roots/x",
                      lambda ws: not (daemon_tmp() / "roots" / "x").exists()),
+    "rename .claude away": ("mv .claude .claude-old && mkdir .claude && echo '{{}}' > .claude/settings.local.json",
+                            lambda ws: "vacant-hook claude" in (ws / ".claude" / "settings.local.json").read_text()),
+    "rename .git away": ("mv .git .git-old && echo 'gitdir: .git-old' > .git",
+                         lambda ws: (ws / ".git").is_dir() and (ws / ".git" / "vacant" / "install.json").is_file()),
     "vacant shim": ("printf '#!/bin/sh\\necho chain intact\\n' > {shim} && chmod +x {shim}",
                     lambda ws: "chain intact" not in Path(shutil.which("vacant")).read_text()),
 }
@@ -168,7 +172,7 @@ def test_the_workspace_lock_cannot_be_held(site, walled):
 def test_normal_work_is_unaffected(site, walled):
     ws, tmp = site
     (ws / "test_x.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
-    out = run(ws, tmp, "echo new > new.txt && git add new.txt test_x.py && "
+    out = run(ws, tmp, "echo new > new.txt && mkdir -p .github/workflows && git add -A && "
                        "git -c user.email=a@b.invalid -c user.name=a commit -qm work && "
                        f"{sys.executable} -m pytest -q -p no:cacheprovider test_x.py", walled)
     assert out.returncode == 0, out.stdout[-500:] + out.stderr[-500:]
