@@ -484,6 +484,9 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
     if contract_error:
         lines.append(" ".join(f"- {contract_sentence(contract_error)}".split()))  # whole: it names file and line
     room = FEEDBACK_LINES - len(lines) - 1 - (1 if waiting else 0)
+    blocking, together = _grouped(blocking, guards)
+    lines += together
+    room -= len(together)
     shown = blocking if len(blocking) <= room else blocking[: room - 1]
     for item in shown:
         where = f"{item['path']}:{item['line']}" if item["path"] and item["line"] else (item["path"] or "(no location)")
@@ -499,12 +502,35 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
         lines.append(f"- … and {len(blocking) - len(shown)} more (same checks)")
     if waiting:
         lines.append(_trim(f"- {waiting}"))
-    if any(item.get("test") for item in shown):
+    if together or any(item.get("test") for item in shown):
         lines.append("Fix the change that broke each test (not a test file it did not touch), re-run the failing "
                      "check yourself, then finish; vacant re-checks at stop.")
     else:
         lines.append("Fix each at its location, re-run the failing check yourself, then finish; vacant re-checks at stop.")
     return "\n".join(lines)
+
+
+GROUP_IDS = 4  # test ids named on a grouped line (the count says how many in all)
+
+
+def _grouped(blocking: list[dict[str, Any]], guards: frozenset[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Failing tests of one check that broke at the same step by the same change are one line
+    naming their ids and how many (the rest stay one line each): many findings, short feedback."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for item in blocking:
+        if item.get("test") and item["flip_step"] is not None:
+            groups.setdefault((item["name"], item["flip_step"], tuple(item.get("changed") or ())), []).append(item)
+    together = [members for members in groups.values() if len(members) > 1]
+    grouped_ids = {item["id"] for members in together for item in members}
+    lines = []
+    for members in together:
+        first = members[0]
+        guard = first["name"] in guards
+        ids = ", ".join(item["test"] for item in members[:GROUP_IDS])
+        more = f" and {len(members) - GROUP_IDS} more" if len(members) > GROUP_IDS else ""
+        lines.append(_trim(f"- {len(members)} tests of {'guard' if guard else 'check'} {first['name']} fail: "
+                           f"{ids}{more} ({_origin(first, guard)}); first: {first['message']}", TEST_LINE_WIDTH))
+    return [item for item in blocking if item["id"] not in grouped_ids], lines
 
 
 def contract_problem(error: ContractError) -> dict[str, Any]:

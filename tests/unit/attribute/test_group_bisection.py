@@ -71,3 +71,20 @@ def test_check_runs_grow_with_the_flip_steps_not_the_failing_tests(tmp_path_fact
     assert report["check_runs"] <= reference["check_runs"] + len(groups), (report["check_runs"], reference["check_runs"])
     states = report["states"]
     assert report["check_runs"] <= 1 + len(groups) * (math.ceil(math.log2(states)) + 6)
+
+
+def test_tests_that_broke_at_one_step_are_one_feedback_line(tmp_path):
+    """Many findings, short feedback: the tests one change broke are one line naming their ids and
+    how many; a test broken by another change keeps its own line."""
+    from vacant.attribute.stop import FEEDBACK_LINES, feedback_text
+
+    report, flips = play(tmp_path / "ws", [20, 1], 2)
+    blocking = [f for f in report["findings"] if f["blocking"]]
+    text = feedback_text(blocking, 1, 3)
+    lines = text.splitlines()
+    assert len(lines) <= FEEDBACK_LINES
+    (grouped,) = [line for line in lines if "20 tests of check suite fail" in line]
+    assert "and 16 more" in grouped and f"step {flips['t::t::t00']}" in grouped
+    (single,) = [line for line in lines if "t::t::t20" in line]
+    assert "20 tests" not in single
+    assert text.startswith("vacant: 21 finding(s)")
