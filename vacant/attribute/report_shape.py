@@ -57,6 +57,9 @@ REPORT_FIELDS = (
                               "the work)"),
     Field("no_review", "string|null", "why this Stop reviewed no agent cell although it ended green (every "
                                       "acceptance check was vacuous: it proved nothing), else null"),
+    Field("reused", "int|null", "the Stop whose checks and findings this one repeats: nothing they stand on changed "
+                                "since (the recorded changes, the contract, the standing flags), so no check ran "
+                                "(`check_runs` 0); null when this Stop ran them"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),
     Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
     Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),

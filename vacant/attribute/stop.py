@@ -143,6 +143,9 @@ class Pipeline:
 
     def run(self) -> dict[str, Any]:
         started = time.monotonic()
+        reused = self._reusable()
+        if reused is not None:
+            return self._reused_report(reused, started)
         scratch_dir = Path(tempfile.mkdtemp(prefix="vacant-replay-"))
         self.scratch = Scratch(self.timeline, self.store, scratch_dir, self.root)
         self.checks = StateChecks(self.scratch, site=self._site(scratch_dir))
@@ -180,8 +183,48 @@ class Pipeline:
             and not list_flags(self.root),
             "vacuous": vacuous,  # checks already green at the baseline
             "no_review": no_review_reason(checks, vacuous, findings),
+            "reused": None,
         }
         return report
+
+    # -- a round where nothing changed --------------------------------------------------------
+
+    def answers_key(self) -> str:
+        """What this Stop's answers stand on: the recorded changes (so every state), the contract,
+        the standing flags and whether the checks run walled. The same key, the same answers."""
+        import hashlib
+
+        start = next(record for record in self.view.records if record["type"] == "run_start")
+        flags = sorted(flag.id for flag, _ in standing_flags(self.root)) if self.as_of is None else []
+        contract = self.contract.model_dump_json() if self.contract else ""
+        facts = [start["baseline"], self.timeline.changes, contract, flags, sandbox.usable() is None]
+        return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
+
+    def _reusable(self) -> dict[str, Any] | None:
+        """The last Stop's report when nothing its answers stand on changed since (a live Stop only)."""
+        if self.as_of is not None or isinstance(self.log, ReadOnlyLog):
+            return None
+        kept = _load_stop_state(self.log.run_dir).get("answers") or {}
+        try:
+            last = json.loads((self.log.run_dir / "report.json").read_text())
+        except (OSError, ValueError):
+            return None
+        if kept.get("key") != self.answers_key() or last.get("stop") != kept.get("stop"):
+            return None
+        return last
+
+    def _reused_report(self, last: dict[str, Any], started: float) -> dict[str, Any]:
+        """The last Stop's checks and findings again (nothing ran), with the record audited afresh."""
+        record_problems = recordaudit.problems(self.root, self.log.run_dir)
+        for problem in record_problems:
+            self.log.emit("record_problem", kind=problem["kind"], detail=problem["detail"])
+        findings = [item for item in last["findings"] if item["source"] != "record"]
+        findings += [self._finding_json(finding, Attribution(levels.RECORD, evidence={"why": "vacant's own record"}))
+                     for finding in recordaudit.as_findings(record_problems)]
+        keep = ("read_coverage", "checks", "walled", "faithful", "states", "nothing_to_verify", "vacuous", "no_review")
+        return {"run": self.log.run_id, "at": time.time(), "upto": self.upto, **{name: last[name] for name in keep},
+                "findings": findings, "record_problems": record_problems, "check_runs": 0,
+                "budget_s": self.budget_s, "seconds": round(time.monotonic() - started, 3), "reused": last["stop"]}
 
     def _faithful(self, findings: list[tuple[Finding, str | None]], graded: list[Attribution]) -> list[Attribution]:
         """A finding the replay found already present at the baseline is believed only if the replay
@@ -625,6 +668,7 @@ def _conclude(root: Path, run_dir: Path, log: StepLog, pipeline: Pipeline, repor
     for item in report["findings"]:
         log.emit("attribution", finding=item["id"], level=item["level"], step=item["step"],
                  lineage_source=item["lineage_source"], rerun=item["evidence"].get("rerun"))
-    _save_stop_state(run_dir, state)
     save_report(run_dir, report)
+    state["answers"] = {"key": pipeline.answers_key(), "stop": report["stop"]}
+    _save_stop_state(run_dir, state)
     return Outcome(report, blocking, feedback, system_message)

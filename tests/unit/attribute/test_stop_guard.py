@@ -206,3 +206,22 @@ def test_a_guard_finding_the_budget_left_unreplayed_is_never_called_already_fail
     assert finding["level"] == "not_replayed" and finding["name"] == "tests"
     assert "already failing" not in answer["reason"]
     assert "time budget ran out" in answer["reason"]
+
+
+@pytest.mark.slow
+def test_a_round_where_nothing_changed_reuses_its_answers(project):
+    """The agent is told to fix a guard and stops again without changing anything: the second Stop
+    repeats the first's findings (a second round) without running a check; once a file changes,
+    the checks run again."""
+    run = start(project, GUARD + NOTES)
+    run.write("NOTES.md", "notes\n")
+    run.edit("calc.py", "return a + b", "return a - b")
+    first_answer, first = run.stop()
+    second_answer, second = run.stop()
+    assert first["reused"] is None and first["check_runs"] > 0
+    assert second["reused"] == first["stop"] and second["check_runs"] == 0
+    assert [f["id"] for f in second["findings"]] == [f["id"] for f in first["findings"]]
+    assert second_answer["decision"] == "block" and second["round"] == 2
+    run.edit("calc.py", "return a - b", "return a + b")  # the fix
+    third_answer, third = run.stop()
+    assert third["reused"] is None and third["check_runs"] > 0 and third["findings"] == []
