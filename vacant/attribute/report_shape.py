@@ -60,6 +60,9 @@ REPORT_FIELDS = (
     Field("reused", "int|null", "the Stop whose checks and findings this one repeats: nothing they stand on changed "
                                 "since (the recorded changes, the contract, the standing flags), so no check ran "
                                 "(`check_runs` 0); null when this Stop ran them"),
+    Field("split", "object", "where this Stop's time went: for each part that ran (`final state`, `bisection`, "
+                             "`verification` (the counterfactuals), `faithfulness`, `changed tests`, `baseline`), "
+                             "its `seconds` and `check_runs`; empty when the answers were reused"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),
     Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
     Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),

@@ -12,6 +12,8 @@ import json
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -101,6 +103,7 @@ class Pipeline:
         self.checks: StateChecks | None = None
         self.unfaithful: str | None = None  # why a replay may not see what the check in the workspace saw
         self.unwalled_why: str | None = None  # why the checks ran unwalled (None: they ran behind the wall)
+        self.split: dict[str, dict[str, float]] = {}  # part of the Stop -> its seconds and check runs
 
     @property
     def check_runs(self) -> int:
@@ -150,11 +153,15 @@ class Pipeline:
         self.scratch = Scratch(self.timeline, self.store, scratch_dir, self.root)
         self.checks = StateChecks(self.scratch, site=self._site(scratch_dir))
         try:
-            checks, findings = self._final_findings()
+            with self._part("final state"):
+                checks, findings = self._final_findings()
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
-            graded = self._faithful(findings, graded)
-            questions = self._changed_tests()
-            vacuous = self._vacuous(bool(checks) and not findings)
+            with self._part("faithfulness"):
+                graded = self._faithful(findings, graded)
+            with self._part("changed tests"):
+                questions = self._changed_tests()
+            with self._part("baseline"):
+                vacuous = self._vacuous(bool(checks) and not findings)
         finally:
             shutil.rmtree(scratch_dir, ignore_errors=True)
         record_problems = recordaudit.problems(self.root, self.log.run_dir)
@@ -184,8 +191,20 @@ class Pipeline:
             "vacuous": vacuous,  # checks already green at the baseline
             "no_review": no_review_reason(checks, vacuous, findings),
             "reused": None,
+            "split": self.split,
         }
         return report
+
+    @contextmanager
+    def _part(self, name: str) -> Iterator[None]:
+        """Time and check runs spent in one part of the Stop (the report's `split`)."""
+        runs, started = self.check_runs, time.monotonic()
+        try:
+            yield
+        finally:
+            part = self.split.setdefault(name, {"seconds": 0.0, "check_runs": 0})
+            part["seconds"] = round(part["seconds"] + time.monotonic() - started, 3)
+            part["check_runs"] += self.check_runs - runs
 
     # -- a round where nothing changed --------------------------------------------------------
 
@@ -224,7 +243,8 @@ class Pipeline:
         keep = ("read_coverage", "checks", "walled", "faithful", "states", "nothing_to_verify", "vacuous", "no_review")
         return {"run": self.log.run_id, "at": time.time(), "upto": self.upto, **{name: last[name] for name in keep},
                 "findings": findings, "record_problems": record_problems, "check_runs": 0,
-                "budget_s": self.budget_s, "seconds": round(time.monotonic() - started, 3), "reused": last["stop"]}
+                "budget_s": self.budget_s, "seconds": round(time.monotonic() - started, 3), "reused": last["stop"],
+                "split": {}}
 
     def _faithful(self, findings: list[tuple[Finding, str | None]], graded: list[Attribution]) -> list[Attribution]:
         """A finding the replay found already present at the baseline is believed only if the replay
@@ -321,8 +341,10 @@ class Pipeline:
                                                      "rerun": self.rerun})
         try:
             presence = self.presence(finding, flag_text)
-            flip = find_flip(presence, self.timeline.last, self.deadline, lambda k: self.later_states(finding, k))
-            verdict = self._verify(finding, flip)
+            with self._part("bisection"):
+                flip = find_flip(presence, self.timeline.last, self.deadline, lambda k: self.later_states(finding, k))
+            with self._part("verification"):
+                verdict = self._verify(finding, flip)
         except BudgetExceeded:
             return Attribution(levels.NOT_REPLAYED, evidence={"why": f"time budget of {self.budget_s:.0f} s ran out",
                                                               "rerun": self.rerun})

@@ -27,6 +27,11 @@ def render_report(report: dict[str, Any]) -> str:
     lines = [f"run {report['run']}: {len(report['findings'])} finding(s); "
              f"{report['check_runs']} check run(s) over {report['states']} state(s) in {report['seconds']} s",
              f"read_coverage: {coverage['state']} ({coverage['why']})"]
+    if report.get("reused"):
+        lines.append(f"  nothing changed since Stop {report['reused']}: its answers, no check run again")
+    if report.get("split"):
+        lines.append("  time: " + ", ".join(f"{name} {part['seconds']:g} s ({part['check_runs']} run(s))"
+                                           for name, part in report["split"].items()))
     if report.get("contract_error"):
         lines.append(f"  contract error: {report['contract_error']['message']} (nothing was verified)")
     walled = report.get("walled") or {}

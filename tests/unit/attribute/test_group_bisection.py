@@ -88,3 +88,14 @@ def test_tests_that_broke_at_one_step_are_one_feedback_line(tmp_path):
     (single,) = [line for line in lines if "t::t::t20" in line]
     assert "20 tests" not in single
     assert text.startswith("vacant: 21 finding(s)")
+
+
+def test_the_report_splits_the_stops_time_and_runs_by_part(tmp_path):
+    """Every check run is counted in exactly one part of the split, and the parts' seconds add up to
+    no more than the Stop's."""
+    report, _ = play(tmp_path / "ws", [3, 1], 1)
+    split = report["split"]
+    assert {"final state", "bisection", "verification"} <= set(split)
+    assert sum(part["check_runs"] for part in split.values()) == report["check_runs"]
+    assert sum(part["seconds"] for part in split.values()) <= report["seconds"] + 0.01
+    assert split["final state"]["check_runs"] == 1
