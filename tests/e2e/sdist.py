@@ -12,6 +12,8 @@ import tarfile
 from pathlib import Path
 
 MORE_ITERTOOLS = ("more-itertools", "10.5.0", "5482bfef7849c25dc3c6dd53a6173ae4795da2a41a80faea6700d9f5846c5da6")
+# a src/ layout (src/cachetools), the usual shape of a modern library, installed editable by its tests
+CACHETOOLS = ("cachetools", "8.0.3", "79245d0d90464e29355f13658cd769e57d98ed06242d3c6fbd71796ca0938ef9")
 SUITE = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
 
 
