@@ -1,12 +1,13 @@
 """Stop cost on a real project's own test suite: one broken test over a 40-step run, as a ratio to
 one full run of the suite measured in the same run.
 
-    python bench/bench_stop_suite.py [--steps 40] [--reps 3] [--many] [--compare]
+    python bench/bench_stop_suite.py [--steps 40] [--reps 3] [--many] [--compare] [--unwalled]
 
 `--many`: the planted step breaks `take` (more_itertools/recipes.py), which 29 tests depend on:
 every one of them must be graded `provable` on that step. `--compare`: each rep's Stop also runs
 with the failing tests bisected one by one (vacant's way before one bisection for many tests),
-interleaved in the same run, and prints both.
+interleaved in the same run, and prints both. `--unwalled`: each rep's Stop also runs with the
+checks unwalled (as the person, in the scratch directory: before the walled runner), interleaved.
 
 The suite is more-itertools 10.5.0's (663 tests, pytest), from its PyPI sdist fetched by pip and
 verified by sha256 (cached under ~/.cache/vacant-bench; none of its code is in this repository).
@@ -66,7 +67,8 @@ def record_run(root: Path, steps: int, planted: int, broken: tuple[str, str, str
     return recorder.log.run_dir
 
 
-def measure(tree: Path, steps: int, seed: int, many: bool = False, grouped: bool = True) -> dict[str, float]:
+def measure(tree: Path, steps: int, seed: int, many: bool = False, grouped: bool = True,
+            walled: bool = True) -> dict[str, float]:
     root = Path(tempfile.mkdtemp(prefix="vacant-bench-suite-")) / "ws"
     shutil.copytree(tree, root)
     try:
@@ -80,6 +82,8 @@ def measure(tree: Path, steps: int, seed: int, many: bool = False, grouped: bool
         pipeline = Pipeline(root, run_dir, load_contract(root), budget_s=3600)
         if not grouped:  # each failing test bisected alone, as before one bisection for many tests
             pipeline._group_failing_tests = lambda findings: None
+        if not walled:  # the checks as the person, in the scratch directory (before the walled runner)
+            pipeline._site = lambda scratch_dir: None
         started = time.perf_counter()
         report = pipeline.run()
         stop_s = time.perf_counter() - started
@@ -109,17 +113,19 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--many", action="store_true", help="break `take`: 29 failing tests at one step")
     parser.add_argument("--compare", action="store_true", help="also bisect each failing test alone, interleaved")
+    parser.add_argument("--unwalled", action="store_true", help="also run the checks unwalled, interleaved")
     args = parser.parse_args()
     os.environ.setdefault("VACANT_HOME", tempfile.mkdtemp(prefix="vacant-bench-home-"))
     tree = fetch_sdist(CACHE, *MORE_ITERTOOLS)
-    ways = [("together", True)] + ([("one by one", False)] if args.compare else [])
-    rows: dict[str, list[dict[str, float]]] = {name: [] for name, _ in ways}
+    ways = [("together", True, True)] + ([("one by one", False, True)] if args.compare else []) \
+        + ([("unwalled", True, False)] if args.unwalled else [])
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in ways}
     for seed in range(args.reps):
-        for name, grouped in ways:
-            rows[name].append(measure(tree, args.steps, seed, args.many, grouped))
+        for name, grouped, walled in ways:
+            rows[name].append(measure(tree, args.steps, seed, args.many, grouped, walled))
     print(f"{'failing tests':>14}{'bisected':>12}{'steps':>6}{'suite s (med)':>15}{'stop s (med)':>14}"
           f"{'stop s (p95)':>14}{'ratio':>8}{'check runs':>12}{'selected':>10}{'reused':>8}")
-    for name, _ in ways:
+    for name, _, _ in ways:
         got = rows[name]
         suite = statistics.median(r["suite_s"] for r in got)
         stops = [r["stop_s"] for r in got]
