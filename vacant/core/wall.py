@@ -10,7 +10,8 @@ Two classes of path:
   (`$TMPDIR/vacant-<uid>/`: fallback sockets and the pointers), and a settings file holding the
   daemon's token (Claude's local settings).
 * read-only: the hook settings of every platform in every scope, the user data dir (install
-  backups and records), vacant's installed package, and the directories of the `vacant` and the
+  backups and records), vacant's installed package and the whole environment it runs from (the
+  interpreter's prefix: its site-packages too), and the directories of the `vacant` and the
   interpreter on PATH (a shim there would make the person's own `vacant verify` lie).
 
 A sandbox hides only what exists when it wraps a command (Claude's and bubblewrap's denied
@@ -94,12 +95,14 @@ def on_path(program: str, path_value: str | None = None) -> list[str]:
 
 
 def install_dirs() -> list[str]:
-    """vacant's installed package, the interpreter's environment, and the directories of every
-    `vacant` on PATH. (Strings, as every path the wall resolves: it is a write's gate call's.)"""
+    """vacant's installed package, the interpreter's whole environment (its bin/ and its prefix:
+    a `.pth` in its site-packages would run in every `vacant` the person starts), and the
+    directories of every `vacant` on PATH. (Strings, as every path the wall resolves: it is a
+    write's gate call's.)"""
     import sys
 
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    return [package, os.path.dirname(sys.executable), *(os.path.dirname(found) for found in on_path("vacant"))]
+    return [package, os.path.dirname(sys.executable), sys.prefix, *(os.path.dirname(found) for found in on_path("vacant"))]
 
 
 def _home() -> str:

@@ -178,3 +178,14 @@ def test_normal_work_is_unaffected(site, walled):
     assert out.returncode == 0, out.stdout[-500:] + out.stderr[-500:]
     log = subprocess.run(["git", "log", "--format=%s"], cwd=ws, capture_output=True, text=True).stdout
     assert log.split() == ["work"] and (ws / "new.txt").read_text() == "new\n"
+
+
+def test_the_environment_vacant_runs_from_is_read_only_whole(site):
+    """A `.pth` planted in the site-packages of the interpreter vacant runs from would run in every
+    `vacant` the person starts: the interpreter's whole prefix is on the wall's read-only list
+    (which Claude's and Codex's sandbox settings and the bubblewrap wall are made from)."""
+    ws, _ = site
+    wall = wall_for(ws)
+    assert os.path.realpath(sys.prefix) in wall.readonly
+    site_packages = [p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix)]
+    assert site_packages and all(wall.refusal(os.path.join(p, "x.pth"), writing=True) for p in site_packages)
