@@ -5,6 +5,7 @@ gets nothing there (the recorder fails open).
 The places, each of which reads the registry's deny table (vacant/platforms/deny.py):
 - `hookcall.fail_closed` on a payload it could not read, and on a parsed call whose platform
   cannot render;
+- the in-process hook's last line (vacant/hook.py `_failed`), whatever stopped it: KeyboardInterrupt too;
 - the lean client's `last_resort` (vacant/daemon/client.py);
 - the launcher (vacant/vacant-hook-client.py) as a real process, from a copy of the package that
   cannot be imported: `package` (vacant/__init__.py raises: the client imports, and its last resort
@@ -28,6 +29,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -256,3 +258,26 @@ def test_opencodes_plugin_blocks_the_tool_when_its_hook_cannot_import_vacant(kin
     command = f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(launcher))} opencode"
     done = opencode_plugin.before(command, workspace, tmp_path)
     assert done == {"ran": False, "message": deny.CANNOT_START.format(error="ImportError")}
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), RuntimeError("the recorder failed")],
+                         ids=lambda error: type(error).__name__)
+@pytest.mark.parametrize("name", PRE)
+def test_the_in_process_hook_denies_whatever_stopped_it(name, error, payloads, tmp_path, monkeypatch, capsys):
+    """vacant/hook.py's own last line (`_failed`), whatever raised: a SIGINT's KeyboardInterrupt too."""
+    from vacant import hook
+
+    def stopped(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(hook, "scrub", lambda environ: [])  # the test process's environment stays whole
+    monkeypatch.setattr(hook, "remember_within_call", lambda on: None)  # no memo left on in this process
+    monkeypatch.setattr(hook, "run", stopped)
+    reason = hookcall.UNREADABLE.format(error=f"{type(error).__name__}: {str(error)[:200]}")
+    pre, others = payloads[name]
+    for raw in pre:
+        code = hook.main([name], raw, deadline=time.monotonic() + 30)
+        check_denied(name, (capsys.readouterr().out, code), reason, tmp_path)
+    for raw in others[:3]:  # each writes a traceback to errors.log: a few are enough here
+        assert hook.main([name], raw, deadline=time.monotonic() + 30) == 0
+        assert capsys.readouterr().out == ""
