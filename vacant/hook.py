@@ -97,10 +97,9 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: floa
 
 
 def _failed(platform_name: str, raw: bytes, root: Path | None, error: BaseException) -> int:
+    """Whatever stopped the call (a SIGINT's KeyboardInterrupt too): a call that may act is denied."""
     try:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        if isinstance(error, KeyboardInterrupt):
-            return 0
         denied = None if decided_read(error) else fail_closed(platform_name, raw, error, dict(os.environ))
         if denied is not None:
             stdout, code = denied
@@ -108,6 +107,8 @@ def _failed(platform_name: str, raw: bytes, root: Path | None, error: BaseExcept
             sys.stdout.flush()
             log_error(root, f"vacant-hook {platform_name}: {type(error).__name__}: {error} (a pre-tool call: denied)")
             return code
+        if isinstance(error, KeyboardInterrupt):
+            return 0  # interrupted on a call that does not act: nothing to report
         import traceback  # only on the error path
 
         log_error(root, f"vacant-hook {platform_name}: {type(error).__name__}: {error}\n{traceback.format_exc()}")

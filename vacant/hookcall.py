@@ -25,9 +25,8 @@ from vacant.core.calls import HookCall, Response
 from vacant.core.errlog import log_error
 from vacant.core.locations import INSTALL_RECORD, install_gone, installed_root
 from vacant.core.trustenv import PEER_PID_ENV, do_verified
-from vacant.platforms.lean_registry import EVENT_KEYS, PRE_TOOL_NAMES, load
+from vacant.platforms.lean_registry import load
 from vacant.record.recorder import DO_ENV, Recorder
-from vacant.core.lazyre import Lazy, escape
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -47,13 +46,6 @@ FAILED_ACT = (
     "tell the person (details in errors.log in vacant's state directory; `vacant doctor` names it)."
 )
 
-# A payload that names a pre-tool event (of any registered platform): the call may be ACT, so an
-# unreadable one is denied.
-_PRE_NAMES = "|".join(escape(name) for name in PRE_TOOL_NAMES).encode()
-_EVENT_KEYS = "|".join(escape(key) for key in EVENT_KEYS).encode()
-PRE_TOOL = Lazy(rb'"(?:' + _EVENT_KEYS + rb')"\s*:\s*"(?:' + _PRE_NAMES + rb')"')
-PRE_TOOL_ANYWHERE = Lazy(_PRE_NAMES)
-EVENT_KEY = Lazy(rb'"(?:' + _EVENT_KEYS + rb')"\s*:')
 STOPS = ("stop", "subagent_stop")
 
 
@@ -73,14 +65,6 @@ class Served:
         self.serial = serial
 
 
-def maybe_pre_tool(raw: bytes) -> bool:
-    """The payload may be a pre-tool call: its event says so, or it names no event vacant can read
-    and mentions a pre-tool event anywhere (every platform's pre-tool payload names its event)."""
-    if PRE_TOOL.search(raw):
-        return True
-    return not EVENT_KEY.search(raw) and bool(PRE_TOOL_ANYWHERE.search(raw))
-
-
 def parse_call(platform_name: str, raw: bytes, env: dict[str, str]):
     """The platform and its normalised call for one raw payload (raises on a malformed one)."""
     platform = load(platform_name)
@@ -98,27 +82,28 @@ def fail_closed(platform_name: str, raw: bytes, error: BaseException, env: dict[
     """The answer to a call vacant failed on, whatever raised and wherever: a deny, rendered for
     the platform, when the call may be ACT; None when it is a recorder-only event or plainly READ
     (the caller fails open: nothing printed, exit 0). `call`: the parsed call, when parsing got
-    that far (the gate's rules then decide); without it the raw payload does (`maybe_pre_tool`)."""
+    that far (the gate's rules then decide); without it the raw payload does, and the registry's
+    deny table answers (vacant/platforms/deny.py: a payload that names or mentions a pre-tool
+    event is denied in its platform's reply). The table answers too when the platform cannot
+    render: it holds the same reply, rendered when the table was generated."""
     reason = f"{type(error).__name__}: {str(error)[:200]}"
     if call is None:
-        if not maybe_pre_tool(raw):
-            return None
-        denied: Response | None = Response("deny", UNREADABLE.format(error=reason))
-        call = HookCall("tool_pre", "unknown", Path(env.get("CLAUDE_PROJECT_DIR") or "."), scope=None)
-    else:
-        try:
-            denied = _deny_if_act(call, f"{type(error).__name__}: {error}")
-        except BaseException:  # noqa: BLE001 - deciding failed too: a call that may be ACT is denied
-            denied = None if call.scope == [] or call.kind != "tool_pre" else Response(
-                "deny", UNREADABLE.format(error=reason))
+        from vacant.platforms import deny  # the failure path only
+
+        return deny.denial(platform_name, raw, UNREADABLE.format(error=reason))
+    try:
+        denied = _deny_if_act(call, f"{type(error).__name__}: {error}")
+    except BaseException:  # noqa: BLE001 - deciding failed too: a call that may be ACT is denied
+        denied = None if call.scope == [] or call.kind != "tool_pre" else Response(
+            "deny", UNREADABLE.format(error=reason))
     if denied is None:
         return None
     try:
         return load(platform_name).render(call, denied)
-    except BaseException:  # noqa: BLE001 - an unknown platform still gets a deny it may understand
-        return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                                  "permissionDecisionReason": denied.reason},
-                           "action": "deny", "reason": denied.reason}), 0
+    except BaseException:  # noqa: BLE001 - the platform cannot render: the table holds its deny
+        from vacant.platforms import deny
+
+        return deny.reply(platform_name, denied.reason or "", deny.pre_tool(raw))
 
 
 def _deny_if_act(call: HookCall, reason: str) -> Response | None:

@@ -7,7 +7,10 @@ way pip runs its `__pip-runner__.py`, so that it needs neither site processing n
 saved at every one of the agent's tool calls. The launcher imports vacant/daemon/client.py as a
 top-level module, not through the `vacant` package (whose __init__ files and `os` cost more than
 the rest of a call answered by the daemon), and gives it the package's root for the slow path.
-If even that fails, a pre-tool call is denied and any other call fails open (exit 0).
+If even that fails, a pre-tool call is denied as its platform reads a deny and any other call
+fails open (exit 0): the registry's deny table (vacant/platforms/deny.py, which imports nothing) is
+imported the same way, from its own directory, only then. The launcher itself holds no table:
+it is compiled at every call.
 """
 import posix
 import sys
@@ -17,13 +20,10 @@ sys.path.insert(0, f"{_package}/daemon")
 try:
     import client
 except BaseException as error:  # noqa: BLE001 - a broken install must not stop the agent, nor open the gate
-    sys.stderr.write(f"vacant-hook-client: cannot start ({type(error).__name__})\n")
-    raw = sys.stdin.buffer.read()
-    if b"PreToolUse" in raw or b"tool.execute.before" in raw:
-        sys.stdout.write('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
-                         '"permissionDecisionReason": "Not run: vacant cannot start; tell the person (vacant doctor)."}, '
-                         '"action": "deny", "reason": "Not run: vacant cannot start; tell the person (vacant doctor)."}')
-    sys.exit(0)
+    sys.path[0] = f"{_package}/platforms"
+    import deny
+
+    sys.exit(deny.cannot_start(sys.argv[1:], error))
 finally:
     del sys.path[0]  # nothing else is ever imported from the daemon's directory as a top-level module
 code = client.main(package_root=_package.rpartition("/")[0] or "/")

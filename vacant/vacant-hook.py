@@ -30,7 +30,7 @@ except BaseException as error:  # noqa: BLE001 - a broken install must not stop 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "daemon"))
     import client  # builtins only: its last resort denies a pre-tool call
 
-    code = client.last_resort(b"" if sys.stdin.closed else sys.stdin.buffer.read(), error)
+    code = client.last_resort(b"" if sys.stdin.closed else sys.stdin.buffer.read(), error, (sys.argv[1:] or [""])[0])
 if "vacant.attribute" in sys.modules:
     sys.exit(code)  # a Stop ran the pipeline (threads, databases): the interpreter's own teardown closes them
 # A tool call's writes are whole (os.write, closed files): the answer is flushed and the process

@@ -184,3 +184,36 @@ def test_vacant_do_feeds_back_in_the_same_run(scratch):
     assert any(finding["id"] in t for r in requests for t in user_texts(r) if FEEDBACK in t)
     assert report(workspace)["findings"] == []
     assert not (workspace / ".gemini").exists() and not (state_dir(workspace) / "errors.log").exists()
+
+
+def test_a_tool_call_does_not_run_when_vacant_cannot_start(plain_scratch):
+    """Issue 44: the installed hook command from a copy of vacant where every module but the
+    launcher and its deny table (vacant/platforms/deny.py) raises at import: Gemini's BeforeTool
+    gets the deny table's reply, the tool does not run, and the model reads why."""
+    import shlex
+    import shutil
+    import sys
+
+    from vacant.platforms import deny
+    from vacant.platforms.all_platforms import load
+
+    scratch = plain_scratch
+    workspace = git_workspace(scratch.path / "ws", {**FILES, "arms/mark.sh": MARK}).resolve()
+    package = scratch.path / "broken" / "vacant"
+    shutil.copytree(Path(deny.__file__).resolve().parents[1], package,
+                    ignore=shutil.ignore_patterns("__pycache__", "demo"))
+    kept = {package / "vacant-hook-client.py", package / "platforms" / "deny.py"}
+    for module in package.rglob("*.py"):
+        if module not in kept:
+            module.write_text("raise ImportError('broken for this test')\n")
+    launcher = package / "vacant-hook-client.py"
+    load("gemini").install(workspace, "project",
+                           f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(launcher))} gemini")
+    turns = [tool("run_shell_command", command="sh arms/mark.sh", description="mark"), text("Done.")]
+    with FakeGemini({"turns": turns}, scratch.path / "upstream") as upstream:
+        env = gemini_env(scratch.home, workspace, upstream.base_url, scratch.vacant_home)
+        gemini(workspace, env, "-p", "mark it")
+        requests = upstream.requests()
+    assert marks(workspace) == [], "the tool ran"
+    reason = deny.CANNOT_START.format(error="ImportError")
+    assert any(reason in result for request in requests for result in blocked_results(request)), requests[-1:]

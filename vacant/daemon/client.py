@@ -408,10 +408,10 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
     # answered in-process (a Stop's pipeline turns it back on: vacant/hook.py)
     gc.disable()
     raw, argv = b"", sys.argv[1:] if argv is None else argv
+    platform = argv[0] if argv else ""
     try:
         raw = sys.stdin.buffer.read()
         env = environ()
-        platform = argv[0] if argv else ""
         deadline = started + budget(env, ceiling(raw, platform))
         if package_root is not None:
             _importable(package_root)
@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
             sys.stdout.flush()
         return code
     except BaseException as error:  # noqa: BLE001 - the last line: never an exit that lets a tool run
-        return last_resort(raw, error)
+        return last_resort(raw, error, platform)
 
 
 def in_process(argv: list[str], raw: bytes, deadline: float, project: str | None, then_start: bool) -> int:
@@ -451,21 +451,31 @@ def in_process(argv: list[str], raw: bytes, deadline: float, project: str | None
     return code
 
 
-DENY_LAST = ("Not run: vacant's hook could not start ({error}), so it cannot tell whether this call acts beyond "
-             "the work. Nothing has been done. This is vacant's own error, not yours: tell the person "
-             "(`vacant doctor` says what is wrong).")
+def last_resort(raw: bytes, error: BaseException, platform: str = "") -> int:
+    """No part of vacant could answer: a call that may be a pre-tool call is denied as its platform
+    reads a deny, from the registry's deny table (vacant/platforms/deny.py, loaded by its path:
+    the package may be what is broken); any other call gets nothing (the recorder fails open).
+    Whatever raised, KeyboardInterrupt included. When even the table cannot be loaded, nothing can
+    tell a pre-tool call: stderr says so (exit 0)."""
+    try:
+        table = deny_table()
+        answer = table.last_resort(platform, raw, error)
+    except BaseException as failed:  # noqa: BLE001 - nothing left to decide with
+        sys.stderr.write(f"vacant-hook-client: cannot start ({type(error).__name__}), nor load its deny table "
+                         f"({type(failed).__name__})\n")
+        return 0
+    return table.write(answer)
 
 
-def last_resort(raw: bytes, error: BaseException) -> int:
-    """No part of vacant could answer: a call that names a pre-tool event is denied in the shape
-    every platform reads (Claude/Codex hookSpecificOutput, the OpenCode plugin's action); any other
-    call gets nothing (the recorder fails open)."""
-    if not isinstance(error, KeyboardInterrupt) and (b"PreToolUse" in raw or b"tool.execute.before" in raw):
-        reason = DENY_LAST.format(error=type(error).__name__).replace('"', "'")
-        sys.stdout.write('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
-                         f'"permissionDecisionReason": "{reason}"}}, "action": "deny", "reason": "{reason}"}}')
-        sys.stdout.flush()
-    return 0
+def deny_table():  # type: ignore[no-untyped-def]  # the module, loaded by its path
+    """vacant/platforms/deny.py as a top-level module, imported from its own directory (as the
+    launcher imports this one): nothing else is imported from there, and it imports nothing."""
+    sys.path.insert(0, f"{__file__.rpartition('/')[0].rpartition('/')[0]}/platforms")
+    try:
+        import deny
+    finally:
+        del sys.path[0]
+    return deny
 
 
 def _importable(package_root: str) -> None:

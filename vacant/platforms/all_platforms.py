@@ -6,14 +6,18 @@ them: the hook imports only the platform it serves, through vacant/platforms/lea
 Everything else that differs by platform derives from this list: `vacant do`'s platforms, programs
 and aliases, `vacant experiment`'s agents, the hook's lean registry (`hook_table`: modules, pre-tool
 event names, facts), the lean client's table (`client_table`, generated into
-vacant/daemon/client.py), and the facts registered below for the layers that cannot import this
+vacant/daemon/client.py), every platform's deny for the failure paths (`deny_table`, generated
+into vacant/platforms/deny.py), and the facts registered below for the layers that cannot import this
 module (the gate's guarded settings files, the exporters' providers).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from vacant.core import platform_facts
-from vacant.platforms import claude, command, copilot, gemini, lean_registry, opencode, qwen
+from vacant.core.calls import HookCall, Response
+from vacant.platforms import claude, command, copilot, deny, gemini, lean_registry, opencode, qwen
 from vacant.platforms.codex import platform as codex
 
 REGISTERED = (
@@ -82,7 +86,53 @@ def hook_table() -> str:
     return "\n".join([
         "MODULES = {", *modules, "}",
         f"NAMES = {tuple(sorted(PLATFORMS))!r}",
-        f"PRE_TOOL_NAMES = {tuple(event_names('tool_pre'))!r}",
-        f"EVENT_KEYS = {tuple(sorted({p.event_key for p in REGISTERED}))!r}",
         "FACTS = (", *facts, ")",
+    ]) + "\n"
+
+
+def deny_reply(platform) -> tuple[str, int] | None:
+    """The platform's own deny of a pre-tool call, its reason `deny.REASON_MARK`; None when it
+    renders nothing (nobody reads a deny). ValueError when the reply is not JSON holding the
+    reason in one string, which is all vacant/platforms/deny.py can fill in."""
+    import json
+
+    stdout, code = platform.render(HookCall("tool_pre", "", Path("."), scope=None), Response("deny", deny.REASON_MARK))
+    if not stdout and not code:
+        return None
+    probe = 'a "quoted"\\ reason,\nover lines \u00e9'
+    try:
+        filled = json.loads(stdout.replace(deny.REASON_MARK, json.dumps(probe)[1:-1]))
+    except ValueError:
+        filled = None
+    if stdout.count(deny.REASON_MARK) != 1 or probe not in _strings(filled):
+        raise ValueError(f"{platform.name}'s deny {stdout!r} is not JSON with the reason in one string: "
+                         "extend vacant/platforms/deny.py for it")
+    return stdout, code
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [text for item in value for text in _strings(item)] if isinstance(value, list) else []
+
+
+def deny_table() -> str:
+    """The failure paths' deny table (vacant/platforms/deny.py, which the launcher and the lean
+    client load without the package, so the registry's facts are generated into it; a test fails
+    on drift): every name's platform, each platform's deny, which platform each pre-tool event is
+    first registered for (a name the table does not know answers in the dialect its payload names),
+    and every event key."""
+    names = [f"    {name!r}: {p.name!r}," for p in REGISTERED for name in (p.name, *p.aliases)]
+    replies = [f"    {p.name!r}: {deny_reply(p)!r}," for p in REGISTERED]
+    first: dict[str, str] = {}
+    for p in REGISTERED:
+        for event in p.events_of("tool_pre"):
+            first.setdefault(event, p.name)
+    return "\n".join([
+        "NAMES = {", *names, "}",
+        "REPLIES = {", *replies, "}",
+        "PRE_TOOL = {", *(f"    {event!r}: {name!r}," for event, name in sorted(first.items())), "}",
+        f"EVENT_KEYS = {tuple(sorted({p.event_key for p in REGISTERED}))!r}",
     ]) + "\n"

@@ -3,11 +3,11 @@ seven. A hook process is a fresh interpreter at every tool call, and importing e
 module (with Codex's app-server client, trust and schema readers, every platform's `vacant do`
 driver) cost a few milliseconds of each call that none of them answers.
 
-What the hook needs of the others is a few facts: the pre-tool event names and event keys (to
-deny an unreadable pre-tool payload of any platform) and what the gate guards (each platform's
-hook settings files, vacant/core/platform_facts.py). They are generated here from the registry
-(vacant/platforms/all_platforms.py `hook_table`; a test fails on drift), and registered with
-platform_facts on import, as the registry itself does.
+What the hook needs of the others is what the gate guards (each platform's hook settings files,
+vacant/core/platform_facts.py). It is generated here from the registry (vacant/platforms/all_platforms.py
+`hook_table`; a test fails on drift), and registered with platform_facts on import, as the
+registry itself does. Denying an unreadable pre-tool payload of any platform is the deny table's
+(vacant/platforms/deny.py), loaded only then.
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ MODULES = {
     'command': 'vacant.platforms.command',
 }
 NAMES = ('claude', 'codex', 'command', 'copilot', 'gemini', 'opencode', 'qwen')
-PRE_TOOL_NAMES = ('BeforeTool', 'PreToolUse', 'tool.execute.before')
-EVENT_KEYS = ('event', 'hook_event_name')
 FACTS = (
     ('claude-code', 'anthropic', ('.claude/settings.json', '.claude/settings.local.json'), ('.claude/settings.json',)),
     ('codex', 'openai', ('.codex/hooks.json', '.codex/config.toml'), ('.codex/hooks.json', '.codex/config.toml')),

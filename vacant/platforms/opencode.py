@@ -8,7 +8,9 @@ plugin in tests/e2e/test_opencode.py):
   `tool.execute.after`, `chat.message` and the `session.idle` event, payload on stdin.
 - before: `{tool, sessionID, callID}` + `args` (bash `{command, description}`, read `{filePath}`,
   write `{filePath, content}`, edit `{filePath, oldString, newString}`); throwing blocks the tool
-  and its error text is what the model gets. after: `{title, output, metadata}`; bash carries the
+  and its error text is what the model gets. The plugin throws on the hook's `{"action": "deny"}`,
+  and when the hook gave no answer (not spawned, a non-zero exit or a kill with nothing said, not
+  JSON): the gate fails closed in the plugin too. Its other handlers fail open. after: `{title, output, metadata}`; bash carries the
   exit code in `metadata.exit`. A failing tool gets no `after` (its step is closed at run end).
 - The model is in no tool payload: the plugin remembers it from `chat.message` (`provider/model`).
 - There is no Stop hook: `session.idle` is the nearest, and `opencode run` exits right after it
@@ -58,6 +60,7 @@ READ_ONLY_TOOLS = frozenset({"read", "glob", "grep", "list", "webfetch", "websea
 PLUGIN_NAME = "vacant.js"
 TEMPLATE = Path(__file__).resolve().parent / "assets" / "opencode-plugin.js"  # shipped in the wheel
 PLACEHOLDER = '"__VACANT_HOOK_COMMAND__"'
+CANNOT_START_PLACEHOLDER = '"__VACANT_CANNOT_START__"'  # deny.CANNOT_START: what the model reads when the hook cannot start
 PLUGIN_MARK = "// vacant-plugin"
 
 
@@ -217,6 +220,10 @@ class OpenCode(PlatformBase):
             problem = settings_file.command_problem(runs[0]) if runs else "it runs another hook command"
             report.append(diagnosis(str(path), problem is None, f"runs {runs[0]}" if problem is None else
                                     f"{problem}: run `vacant init --platform opencode --scope {scope}` again"))
+            if problem is None and not _current(text, runs[0]):
+                report.append(advice(f"{path} (code)", "not the plugin this vacant writes (an older one may let a "
+                                     "tool run when its hook gives no answer): run `vacant init --platform opencode "
+                                     f"--scope {scope}` again"))
         report.append(diagnosis("plugin installed", bool(installed),
                        "vacant's plugin is installed" if installed else
                        "run `vacant init --platform opencode` (or record one run with `vacant do -- opencode run …`)"))
@@ -232,6 +239,17 @@ def config_dir() -> Path:
     return Path(base) / "opencode"
 
 
+def _current(text: str, hook_command: str) -> bool:
+    """The installed plugin is the one this vacant writes for `hook_command` (True when the
+    template itself is missing: doctor cannot tell, and reinstalling says why)."""
+    from vacant.platforms.settings_file import InstallError
+
+    try:
+        return text == render_plugin(hook_command)
+    except InstallError:
+        return True
+
+
 def render_plugin(hook_command: str) -> str:
     try:
         template = TEMPLATE.read_text()
@@ -239,7 +257,10 @@ def render_plugin(hook_command: str) -> str:
         from vacant.platforms.settings_file import InstallError
 
         raise InstallError(f"the plugin template {TEMPLATE} is missing ({error}): reinstall vacant") from None
-    return template.replace(PLACEHOLDER, json.dumps(hook_command))
+    from vacant.platforms.deny import CANNOT_START  # install time only
+
+    return template.replace(PLACEHOLDER, json.dumps(hook_command)).replace(CANNOT_START_PLACEHOLDER,
+                                                                             json.dumps(CANNOT_START))
 
 
 def _record_path(plugin: Path) -> Path:

@@ -1,6 +1,8 @@
 """The lean client's imports, measured like the hook's: the launcher imports vacant/daemon/client.py
 as a top-level module, which loads nothing beyond what the interpreter itself starts with (-I -S):
-`_socket` when a daemon is named, the `vacant` package only on the slow path."""
+`_socket` when a daemon is named, the `vacant` package only on the slow path. The deny table the
+launcher and the client load where vacant failed (vacant/platforms/deny.py, a top-level module
+then too) imports nothing either, and `re` and `json` only when it is asked."""
 
 from __future__ import annotations
 
@@ -51,3 +53,25 @@ def test_the_slow_path_finds_the_package_first_and_site_packages_after_the_stand
     assert where == "shadow" and path[0] == str(shadow), path
     assert path.index(site) > max(path.index(entry) for entry in stdlib), path
     assert len(path) == len(set(path)), path
+
+
+DENY_PROBE = r"""
+import sys
+before = set(sys.modules)
+sys.path.insert(0, %r)
+import deny
+loaded = sorted(set(sys.modules) - before)
+deny.pre_tool(b'{"hook_event_name": "PostToolUse"}')
+print(" ".join(loaded))
+print(" ".join(sorted(name for name in set(sys.modules) - before if "." not in name and not name.startswith("_"))))
+""" % str(REPO / "vacant" / "platforms")
+
+
+def test_the_deny_table_imports_nothing_until_it_is_asked():
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", DENY_PROBE], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0].split() == ["deny"], out[0]
+    assert "vacant" not in out[1].split() and {"deny", "re"} <= set(out[1].split()), out[1]  # the standard library's only
+    source = (REPO / "vacant" / "platforms" / "deny.py").read_text()
+    top_level = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert top_level == ["import sys  # built in: loads nothing"], top_level

@@ -58,7 +58,9 @@ VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vac
                 "vacant.policy.gate.argv", "vacant.policy.gate.keyrefs", "vacant.policy.gate.recordguard",
                 # the modes of the arms directory: a shell command's, or a write into that directory
                 "vacant.policy.gate.modes",
-                "vacant.platforms.claude_transcript", "vacant.core.docgen", "vacant.platforms.settings_file"}
+                "vacant.platforms.claude_transcript", "vacant.core.docgen", "vacant.platforms.settings_file",
+                # the failure paths' deny table: only where vacant failed (as a top-level module too)
+                "vacant.platforms.deny", "deny"}
 # costly and never needed by a tool call: named so that a failure says which one came back
 NEVER = {"hashlib", "_hashlib", "threading", "copy", "typing", "dataclasses", "subprocess", "inspect", "ast",
          "traceback", "textwrap", "tomllib", "socket", "selectors", "tempfile", "logging", "datetime",
@@ -130,14 +132,14 @@ def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspa
         loaded = imported(proc.stderr) - bare - {"client"}
         assert "vacant.hook" in loaded, "the call was not answered in-process: this measured no fallback"
         where = f"{call['hook_event_name']}:{call['tool_name']}"
-        vacant = {name for name in loaded if name.startswith("vacant")}
+        vacant = {name for name in loaded if name.startswith("vacant") or name == "deny"}
         third_party = {name for name in loaded - vacant if name.split(".")[0] in ("xxhash",)}
         stdlib = loaded - vacant - third_party
         assert not stdlib & NEVER, f"{where} imported {sorted(stdlib & NEVER)}"
         assert stdlib <= STDLIB_ALLOWED, f"{where} imported stdlib modules beyond the allowlist: {sorted(stdlib - STDLIB_ALLOWED)}"
+        assert not vacant & VACANT_NEVER, f"{where} imported {sorted(vacant & VACANT_NEVER)}"
         strays = {name for name in vacant if not name.startswith(VACANT_ALLOWED) and name not in VACANT_ALSO}
         assert not strays, f"{where} imported vacant modules off the tool-call path: {sorted(strays)}"
-        assert not vacant & VACANT_NEVER, f"{where} imported {sorted(vacant & VACANT_NEVER)}"
         # xxhash on the first hash only: the first call starts the run (its baseline hashes every
         # file), a Post records what was read or written; a later Pre hashes nothing
         missed = sorted(name for name in stdlib if importlib.util.find_spec(name) is None)

@@ -18,39 +18,19 @@ import typing
 from pathlib import Path
 
 import pytest
+from captured_payloads import NO_CAPTURED_PAYLOADS, captured
 
 from vacant.core import platform_facts
 from vacant.core.calls import KINDS, TOOL_KINDS, HookCall, Response
 from vacant.core.locations import state_dir
-from vacant.hookcall import maybe_pre_tool
-from vacant.platforms import base
+from vacant.platforms import base, deny
 from vacant.platforms.all_platforms import PLATFORMS, REGISTERED, client_table
 from vacant.platforms.settings_file import hook_command
 from vacant.policy.gate import recordguard
 
-PAYLOADS = Path(__file__).resolve().parents[3] / "fixtures" / "payloads"
-# Platforms with no payloads of the platform's own to capture, and why (any other must have some).
-NO_CAPTURED_PAYLOADS = {
-    "command": "no agent sends anything: `vacant do` builds its payloads from a watcher",
-    "opencode": "OpenCode has no hooks: vacant's own plugin builds the payloads (tests/e2e/test_opencode.py)",
-}
 NAMES = sorted(PLATFORMS)
 HOOKED = [name for name in NAMES if PLATFORMS[name].scopes]
 SEED = {".json": '{ "theirs":  [1, 2],\n"keep": {"a": "b"} }\n', ".toml": "# theirs\n[tools]\nweb_search = false\n"}
-
-
-def captured(platform) -> list[dict]:
-    """Every payload captured from the platform's real binary (fixtures/payloads/)."""
-    found: list[dict] = []
-    for path in [PAYLOADS / f"{platform.cell_platform}-hook_payloads.json", *sorted((PAYLOADS / platform.name).glob(
-            "*.json"))]:
-        if not path.exists():
-            continue
-        data = json.loads(path.read_text())
-        items = data.get("payloads", data) if isinstance(data, dict) else data
-        items = items.values() if isinstance(items, dict) else items
-        found += [item.get("stdin", item) for item in items if isinstance(item, dict)]
-    return [item for item in found if isinstance(item, dict) and platform.event_key in item]
 
 
 # -- the protocol ------------------------------------------------------------------------------
@@ -120,7 +100,7 @@ def test_captured_payloads_parse_into_closed_kinds(name, tmp_path):
         assert isinstance(call, HookCall) and call.kind in KINDS
         event = payload[platform.event_key]
         assert call.kind in (platform.events.get(event, "ignore"), "ignore"), event  # (or left out)
-        assert maybe_pre_tool(text.encode()) == (call.kind == "tool_pre"), event  # the hook's fail-closed test
+        assert (deny.pre_tool(text.encode()) is not None) == (call.kind == "tool_pre"), event  # the fail-closed test
         if call.kind in ("tool_pre", "tool_post"):
             assert call.tool and call.key and (call.tool_kind is None or call.tool_kind in TOOL_KINDS)
         kinds.add(call.kind)

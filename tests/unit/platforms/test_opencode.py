@@ -1,17 +1,20 @@
 """OpenCode platform module: the plugin's payloads (shapes captured from opencode-ai 1.18.33 by a
-logging plugin), rendering for the plugin, and the plugin's install/uninstall."""
+logging plugin), rendering for the plugin, and the plugin's install/uninstall; the plugin itself
+under node: a tool call whose hook gives no answer does not run, any other hook's failure changes
+nothing."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import opencode_plugin
 import pytest
 
 from vacant.core.locations import state_dir
 
 from vacant.core.calls import Response
-from vacant.platforms import opencode
+from vacant.platforms import deny, opencode
 from vacant.platforms.all_platforms import load
 from vacant.platforms.settings_file import InstallError, hook_command
 from vacant.record.recorder import Recorder
@@ -42,8 +45,10 @@ def test_loaded_by_name_and_template_has_the_placeholder():
     assert load("opencode") is opencode.PLATFORM
     text = opencode.TEMPLATE.read_text()
     assert opencode.PLACEHOLDER in text and text.startswith(opencode.PLUGIN_MARK)
+    assert opencode.CANNOT_START_PLACEHOLDER in text
     rendered = opencode.render_plugin(CMD)
     assert json.dumps(CMD) in rendered and opencode.PLACEHOLDER not in rendered
+    assert json.dumps(deny.CANNOT_START) in rendered and opencode.CANNOT_START_PLACEHOLDER not in rendered
 
 
 def test_write_scopes_to_its_file_and_keeps_the_model(ws):
@@ -160,3 +165,52 @@ def test_doctor_flags_a_stale_hook_command(ws):
     opencode.PLATFORM.install(ws, "project", "/old/python /old/vacant-hook opencode")
     report = {name: status == "ok" for name, status, _ in opencode.PLATFORM.doctor(ws, CMD)}
     assert report[str(ws.resolve() / ".opencode" / "plugins" / "vacant.js")] is False
+
+
+def test_doctor_advises_reinstalling_a_plugin_an_older_vacant_wrote(ws):
+    path = opencode.PLATFORM.install(ws, "project", CMD)
+    code = f"{path} (code)"
+    assert code not in {d.name for d in opencode.PLATFORM.doctor(ws, CMD)}
+    older = path.read_text().replace("if (failed) throw new Error(CANNOT_START.replace(\"{error}\", failed));\n", "")
+    assert older != path.read_text()
+    path.write_text(older)  # the plugin before its gate failed closed
+    (line,) = [d for d in opencode.PLATFORM.doctor(ws, CMD) if d.name == code]
+    assert line.status == "warn" and "vacant init --platform opencode --scope project" in line.detail
+
+
+# -- the plugin under node: the gate fails closed, the recorder open --------------------------------
+
+# hook commands that give no answer: the interpreter gone (a rebuilt venv: sh's 127), a crash (exit 1),
+# a kill, garbage on stdout, a command that cannot be spawned at all (no such directory to run in)
+NO_ANSWER = {
+    "interpreter gone": ("/nonexistent/venv/bin/python -I -S /nonexistent/vacant-hook-client.py opencode",
+                         "exit code 127"),
+    "crash": ("echo 'Traceback' >&2; exit 1", "exit code 1"),
+    "killed": ("kill -9 $$", "killed by SIGKILL"),
+    "garbage": ("echo 'not json'", "an answer that is not JSON"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NO_ANSWER))
+def test_the_plugin_blocks_a_tool_whose_hook_gives_no_answer(case, tmp_path):
+    command, why = NO_ANSWER[case]
+    done = opencode_plugin.before(command, tmp_path, tmp_path / "plugin")
+    assert done == {"ran": False, "message": deny.CANNOT_START.format(error=why)}
+
+
+def test_the_plugin_blocks_a_tool_whose_hook_cannot_be_spawned(tmp_path):
+    done = opencode_plugin.before("true", tmp_path / "gone", tmp_path / "plugin")  # spawn's cwd is missing
+    assert not done["ran"] and done["message"] == deny.CANNOT_START.format(error="ENOENT")
+
+
+@pytest.mark.parametrize("command, ran", [("true", True), ("echo '{}'", True), ("echo '{\"note\": \"n\"}'", True),
+                                          ("echo '{\"action\": \"deny\", \"reason\": \"Held.\"}'", False)])
+def test_the_plugin_runs_the_tool_when_its_hook_allows_it(command, ran, tmp_path):
+    done = opencode_plugin.before(command, tmp_path, tmp_path / "plugin")
+    assert done["ran"] is ran and done.get("message", "Held.") == "Held."
+
+
+@pytest.mark.parametrize("hook", ["tool.execute.after", "chat.message"])
+def test_the_plugin_records_open_a_hook_that_gives_no_answer(hook, tmp_path):
+    done = opencode_plugin.before("exit 1", tmp_path, tmp_path / "plugin", hook=hook)
+    assert done == {"ran": True}

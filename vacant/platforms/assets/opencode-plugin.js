@@ -9,14 +9,19 @@
 //   event session.created (a sub-agent's session names its parent), session.idle (the agent stopped)
 // Each call runs the hook with the payload on stdin and waits for its answer (a JSON line or
 // nothing). Recording fails open: a hook that cannot run, times out or answers garbage changes
-// nothing for OpenCode.
+// nothing for OpenCode, except at `tool.execute.before`, where the gate fails closed: a tool call
+// whose hook gave no answer (it could not be spawned, exited non-zero or was killed with nothing
+// said, or said what is not JSON) does not run, and the model is told why (CANNOT_START, vacant's
+// own words for a hook that cannot start: vacant/platforms/deny.py).
 import { spawn, spawnSync } from "node:child_process";
 
 const HOOK_COMMAND = "__VACANT_HOOK_COMMAND__";
+const CANNOT_START = "__VACANT_CANNOT_START__";
 const TOOL_TIMEOUT_MS = 60000;
 const STOP_TIMEOUT_MS = 600000;
 const MAX_OUTPUT = 1 << 20;
 
+// {answer: the hook's JSON or null (it said nothing: allowed), failed: why it gave no answer, or null}
 function hand(payload, timeoutMs) {
   return new Promise((resolve) => {
     let out = "";
@@ -28,23 +33,29 @@ function hand(payload, timeoutMs) {
         stdio: ["pipe", "pipe", "ignore"],
       });
     } catch (error) {
-      resolve(null);
+      resolve({ answer: null, failed: String((error && error.code) || error) });
       return;
     }
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
     child.stdout.on("data", (chunk) => {
       if (out.length < MAX_OUTPUT) out += chunk;
     });
-    child.on("error", () => {
+    child.on("error", (error) => {
       clearTimeout(timer);
-      resolve(null);
+      resolve({ answer: null, failed: String((error && error.code) || error) });
     });
-    child.on("close", () => {
+    child.on("close", (code, signal) => {
       clearTimeout(timer);
-      try {
-        resolve(out.trim() ? JSON.parse(out) : null);
-      } catch (error) {
-        resolve(null);
+      if (out.trim()) {
+        try {
+          resolve({ answer: JSON.parse(out), failed: null });
+        } catch (error) {
+          resolve({ answer: null, failed: "an answer that is not JSON" });
+        }
+      } else if (signal) {
+        resolve({ answer: null, failed: `killed by ${signal}` });
+      } else {
+        resolve({ answer: null, failed: code === 0 ? null : `exit code ${code}` });
       }
     });
     child.stdin.on("error", () => {});
@@ -94,14 +105,15 @@ export const VacantRecorder = async ({ directory }) => {
 
   return {
     "tool.execute.before": async (input, output) => {
-      const answer = await hand(
+      const { answer, failed } = await hand(
         { ...base("tool.execute.before", input.sessionID), tool: input.tool, callID: input.callID, args: output.args },
         TOOL_TIMEOUT_MS,
       );
+      if (failed) throw new Error(CANNOT_START.replace("{error}", failed));
       if (answer && answer.action === "deny") throw new Error(answer.reason || "denied by vacant");
     },
     "tool.execute.after": async (input, output) => {
-      const answer = await hand(
+      const { answer } = await hand(
         {
           ...base("tool.execute.after", input.sessionID),
           tool: input.tool,
