@@ -85,6 +85,13 @@ def assert_outcome(workspace, requests: list[dict], expected: list[Expected]) ->
           f"Stop 2: {rest[0]['seconds']:.1f} s, {rest[0]['check_runs']} check runs")
 
 
+def own_rootdir(workspace) -> None:
+    """The project's own pytest configuration (empty), as a project that runs pytest has: the checks
+    run at the workspace's own path, and a workspace inside this repository (.e2e-tmp) would
+    otherwise get this repository's pyproject.toml as pytest's rootdir, addopts and all."""
+    (workspace / "pytest.ini").write_text("[pytest]\n")
+
+
 def edit(brk: Break, root) -> dict:
     return tool("Edit", file_path=str(root / brk.path), old_string=brk.good, new_string=brk.bad)
 
@@ -93,6 +100,7 @@ def test_the_suite_guard_on_claude(tmp_path, monkeypatch, suite_tree):
     monkeypatch.setenv("VACANT_HOME", str(tmp_path / "vacant-data"))
     workspace, home = make_workspace(tmp_path)
     shutil.copytree(suite_tree, workspace, dirs_exist_ok=True)
+    own_rootdir(workspace)
     (workspace / "vacant.toml").write_text(CONTRACT)
     turns = [
         turn(tool("Read", file_path=str(workspace / RECIPES))),  # step 1
@@ -121,6 +129,7 @@ def test_the_suite_guard_on_codex(scratch, monkeypatch, suite_tree):
     monkeypatch.setenv("VACANT_HOME", str(scratch.vacant_home))
     workspace = make_codex_workspace(scratch)
     shutil.copytree(suite_tree, workspace, dirs_exist_ok=True)
+    own_rootdir(workspace)
     (workspace / "vacant.toml").write_text(CONTRACT)
     turns = [
         codex_turn(patch(f"*** Begin Patch\n*** Update File: {RECIPES}\n@@\n-{QUANTIFY.good}\n+{QUANTIFY.bad}\n"

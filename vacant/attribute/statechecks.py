@@ -98,18 +98,20 @@ class StateChecks:
         if whole is not None:
             return status_in(whole, finding)
         if finding.test is not None:
-            alone = self.at(check, index, cached, self.selection(check, finding))
-            if reports_on(alone, finding):
-                return status_in(alone, finding)
+            for select in dict.fromkeys((self.selection(check, finding), (finding.test,))):
+                alone = self.at(check, index, cached, select)
+                if reports_on(alone, finding):  # the group's run may not reach it (another module broken)
+                    return status_in(alone, finding)
         return status_in(self.at(check, index, cached), finding)
 
     def status_of(self, check: Any, finding: Finding, manifest: Manifest) -> str:
         """On a constructed state (one run per check, selection and state: the findings of a group
         that ask about the same constructed state share it)."""
         if finding.test is not None:
-            alone = self._on(check, self.selection(check, finding), manifest)
-            if reports_on(alone, finding):
-                return status_in(alone, finding)
+            for select in dict.fromkeys((self.selection(check, finding), (finding.test,))):
+                alone = self._on(check, select, manifest)
+                if reports_on(alone, finding):
+                    return status_in(alone, finding)
         return status_in(self._on(check, WHOLE, manifest), finding)
 
     def _on(self, check: Any, select: tuple[str, ...], manifest: Manifest) -> CheckResult:

@@ -37,6 +37,20 @@ def alive(pid: int) -> bool:
         return False
 
 
+def carrying(token: str) -> list[int]:
+    """The live processes (host pids) whose command line holds `token`."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as handle:
+                    if token.encode() in handle.read() and alive(int(name)):
+                        found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
 def wait_for(condition, seconds: float = 20.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -71,13 +85,15 @@ def test_the_refusal_of_a_passing_check_names_the_guard_in_one_sentence(ws):
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupt_kills_the_probe_group_and_exits_130(ws, sig):
-    """As a terminal sends it: to vacant's process group (the probe runs in a group of its own)."""
-    proc = vacant(ws, "contract", "add", "slow", "--", "echo $$ > probe.pid; sleep 60 & echo $! > child.pid; wait; false",
+    """As a terminal sends it: to vacant's process group (the probe runs in a group of its own, and
+    behind the wall in a pid namespace of its own: its processes are found by a token in their
+    command lines, as the host numbers them)."""
+    token = f"60.{os.getpid()}{sig}"  # sleep's own argument: unique to this test's processes
+    proc = vacant(ws, "contract", "add", "slow", "--", f"sleep {token} & echo started > child.pid; wait; false",
                   start_new_session=True)
-    pid_file, child_file = ws / "probe.pid", ws / "child.pid"
+    child_file = ws / "child.pid"
     assert wait_for(lambda: child_file.exists() and child_file.read_text().strip()), proc.stderr.read()
-    probe, child = int(pid_file.read_text()), int(child_file.read_text())
-    assert alive(probe) and alive(child)
+    assert wait_for(lambda: len(carrying(token)) >= 2)  # the probe's shell and its sleep, at least
     sent = time.monotonic()
     os.killpg(proc.pid, sig)
     out, err = proc.communicate(timeout=10)
@@ -85,7 +101,7 @@ def test_an_interrupt_kills_the_probe_group_and_exits_130(ws, sig):
     assert proc.returncode == Exit.INTERRUPTED == 130
     assert err.strip() == (f"vacant: stopped by {signal.Signals(sig).name}; the probe of 'slow' was killed with its "
                            "process group; nothing was added to vacant.toml")
-    assert wait_for(lambda: not alive(probe) and not alive(child), 2.0)
+    assert wait_for(lambda: not carrying(token), 2.0), carrying(token)
     assert not (ws / "vacant.toml").exists()
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vacant.core import leanjson
@@ -77,7 +77,7 @@ def test_loads_reads_what_json_reads(value):
 @pytest.mark.slow
 @given(values, st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32",
                                 "utf-32-le", "utf-32-be"]))
-@settings(max_examples=100)
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])  # a loaded CI machine draws slowly
 def test_loads_reads_bytes_in_every_encoding_json_detects(value, encoding):
     data = json.dumps(value).encode(encoding)  # ensure_ascii: nothing a codec could refuse
     assert same(leanjson.loads(data), json.loads(data))
