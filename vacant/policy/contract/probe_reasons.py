@@ -3,10 +3,12 @@ vocabulary (`REASONS`), read from what the runners really print.
 
 `vacant contract add` runs a check once before adding it (vacant/policy/contract/red_first.py). Red is what
 an acceptance check must be, but not every red measures the work: a misspelt test id, a test file
-that is not there, a runner that collected nothing or a program that is not installed can never
-turn green, whatever the agent does. `classify` names that cause; a reason whose `broken` is true
-refuses the check (unless added with `--allow-broken`). `missing_code` is the red test-first work
-expects (a test imports a module or name nobody wrote yet): accepted, and said.
+that is not there, a runner that collected nothing or a misspelt program can never turn green,
+whatever the agent does. `classify` names that cause; a reason whose `broken` is true refuses the
+check (unless added with `--allow-broken`). Two reds are accepted, and said: `missing_code`, the
+red test-first work expects (a test imports a module or name nobody wrote yet), and
+`missing_program`, a program that is not installed: the agent may provision it (checks see
+`<workspace>/.local/bin` first on PATH), and at Stop such a check is an `env/NAME` finding.
 
 Signatures are from real runs of pytest, unittest (`python -m unittest`) and node's built-in test
 runner (`node --test`); tests/unit/policy/contract/test_probe_reasons.py runs them for real.
@@ -30,6 +32,7 @@ class Reason(NamedTuple):
 
 
 PROGRAM_NOT_FOUND = "program_not_found"
+MISSING_PROGRAM = "missing_program"
 NO_TESTS = "no_tests"
 UNKNOWN_TEST = "unknown_test"
 LOAD_ERROR = "load_error"
@@ -37,9 +40,16 @@ USAGE_ERROR = "usage_error"
 MISSING_CODE = "missing_code"
 
 REASONS: dict[str, Reason] = {
-    PROGRAM_NOT_FOUND: Reason(True, "the command's program is not installed or is misspelt (exit 127 or 126 with "
-                                    "a not-found message, or `python -m pytest` and the like for a runner that is not there or is misspelt); "
-                                    "at Stop such a check stays `env/NAME`"),
+    PROGRAM_NOT_FOUND: Reason(True, "the command's program is misspelt: not found, and one edit off a well-known "
+                                    "tool's name (`pytset` for `pytest`), or `python -m pytest` and the like for a "
+                                    "runner that is not there or is misspelt; if added anyway, a program not found "
+                                    "stays `env/NAME` at Stop"),
+    MISSING_PROGRAM: Reason(False, "the command's program is not installed (exit 127, or 126 with a not-found message, "
+                                   "for a program outside the workspace): red for a reason the agent may fix by "
+                                   "provisioning it (on PATH, or in `<workspace>/.local/bin`, which checks see first); "
+                                   "an acceptance check is accepted with the `env/NAME` warning, and at Stop it is an "
+                                   "`env/NAME` finding, blamed on no one; a guard must hold now, so it is refused "
+                                   "until the program is there"),
     NO_TESTS: Reason(True, "the runner ran no test: none collected, all deselected or skipped (pytest exit 5, "
                            "unittest `Ran 0 tests` / `NO TESTS RAN`, node `# tests 0`)"),
     UNKNOWN_TEST: Reason(True, "a test file, module, class or test id the command names does not exist (pytest "
@@ -59,6 +69,13 @@ REASONS: dict[str, Reason] = {
 # module run that way may be the one the work is to write
 RUNNER_MODULES = ("pytest", "unittest", "nose2", "coverage", "mypy", "ruff", "black", "flake8", "pylint", "tox",
                   "nox", "doctest", "pyflakes", "isort", "behave", "django", "hypothesis", "pip")
+# programs checks commonly run: a missing name one letter off one of these is a misspelling (refused),
+# where a name that is one of them, or near none, is a program to provision (accepted, env/NAME)
+WELL_KNOWN_PROGRAMS = frozenset(RUNNER_MODULES) | {
+    "python", "python3", "py.test", "node", "npm", "npx", "yarn", "pnpm", "bun", "deno", "jest", "vitest", "mocha",
+    "tsc", "eslint", "prettier", "go", "gofmt", "golangci-lint", "cargo", "rustc", "make", "cmake", "uv", "pyright",
+    "bandit", "shellcheck", "bash", "sh", "grep", "test", "diff", "jq", "git", "java", "mvn", "gradle", "dotnet",
+    "ruby", "rake", "rspec", "bundle", "php", "phpunit", "composer", "swift", "perl", "docker", "curl"}
 
 
 @dataclass(frozen=True)
@@ -112,7 +129,10 @@ def classify(exit_code: int | None, output: str, root: Path, timed_out: bool = F
 def _program(exit_code: int | None, text: str, root: Path) -> Verdict | None:
     tool = missing_tool(exit_code, text, root)
     if tool is not None:
-        return Verdict(PROGRAM_NOT_FOUND, f"`{tool}` was not found or is not executable (exit {exit_code})")
+        meant = misspelling_of(tool)
+        if meant is not None:
+            return Verdict(PROGRAM_NOT_FOUND, f"`{tool}` was not found (exit {exit_code}): a misspelling of `{meant}`?")
+        return Verdict(MISSING_PROGRAM, f"`{tool}` is not installed or not executable (exit {exit_code})")
     runner = _PY_NO_MODULE_RUNNER.search(text)
     if runner and exit_code not in (0, None):
         name = runner.group("name")
@@ -120,6 +140,33 @@ def _program(exit_code: int | None, text: str, root: Path) -> Verdict | None:
             return Verdict(PROGRAM_NOT_FOUND, f"python has no module `{name}` to run with -m")
         return Verdict(MISSING_CODE, f"python has no module `{name}` to run with -m yet")  # the work's own module
     return None
+
+
+def misspelling_of(name: str) -> str | None:
+    """The well-known program `name` is one edit (a letter added, dropped, changed, or two swapped)
+    away from, if any. Version digits do not count (`python3.12` is `python`, to provision), nor do
+    short names (`go` and `gp` are too near everything)."""
+    bare = _unversioned(name)
+    if len(bare) < 4 or bare in {_unversioned(known) for known in WELL_KNOWN_PROGRAMS}:
+        return None
+    near = [known for known in sorted(WELL_KNOWN_PROGRAMS) if len(known) >= 4 and _one_edit(bare, _unversioned(known))]
+    return near[0] if near else None
+
+
+def _unversioned(name: str) -> str:
+    return re.sub(r"[\d.]+$", "", name.lower()) or name.lower()
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` and `b` differ by exactly one insertion, deletion, substitution or swap of neighbours."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diffs = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        return len(diffs) == 1 or (len(diffs) == 2 and diffs[1] == diffs[0] + 1
+                                   and a[diffs[0]] == b[diffs[1]] and a[diffs[1]] == b[diffs[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
 def _usage(exit_code: int | None, text: str, root: Path) -> Verdict | None:

@@ -21,12 +21,14 @@ from vacant.policy.contract.checks import run_command
 from vacant.policy.contract.probe_reasons import (
     LOAD_ERROR,
     MISSING_CODE,
+    MISSING_PROGRAM,
     NO_TESTS,
     PROGRAM_NOT_FOUND,
     REASONS,
     UNKNOWN_TEST,
     USAGE_ERROR,
     classify,
+    misspelling_of,
 )
 
 PY = sys.executable
@@ -81,6 +83,8 @@ CASES = [
     ("node-bad-option", NODE_FAIL, "node --test --no-such-option a.test.js", USAGE_ERROR),
     # programs
     ("program-misspelt", {}, "pytset -q", PROGRAM_NOT_FOUND),
+    ("program-not-installed", {}, "vacant-no-such-linter check .", MISSING_PROGRAM),
+    ("program-not-executable", {".local/bin/lint": "#!/bin/sh\n"}, "lint src", MISSING_PROGRAM),
     ("python-runner-missing", {}, f"{PY} -m nose2 -q", PROGRAM_NOT_FOUND),
     ("python-runner-misspelt", {}, f"{PY} -m pytset -q", PROGRAM_NOT_FOUND),
     ("python-module-not-written", {}, f"{PY} -m report --total", MISSING_CODE),
@@ -101,6 +105,16 @@ def make(root: Path, files: dict[str, str]) -> None:
 def probe(root: Path, command: str):
     result = run_command(command, root, 60, root)
     return result, classify(result.exit_code, result.output, root, result.timed_out)
+
+
+@pytest.mark.parametrize("name, meant", [
+    ("pytset", "pytest"), ("pyest", "pytest"), ("rufff", "ruff"), ("jset", "jest"), ("mpyy", "mypy"),
+    ("ruff", None), ("jest", None), ("golangci-lint", None),  # well-known, not installed: to provision
+    ("python3.12", None), ("eslint_d", None),  # another version or variant of a known one
+    ("vacant-no-such-linter", None), ("gp", None),  # near nothing known; too short to call a misspelling
+])
+def test_a_misspelt_program_is_one_edit_off_a_well_known_one(name, meant):
+    assert misspelling_of(name) == meant
 
 
 def test_node_is_there():
