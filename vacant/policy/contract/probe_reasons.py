@@ -10,13 +10,14 @@ red test-first work expects (a test imports a module or name nobody wrote yet), 
 `missing_program`, a program that is not installed: the agent may provision it (checks see
 `<workspace>/.local/bin` first on PATH), and at Stop such a check is an `env/NAME` finding.
 
-Signatures are from real runs of pytest, unittest (`python -m unittest`) and node's built-in test
-runner (`node --test`); tests/unit/policy/contract/test_probe_reasons.py runs them for real.
+Signatures are from real runs of pytest, unittest (`python -m unittest`), node's built-in test
+runner (`node --test`) and `go test`; tests/unit/policy/contract/test_probe_reasons.py runs them for real.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +52,8 @@ REASONS: dict[str, Reason] = {
                                    "`env/NAME` finding, blamed on no one; a guard must hold now, so it is refused "
                                    "until the program is there"),
     NO_TESTS: Reason(True, "the runner ran no test: none collected, all deselected or skipped (pytest exit 5, "
-                           "unittest `Ran 0 tests` / `NO TESTS RAN`, node `# tests 0`)"),
+                           "unittest `Ran 0 tests` / `NO TESTS RAN`, node `# tests 0`, `go test` whose packages all "
+                           "say `[no tests to run]` (`-run` matched none: exit 0) or `[no test files]`)"),
     UNKNOWN_TEST: Reason(True, "a test file, module, class or test id the command names does not exist (pytest "
                                "`ERROR: not found` / `file or directory not found`, unittest `_FailedTest` with "
                                "`has no attribute` or `No module named` for the named module, node `Could not find`)"),
@@ -110,6 +112,8 @@ _PYTEST_NONE = re.compile(r"^(?:no tests ran|\d+ deselected)(?: in [\d.]+s)?", r
 _NODE_NOT_FOUND = re.compile(r"^Could not find '(?P<path>[^']+)'", re.MULTILINE)
 _NODE_COUNT = re.compile(r"^# (?P<key>tests|pass|fail|skipped|todo|cancelled) (?P<n>\d+)$", re.MULTILINE)
 _NODE_NO_MODULE = re.compile(r"Error: Cannot find module '(?P<name>[^']+)'")
+# `go test`'s line per package: `ok  PKG  0.01s [no tests to run]`, `?  PKG  [no test files]`, `FAIL  PKG ...`
+_GO_PACKAGE = re.compile(r"^(?P<kind>ok|\?|FAIL)[ \t]+(?P<package>[^\s\[]+)(?P<rest>.*)$", re.MULTILINE)
 _UNITTEST_CRASH = re.compile(r'unittest[/\\]main\.py", line \d+, in (?:parseArgs|createTests|__init__)')
 
 
@@ -248,7 +252,55 @@ def _no_tests(exit_code: int | None, text: str, root: Path) -> Verdict | None:
     counts = {m.group("key"): int(m.group("n")) for m in _NODE_COUNT.finditer(text)}
     if "tests" in counts and (counts["tests"] == 0 or (counts.get("pass", 0) == 0 and counts.get("fail", 0) == 0)):
         return Verdict(NO_TESTS, f"node ran {counts['tests']} test(s), none passed or failed")
-    return None
+    return _go_no_tests(_go_text(text))
+
+
+def _go_text(text: str) -> str:
+    """`go test -json`'s events as the text they carry (each `Output`), other lines as they are."""
+    if '"Action"' not in text:
+        return text
+    lines = []
+    for line in text.splitlines():
+        event = _json_event(line)
+        lines.append(line if event is None else str(event.get("Output") or "").rstrip("\n"))
+    return "\n".join(lines)
+
+
+def _json_event(line: str) -> dict | None:
+    if not line.startswith("{"):
+        return None
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) and "Action" in event else None
+
+
+def _go_no_tests(text: str) -> Verdict | None:
+    """`go test` that ran no test: every package it reports says `[no tests to run]` (its `-run`
+    matched no test, exit 0: a misspelt test name passes) or `[no test files]`."""
+    unmatched, untested = [], []
+    for line in _GO_PACKAGE.finditer(text):
+        kind, rest = line.group("kind"), line.group("rest")
+        if kind == "FAIL" or (kind == "ok" and "[no tests to run]" not in rest):
+            return None  # a package failed, or ran a test
+        if kind == "ok":
+            unmatched.append(line.group("package"))
+        elif "[no test files]" in rest:
+            untested.append(line.group("package"))
+    if not unmatched and not untested:
+        return None
+    said = []
+    if unmatched:
+        said.append(f"no test to run in {_some(unmatched)} (a -run pattern that matches none?)")
+    if untested:
+        said.append(f"no test files in {_some(untested)}")
+    return Verdict(NO_TESTS, "go test ran no test: " + "; ".join(said))
+
+
+def _some(names: list[str], shown: int = 2) -> str:
+    more = f" and {len(names) - shown} more package(s)" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def render_reasons() -> str:

@@ -1,9 +1,10 @@
 """Red-first: adding a check to `vacant.toml` only after running it (`vacant contract add`).
 
 - An acceptance check (`[[check]]`) must be red now, for the right reason: one that already passes
-  is refused (it cannot measure the work; the refusal offers `--keep`), and one red because the
-  check itself is broken (vacant/policy/contract/probe_reasons.py: no tests, unknown test id, a test
-  file that does not load, a misspelt program) is refused unless `allow_broken`. A program that is not installed is a red the
+  is refused (it cannot measure the work; the refusal offers `--keep`, unless it passes because it
+  runs no test, which no kind of check can use), and one red because the check itself is broken
+  (vacant/policy/contract/probe_reasons.py: no tests, unknown test id, a test file that does not load,
+  a misspelt program) is refused unless `allow_broken`. A program that is not installed is a red the
   agent may fix by provisioning it: accepted, with the `env/NAME` warning (the probe records `env`).
 - A guard (`[[guard]]`, `--keep`) must hold now, and run at least one test when it is a runner; one
   whose program is not installed does not hold, and is refused until the program is there.
@@ -219,6 +220,11 @@ def _judge_guard(added: Added, result: CommandResult, allow_broken: bool, root: 
 
 def _judge_acceptance(added: Added, result: CommandResult, allow_broken: bool, root: Path) -> None:
     check, verdict = added.check, added.verdict
+    if result.exit_code == 0 and verdict is not None and verdict.broken:
+        # green because it runs nothing (go test -run TestTypo): no use as a guard either, so no --keep offered
+        raise CheckRefused(_with_tail(
+            f"check {check.name!r} passes now, and for the wrong reason ({verdict.sentence()}): the check itself is "
+            "broken, so it can neither measure the work nor hold as a guard; fix the command", added.tail))
     if result.exit_code == 0:
         keep = f"vacant contract add {check.name} --keep -- {shlex.quote(check.command)}"
         raise CheckRefused(_with_tail(

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from runner_tools import go_env
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -215,3 +216,31 @@ def test_a_misspelt_program_is_still_refused(ws):
     assert ("red for the wrong reason (program_not_found: `pytset` was not found (exit 127): a misspelling of "
             "`pytest`?)") in str(caught.value)
     assert not (ws / "vacant.toml").exists()
+
+
+# -- go test -run with a name that matches no test: exit 0, having run nothing -----------------------
+
+GO_PASSING = {"go.mod": "module example.com/calc\n\ngo 1.19\n",
+              "calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+              "calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n"
+                              "\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"Add(1, 2) != 3\")\n\t}\n}\n"}
+
+
+@pytest.mark.slow
+def test_a_go_test_name_that_matches_no_test_is_refused_as_either_kind(ws, monkeypatch):
+    go_env(monkeypatch)
+    make(ws, GO_PASSING)
+    typo = "go test -run TestTypo ./..."
+    with pytest.raises(CheckRefused) as caught:
+        add_check(ws, "add", typo)
+    message = str(caught.value)
+    assert ("check 'add' passes now, and for the wrong reason (no_tests: go test ran no test: no test to run in "
+            "example.com/calc") in message
+    assert "--keep" not in message and "| ok  \texample.com/calc\t" in message  # no guard offered: it holds vacuously
+    with pytest.raises(CheckRefused, match=r"guard 'add' is green for the wrong reason \(no_tests: go test ran no test"):
+        add_check(ws, "add", typo, guard=True)
+    assert not (ws / "vacant.toml").exists()
+    added = add_check(ws, "add", "go test -run TestAdd ./...", guard=True)  # the right name: a guard that holds
+    assert added.verdict is None and stored(ws)["guard"][0]["probe"]["exit_code"] == 0
+    added = add_check(ws, "add-typo", typo, guard=True, allow_broken=True)
+    assert stored(ws)["guard"][1]["probe"]["broken"] == "no_tests"
