@@ -1,7 +1,8 @@
 """The README followed literally: its quickstart and its team section, the commands parsed from
 README.md itself (so the README cannot drift from what works) and run in order with vacant from a
 wheel in a fresh venv (tests/e2e/conftest.py), the real `claude` binary against a scripted upstream,
-two people with homes and clones of their own, and a bare repository as their remote."""
+two people with homes and clones of their own, and a bare repository as their remote; and its
+install without pipx or uv (plain pip), run as written in a clone whose remote is a local path."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,8 @@ from harness import AGENTS_BIN
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("wheel")]  # the wheel venv test_wheel.py builds, built once
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
 GIT_ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
 
@@ -54,6 +58,12 @@ def team_steps() -> list[tuple[str, str]]:
     return steps
 
 
+def pip_install_steps() -> list[str]:
+    """The Install section's plain-pip block (for a machine without pipx or uv), one shell line a step."""
+    [block] = [block for block in blocks(section("Install"), "sh") if block.startswith("python3 -m venv")]
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+
+
 def user_env(venv: Path, home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VACANT_", "VIRTUAL_ENV"))}
     env.update(PATH=f"{venv / 'bin'}:{AGENTS_BIN}:/usr/bin:/bin", HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
@@ -71,6 +81,37 @@ def test_the_readme_names_the_commands_it_is_tested_with():
         ["vacant", "report"]]
     people = [person for person, _ in team_steps()]
     assert people[0] == "ann" and "bob" in people and None not in people
+
+
+def test_the_install_without_pipx_as_written_in_a_clone_of_a_local_path(tmp_path):
+    """The plain-pip install, each line as the README writes it, in a clone whose remote is a local
+    path (this checkout), with a home of its own and the suite's interpreter as `python3`: vacant
+    and vacant-hook land in ~/.local/bin and run from the venv the lines made, never the checkout."""
+    steps = pip_install_steps()
+    assert [step.split()[0] for step in steps] == ["python3", "~/.local/share/vacant-venv/bin/pip", "mkdir"]
+    home, clone, python = tmp_path / "home", tmp_path / "clone", tmp_path / "python"
+    home.mkdir()
+    python.mkdir()
+    (python / "python3").symlink_to(sys._base_executable)  # the interpreter itself, not the suite's venv
+    git(tmp_path, "clone", "-q", str(REPO), str(clone))
+    origin = subprocess.run(["git", "remote", "get-url", "origin"], cwd=clone, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    assert Path(origin) == REPO  # a local path: the remote `git+…` cannot name as written
+    local_bin = home / ".local" / "bin"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VACANT_", "VIRTUAL_ENV", "PYTHON"))}
+    env.update(HOME=str(home), PATH=f"{local_bin}:{python}:/usr/bin:/bin", **GIT_ID)
+    for line in steps:
+        proc = subprocess.run(["bash", "-c", line], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{line}\n{proc.stdout}{proc.stderr}"
+    venv = home / ".local" / "share" / "vacant-venv"
+    assert shutil.which("vacant", path=env["PATH"]) == str(local_bin / "vacant")
+    assert (local_bin / "vacant-hook").resolve() == (venv / "bin" / "vacant-hook").resolve()
+    version = subprocess.run(["vacant", "--version"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("vacant "), version.stdout + version.stderr
+    module = subprocess.run([str(venv / "bin" / "python"), "-c", "import vacant; print(vacant.__file__)"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+    assert module.startswith(str(venv)) and str(REPO) not in module and str(clone) not in module
 
 
 def test_the_quickstart_as_written(wheel_venv, tmp_path):

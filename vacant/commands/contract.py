@@ -39,7 +39,8 @@ def register(app: typer.Typer) -> None:
                                                        "timeout for a guard)."),
         allow_broken: bool = typer.Option(False, "--allow-broken",
                                           help="Add it even though the probe says the check itself is broken "
-                                               "(no tests, unknown test id, a program that is not there)."),
+                                               "(no tests, unknown test id, a misspelt program). A program that is "
+                                               "not installed needs no flag: it is added with an env/ warning."),
         network: bool = typer.Option(False, "--network",
                                      help="The check may reach the network (behind the wall it has loopback only)."),
         as_json: bool = typer.Option(False, "--json", help="The added check and its probe as one JSON object."),

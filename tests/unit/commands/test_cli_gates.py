@@ -56,8 +56,7 @@ def test_contract_add_refusals_are_one_line_user_errors(ws, capsys, monkeypatch)
 
 
 def test_contract_add_env_warning_and_list_json_with_probe_evidence(ws, capsys, monkeypatch):
-    code, _, err = vacant(capsys, monkeypatch, "contract", "add", "lint", "--allow-broken", "--",
-                          "nosuch-linter-xyz check .")
+    code, _, err = vacant(capsys, monkeypatch, "contract", "add", "lint", "--", "nosuch-linter-xyz check .")
     assert code == Exit.OK and "env/nosuch-linter-xyz" in err
     code, _, _ = vacant(capsys, monkeypatch, "contract", "add", "--precondition", "has-ws", "--", "test -d .")
     assert code == Exit.OK

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,8 +24,8 @@ def vacant(ws: Path, *args: str, **popen) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, **popen)
 
 
-def run(ws: Path, *args: str) -> tuple[int, str, str]:
-    proc = vacant(ws, *args)
+def run(ws: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    proc = vacant(ws, *args, env=env)
     out, err = proc.communicate(timeout=120)
     return proc.returncode, out, err
 
@@ -72,6 +73,23 @@ def test_keep_adds_a_guard_and_shows_the_probe(ws):
     assert "  | OK" in out and "  | Ran 1 test" in out
     code, out, _ = run(ws, "contract", "list", "--json")
     assert [(row["kind"], row["name"]) for row in json.loads(out)["checks"]] == [("guard", "tests")]
+
+
+@pytest.mark.slow
+def test_a_program_that_is_not_installed_is_added_with_its_env_warning(ws):
+    """`vacant contract add lint -- ruff check .` where ruff is on no PATH: exit 127, accepted (the
+    agent may provision ruff), the env/ruff warning said, the probe's env kept and listed."""
+    path = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if d and not (Path(d) / "ruff").exists())
+    assert shutil.which("ruff", path=path) is None
+    env = {**os.environ, "PATH": path}
+    code, out, err = run(ws, "contract", "add", "lint", "--", "ruff", "check", ".", env=env)
+    assert code == Exit.OK, err
+    assert out.startswith("added check 'lint' to vacant.toml (probe: exit 127 in ")
+    assert "ruff: command not found" in out  # the probe's last lines
+    assert err.startswith("vacant: warning: env/ruff: `ruff` is not available to checks, so 'lint' is red for a "
+                          "reason editing code cannot fix")
+    code, out, _ = run(ws, "contract", "list", env=env)
+    assert code == Exit.OK and ", env/ruff" in out and "added broken" not in out
 
 
 def test_the_refusal_of_a_passing_check_names_the_guard_in_one_sentence(ws):

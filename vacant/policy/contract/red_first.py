@@ -1,10 +1,13 @@
 """Red-first: adding a check to `vacant.toml` only after running it (`vacant contract add`).
 
 - An acceptance check (`[[check]]`) must be red now, for the right reason: one that already passes
-  is refused (it cannot measure the work; the refusal offers `--keep`), and one red because the
-  check itself is broken (vacant/policy/contract/probe_reasons.py: no tests, unknown test id, a test file
-  that does not load, a program that is not there) is refused unless `allow_broken`.
-- A guard (`[[guard]]`, `--keep`) must hold now, and run at least one test when it is a runner.
+  is refused (it cannot measure the work; the refusal offers `--keep`, unless it passes because it
+  runs no test, which no kind of check can use), and one red because the check itself is broken
+  (vacant/policy/contract/probe_reasons.py: no tests, unknown test id, a test file that does not load,
+  a misspelt program) is refused unless `allow_broken`. A program that is not installed is a red the
+  agent may fix by provisioning it: accepted, with the `env/NAME` warning (the probe records `env`).
+- A guard (`[[guard]]`, `--keep`) must hold now, and run at least one test when it is a runner; one
+  whose program is not installed does not hold, and is refused until the program is there.
 - The probe's cap fits the kind: 30 s for an acceptance check (a one-liner), the guard's own
   `timeout` for a guard (a whole suite may take minutes). A probe slower than its cap is refused
   with the figure, never accepted half-run. Every outcome carries the probe's last lines.
@@ -197,6 +200,12 @@ def _broken_refusal(added: Added, colour: str) -> str:
 
 def _judge_guard(added: Added, result: CommandResult, allow_broken: bool, root: Path) -> None:
     check, verdict = added.check, added.verdict
+    if result.exit_code != 0 and added.env and not (verdict is not None and verdict.broken):
+        tool = added.env.removeprefix("env/")
+        raise CheckRefused(_with_tail(
+            f"guard {check.name!r} does not hold now (exit {result.exit_code}: `{tool}` is not installed): a guard "
+            f"must hold when it is added; provision it (install it on PATH, or put it in {_local_bin(root)}, which "
+            "checks see first) and add the guard again", added.tail))
     if result.exit_code != 0:
         why = f": {verdict.sentence()}" if verdict else ""
         raise CheckRefused(_with_tail(
@@ -211,6 +220,11 @@ def _judge_guard(added: Added, result: CommandResult, allow_broken: bool, root: 
 
 def _judge_acceptance(added: Added, result: CommandResult, allow_broken: bool, root: Path) -> None:
     check, verdict = added.check, added.verdict
+    if result.exit_code == 0 and verdict is not None and verdict.broken:
+        # green because it runs nothing (go test -run TestTypo): no use as a guard either, so no --keep offered
+        raise CheckRefused(_with_tail(
+            f"check {check.name!r} passes now, and for the wrong reason ({verdict.sentence()}): the check itself is "
+            "broken, so it can neither measure the work nor hold as a guard; fix the command", added.tail))
     if result.exit_code == 0:
         keep = f"vacant contract add {check.name} --keep -- {shlex.quote(check.command)}"
         raise CheckRefused(_with_tail(
@@ -227,8 +241,13 @@ def _judge_acceptance(added: Added, result: CommandResult, allow_broken: bool, r
         tool = added.env.removeprefix("env/")
         added.warnings.append(
             f"{added.env}: `{tool}` is not available to checks, so {check.name!r} is red for a reason editing code "
-            f"cannot fix: install it on PATH or in {root / '.local' / 'bin'}"
+            f"cannot fix: until it is provisioned (installed on PATH, or put in {_local_bin(root)}, which checks see "
+            f"first) the Stop reports it as {added.env}, blamed on no one"
         )
+
+
+def _local_bin(root: Path) -> Path:
+    return root / ".local" / "bin"
 
 
 def _append(root: Path, check: Check, guard: bool) -> None:

@@ -191,15 +191,18 @@ def test_multi_line_command_is_refused_with_the_advice(ws):
     assert not (ws / "vacant.toml").exists()
 
 
-def test_a_missing_tool_is_refused_and_with_allow_broken_flagged_env(ws):
-    with pytest.raises(CheckRefused, match="program_not_found"):
-        add_check(ws, "lint", "nosuch-linter-xyz check .")
-    assert not (ws / "vacant.toml").exists()
-    added = add_check(ws, "lint", "nosuch-linter-xyz check .", allow_broken=True)
-    assert added.env == "env/nosuch-linter-xyz"
+def test_a_missing_tool_is_added_flagged_env_and_a_misspelt_one_only_with_allow_broken(ws):
+    added = add_check(ws, "lint", "nosuch-linter-xyz check .")
+    assert added.env == "env/nosuch-linter-xyz" and added.verdict.reason == "missing_program"
     assert any("env/nosuch-linter-xyz" in warning and ".local/bin" in warning for warning in added.warnings)
-    probe = tomllib.loads((ws / "vacant.toml").read_text())["check"][0]["probe"]
-    assert probe["exit_code"] == 127 and probe["env"] == "nosuch-linter-xyz" and probe["broken"] == "program_not_found"
+    with pytest.raises(CheckRefused, match="program_not_found"):
+        add_check(ws, "tests", "pytset -q")
+    added = add_check(ws, "tests", "pytset -q", allow_broken=True)
+    assert added.env == "env/pytset"
+    lint, tests = tomllib.loads((ws / "vacant.toml").read_text())["check"]
+    assert lint["probe"]["exit_code"] == 127 and lint["probe"]["env"] == "nosuch-linter-xyz"
+    assert "broken" not in lint["probe"]
+    assert tests["probe"]["env"] == "pytset" and tests["probe"]["broken"] == "program_not_found"
 
 
 def test_a_hanging_probe_is_killed_at_its_cap_and_refused_with_the_figure(ws):

@@ -1,4 +1,4 @@
-"""Red (or green) for the wrong reason, read from real runs of pytest, unittest and node --test.
+"""Red (or green) for the wrong reason, read from real runs of pytest, unittest, node --test and go test.
 
 Every case runs the real runner on real files; nothing here is a captured string. The generated
 test writes a unittest module with random names and probes it by its exact id (an ordinary red:
@@ -16,17 +16,20 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from runner_tools import go_env
 
 from vacant.policy.contract.checks import run_command
 from vacant.policy.contract.probe_reasons import (
     LOAD_ERROR,
     MISSING_CODE,
+    MISSING_PROGRAM,
     NO_TESTS,
     PROGRAM_NOT_FOUND,
     REASONS,
     UNKNOWN_TEST,
     USAGE_ERROR,
     classify,
+    misspelling_of,
 )
 
 PY = sys.executable
@@ -81,6 +84,8 @@ CASES = [
     ("node-bad-option", NODE_FAIL, "node --test --no-such-option a.test.js", USAGE_ERROR),
     # programs
     ("program-misspelt", {}, "pytset -q", PROGRAM_NOT_FOUND),
+    ("program-not-installed", {}, "vacant-no-such-linter check .", MISSING_PROGRAM),
+    ("program-not-executable", {".local/bin/lint": "#!/bin/sh\n"}, "lint src", MISSING_PROGRAM),
     ("python-runner-missing", {}, f"{PY} -m nose2 -q", PROGRAM_NOT_FOUND),
     ("python-runner-misspelt", {}, f"{PY} -m pytset -q", PROGRAM_NOT_FOUND),
     ("python-module-not-written", {}, f"{PY} -m report --total", MISSING_CODE),
@@ -101,6 +106,50 @@ def make(root: Path, files: dict[str, str]) -> None:
 def probe(root: Path, command: str):
     result = run_command(command, root, 60, root)
     return result, classify(result.exit_code, result.output, root, result.timed_out)
+
+
+# a Go module with a failing test in one package and a passing one in another
+GO_MODULE = {"go.mod": "module example.com/calc\n\ngo 1.19\n",
+             "calc.go": "package calc\n\nfunc Add(a, b int) int { return a - b }\n",
+             "calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n"
+                             "\tif Add(1, 2) != 3 {\n\t\tt.Fatalf(\"Add(1, 2) = %d\", Add(1, 2))\n\t}\n}\n",
+             "sub/sub.go": "package sub\n\nfunc One() int { return 1 }\n",
+             "sub/sub_test.go": "package sub\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n"
+                                "\tif One() != 1 {\n\t\tt.Fatal(\"not one\")\n\t}\n}\n",
+             "tools/tools.go": "package tools\n\nconst Name = \"tools\"\n"}
+GO_CASES = [
+    ("go-run-misspelt", "go test -run TestTypo ./...", 0, NO_TESTS),
+    ("go-run-misspelt-verbose", "go test -v -run TestTypo ./...", 0, NO_TESTS),
+    ("go-run-misspelt-json", "go test -json -run TestTypo ./...", 0, NO_TESTS),
+    ("go-run-misspelt-one-package", "go test -count=1 -run TestTypo ./sub", 0, NO_TESTS),
+    ("go-no-test-files", "go test ./tools", 0, NO_TESTS),
+    ("go-assertion", "go test ./...", 1, None),
+    ("go-run-selects-the-failing-test", "go test -run TestAdd ./...", 1, None),
+    ("go-run-matches-in-one-package", "go test -run TestOne ./...", 0, None),  # green, and it ran a test
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command, exit_code, expected", [case[1:] for case in GO_CASES],
+                         ids=[case[0] for case in GO_CASES])
+def test_real_go_test_output_gives_the_reason(tmp_path, monkeypatch, command, exit_code, expected):
+    go_env(monkeypatch)
+    make(tmp_path, GO_MODULE)
+    result, verdict = probe(tmp_path, command)
+    assert result.exit_code == exit_code, result.output[-1500:]
+    assert (verdict.reason if verdict else None) == expected, result.output[-1500:]
+    if expected == NO_TESTS:
+        assert verdict.detail.startswith("go test ran no test: ")
+
+
+@pytest.mark.parametrize("name, meant", [
+    ("pytset", "pytest"), ("pyest", "pytest"), ("rufff", "ruff"), ("jset", "jest"), ("mpyy", "mypy"),
+    ("ruff", None), ("jest", None), ("golangci-lint", None),  # well-known, not installed: to provision
+    ("python3.12", None), ("eslint_d", None),  # another version or variant of a known one
+    ("vacant-no-such-linter", None), ("gp", None),  # near nothing known; too short to call a misspelling
+])
+def test_a_misspelt_program_is_one_edit_off_a_well_known_one(name, meant):
+    assert misspelling_of(name) == meant
 
 
 def test_node_is_there():

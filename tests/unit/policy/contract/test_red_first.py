@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from runner_tools import go_env
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
+from vacant.policy.contract.checks import run_check, site_for
 from vacant.policy.contract.contract import PROBE_CAP_S, Check, CheckRefused, load_contract
 from vacant.policy.contract.red_first import add_check, last_lines, probe_cap_for
 
@@ -150,3 +154,93 @@ def test_the_probe_runs_behind_the_wall(ws):
     guards = {guard["name"]: guard for guard in stored(ws)["guard"]}
     assert set(guards) == {"no-key", "online"} and guards["online"]["network"] is True
     assert "network" not in guards["no-key"]
+
+
+# -- a program that is not installed: red for a reason the agent may fix by provisioning it -----------
+
+RUFF = Path(sys.executable).parent / "ruff"  # the real ruff, from the test extras
+
+
+def without_ruff(monkeypatch) -> None:
+    """PATH without any directory that holds a ruff, so `ruff` is a program that is not installed."""
+    assert RUFF.exists(), "ruff is part of the test extras (.venv/bin/ruff)"
+    kept = [d for d in os.environ["PATH"].split(os.pathsep) if d and not (Path(d) / "ruff").exists()]
+    monkeypatch.setenv("PATH", os.pathsep.join(kept))
+    assert shutil.which("ruff") is None
+
+
+def provision_ruff(ws: Path) -> None:
+    """What an agent may do: put the tool in <workspace>/.local/bin, which checks see first on PATH."""
+    (ws / ".local" / "bin").mkdir(parents=True, exist_ok=True)
+    (ws / ".local" / "bin" / "ruff").symlink_to(RUFF)
+
+
+def test_a_missing_program_is_accepted_with_its_env_warning_and_is_env_at_stop(ws, monkeypatch):
+    without_ruff(monkeypatch)
+    make(ws, {"report.py": "import os\n\nTOTAL = 3\n"})
+    added = add_check(ws, "lint", "ruff check .")
+    assert added.verdict.reason == "missing_program" and not added.verdict.broken and added.env == "env/ruff"
+    [warning] = added.warnings
+    assert warning.startswith("env/ruff: `ruff` is not available to checks") and str(ws / ".local" / "bin") in warning
+    probe = stored(ws)["check"][0]["probe"]
+    assert probe["exit_code"] == 127 and probe["env"] == "ruff" and "broken" not in probe
+    # at Stop, as the Stop runs it (behind the wall): one env/ finding, blamed on nobody
+    check = load_contract(ws).check[0]
+    at_stop = run_check(check, ws, site=site_for(ws))
+    assert at_stop.env_missing and [f.name for f in at_stop.findings] == ["env/ruff"] and at_stop.findings[0].env
+    # provisioned, the same check measures the code: ruff's own finding, located
+    provision_ruff(ws)
+    provisioned = run_check(check, ws, site=site_for(ws))
+    assert not provisioned.env_missing and provisioned.exit_code == 1, provisioned.output
+    assert [(f.path, f.line) for f in provisioned.findings] == [("report.py", 1)] and "F401" in provisioned.output
+
+
+def test_a_guard_whose_program_is_missing_is_refused_until_it_is_provisioned(ws, monkeypatch):
+    without_ruff(monkeypatch)
+    make(ws, {"report.py": "TOTAL = 3\n"})
+    for allow_broken in (False, True):  # a guard must hold now: --allow-broken does not make it hold
+        with pytest.raises(CheckRefused) as caught:
+            add_check(ws, "lint", "ruff check .", guard=True, allow_broken=allow_broken)
+        message = str(caught.value)
+        assert "guard 'lint' does not hold now (exit 127: `ruff` is not installed)" in message
+        assert f"put it in {ws / '.local' / 'bin'}" in message and "add the guard again" in message
+    assert not (ws / "vacant.toml").exists()
+    provision_ruff(ws)
+    added = add_check(ws, "lint", "ruff check .", guard=True)
+    assert added.verdict is None and stored(ws)["guard"][0]["probe"]["exit_code"] == 0
+
+
+def test_a_misspelt_program_is_still_refused(ws):
+    with pytest.raises(CheckRefused) as caught:
+        add_check(ws, "tests", "pytset -q")
+    assert ("red for the wrong reason (program_not_found: `pytset` was not found (exit 127): a misspelling of "
+            "`pytest`?)") in str(caught.value)
+    assert not (ws / "vacant.toml").exists()
+
+
+# -- go test -run with a name that matches no test: exit 0, having run nothing -----------------------
+
+GO_PASSING = {"go.mod": "module example.com/calc\n\ngo 1.19\n",
+              "calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+              "calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n"
+                              "\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"Add(1, 2) != 3\")\n\t}\n}\n"}
+
+
+@pytest.mark.slow
+def test_a_go_test_name_that_matches_no_test_is_refused_as_either_kind(ws, monkeypatch):
+    go_env(monkeypatch)
+    make(ws, GO_PASSING)
+    typo = "go test -run TestTypo ./..."
+    with pytest.raises(CheckRefused) as caught:
+        add_check(ws, "add", typo)
+    message = str(caught.value)
+    assert ("check 'add' passes now, and for the wrong reason (no_tests: go test ran no test: no test to run in "
+            "example.com/calc") in message
+    assert "--keep" not in message and "| ok  \texample.com/calc\t" in message  # no guard offered: it holds vacuously
+    with pytest.raises(CheckRefused, match=r"guard 'add' is green for the wrong reason \(no_tests: go test ran no test"):
+        add_check(ws, "add", typo, guard=True)
+    assert not (ws / "vacant.toml").exists()
+    added = add_check(ws, "add", "go test -run TestAdd ./...", guard=True)  # the right name: a guard that holds
+    assert added.verdict is None and stored(ws)["guard"][0]["probe"]["exit_code"] == 0
+    added = add_check(ws, "add-typo", typo, guard=True, allow_broken=True)
+    assert stored(ws)["guard"][1]["probe"]["broken"] == "no_tests"
