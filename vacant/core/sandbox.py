@@ -80,11 +80,11 @@ def wrap(argv: list[str], placement: Placement, wall: Wall, tmpdir: Path, cwd: P
         out += ["--bind", str(placement.state), root]
         for rel in placement.unrecorded:
             out += ["--ro-bind", os.path.join(root, rel), os.path.join(root, rel)]
-    for path in (tmpdir, *writable):
-        out += ["--bind", str(path), str(path)]
     out += _pinned(wall, placement)  # before the hidden mounts: a bind over a directory would uncover them
     out += _hidden(wall, placement, _empty_file(tmpdir))
-    out += _readonly(wall, placement, [root, str(tmpdir), *map(str, writable)])
+    out += _readonly(wall, placement, [root])
+    for path in (tmpdir, *writable):  # last: the checks' cache may lie in a read-only directory (the data dir)
+        out += ["--bind", str(path), str(path)]
     out += ["--setenv", "TMPDIR", str(tmpdir), "--setenv", WALLED_MARK, "1",
             "--chdir", str(cwd or placement.root), "--", *argv]
     return out
