@@ -115,6 +115,13 @@ EVIDENCE_FIELDS = (
                                      "before it never ran the check or the test cleanly)", always=False),
     Field("broken_by", "int|null", "a masked flip: the earlier step whose change undone clears the finding (null: "
                                    "none of those tried)", always=False),
+    Field("authorship", "object", "whether the flip step wrote the change that carries the finding "
+                                  "(vacant/attribute/authorship.py): `verdict` (`own`, `not_own`, `unknown`), `why`; "
+                                  "for a file tool `input` (`files`: each file of the change `same`, `foreign`, `split` "
+                                  "or `clash` against what its input wrote); `own_write_shows_it`: the finding's status "
+                                  "on the state before the step plus the step's own write", always=False),
+    Field("during_step", "int", "a `gap` made while this step ran by someone other than the step (a person's save, "
+                                "a process started earlier): never sent to the agent", always=False),
 )
 
 

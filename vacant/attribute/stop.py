@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
-from vacant.attribute import at_change, recordaudit, verify
+from vacant.attribute import at_change, authorship, recordaudit, verify
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.attribution import attribute_finding
 from vacant.attribute.replay import (
@@ -30,7 +30,7 @@ from vacant.attribute.replay import (
     find_flip,
 )
 from vacant.attribute.statechecks import StateChecks
-from vacant.attribute.verify import PRESENT
+from vacant.attribute.verify import CLEAN, PRESENT
 from vacant.core import children, levels
 from vacant.core.atomic import atomic_write
 from vacant.core.cells import UNKNOWN
@@ -45,6 +45,7 @@ from vacant.policy.contract.flags import list_flags, standing_flags
 from vacant.store import reputation
 from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView
+from vacant.store.states import Manifest
 from vacant.store.steplog import StepLog
 
 HOOK_TIMEOUT_MARGIN_S = 60
@@ -146,6 +147,7 @@ class Pipeline:
         scratch_dir = Path(tempfile.mkdtemp(prefix="vacant-replay-"))
         self.scratch = Scratch(self.timeline, self.store, scratch_dir, self.root)
         self.checks = StateChecks(self.scratch, site=self._site(scratch_dir))
+        self.authors = authorship.Authors(self.view, self.timeline, self.store, self.root)
         try:
             checks, findings = self._final_findings()
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
@@ -243,11 +245,29 @@ class Pipeline:
         shown = flip.index
         if verdict is not None:
             attribution, shown = at_change.demote(self.view, self.timeline, attribution, flip.index, verdict)
+        attribution = self._authored(finding, flag_text, flip, attribution)
         attribution.diff, attribution.changed = at_change.change_diff(self.timeline, self.store, shown,
                                                                       finding.path, finding.line)
         if flip.index is not None:
             self.log.emit("flip", finding=finding.id, step=attribution.flip_step, state=flip.index, method=flip.method)
         return attribution
+
+    def _authored(self, finding: Finding, flag_text: str | None, flip: Flip, attribution: Attribution) -> Attribution:
+        """A level that carries consequences stands only on evidence that the flip's step wrote
+        the change (vacant.attribute.authorship): else `gap` (someone else's, during the step)
+        or `heuristic` (not known), with why."""
+        if flip.index is None or attribution.level not in at_change.STRONG:
+            return attribution
+        found = self.authors.of(flip.index, finding, lambda state: self._status_on(finding, flag_text, state))
+        return attribution if found is None else authorship.settle(attribution, found)
+
+    def _status_on(self, finding: Finding, flag_text: str | None, state: Manifest) -> str:
+        """The finding's status on a constructed state (a flag: its text in its file there)."""
+        if finding.source != "flag":
+            return self.checks.status_of(self._check_named(finding.name), finding, state)
+        entry = state.get(finding.path or "")
+        content = self.store.get(entry[3]) if entry and entry[0] == "f" and self.store.has(entry[3]) else None
+        return PRESENT if content is not None and (flag_text or finding.text).encode() in content else CLEAN
 
     def _verify(self, finding: Finding, flip: Flip) -> verify.Verdict | None:
         """The counterfactuals (vacant.attribute.verify) for a check finding's flip."""

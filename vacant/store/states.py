@@ -157,3 +157,9 @@ def fold(baseline: Manifest, deltas: Iterable[dict[str, object]]) -> list[Manife
     for delta in deltas:
         states.append(apply_delta(states[-1], delta))
     return states
+
+
+def file_entry(content: bytes, store: ObjectStore, mode: int = 0o644) -> Entry:
+    """A constructed state's entry for a file holding `content` (its bytes kept in `store`)."""
+    return ["f", len(content), 0, store.put_bytes(content), mode]
+

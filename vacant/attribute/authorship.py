@@ -1,0 +1,229 @@
+"""Who wrote it: whether the step a finding flipped at wrote the change that carries the finding.
+
+A level that carries consequences (`provable`, `lineage_*`) needs evidence that the step wrote
+the change, not only that the change was seen while the step ran (a person's editor, a formatter
+on save, a process started earlier in the background write then too). The evidence is the
+step's own write:
+
+* a file tool (write, edit, patch): what its recorded input says it wrote, rebuilt on the file as
+  the step found it (vacant/attribute/toolwrites.py); any other difference in its files is
+  someone else's;
+* a shell step: not checked here yet (its command would have to run again).
+
+Each file of the recorded change is then `same`, `foreign`, `split` or `clash` against the own
+write (vacant/attribute/ownpart.py), and the finding is checked on the recorded state with the
+step's files as its own write left them (the state before it plus the reproduced part):
+
+* the own write is the whole change, or the finding shows on that state: `own`, the level
+  stands;
+* it does not show there (a file tool's input is exact, so the rest is not the step's):
+  `not_own`, the change was made during the step by someone else: out of band, actor nobody
+  (`gap`, `during_step`), never sent to the agent;
+* anything else (the input cannot be rebuilt, the check failed on that state for something
+  else): `unknown`, `heuristic` at most, with the reason in one sentence.
+
+A located finding's id holds its line's text, so a state whose file lacks that line cannot show it
+(no check run is needed to say so).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from vacant.attribute.at_change import Attribution
+from vacant.attribute.ownpart import SAME, compare, has_line
+from vacant.attribute.replay import Timeline
+from vacant.attribute.toolwrites import written
+from vacant.attribute.verify import CLEAN, PRESENT, UNKNOWN
+from vacant.core import levels
+from vacant.core.findings import Finding
+from vacant.store.objects import ObjectStore
+from vacant.store.run import RunView, Step
+from vacant.store.states import Entry, Manifest, file_entry
+
+OWN, NOT_OWN, NOT_KNOWN = "own", "not_own", "unknown"
+TOOL_KINDS = ("write", "edit", "patch")
+INPUT_WROTE = "what its input says it wrote"
+StatusOf = Callable[[Manifest], str]  # the finding's status (verify.PRESENT/CLEAN/UNKNOWN) on a constructed state
+NOT_A_FILE = b"\xff"  # what a directory, a link or a special file reads as (never UTF-8 text)
+
+
+@dataclass(frozen=True)
+class Authorship:
+    """The verdict on step `step` and a change it flipped at: `own`, `not_own` or `unknown`,
+    why (one sentence), and the evidence (what was re-run or rebuilt, each file's comparison)."""
+
+    verdict: str
+    step: Step
+    why: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Span:
+    """The step's part of the recorded change up to the flip: the state just before the step
+    (`before`, an index), and the paths its own changes touched."""
+
+    before: int
+    own: tuple[str, ...]
+
+
+@dataclass
+class Authors:
+    """Authorship for the findings of one Stop."""
+
+    view: RunView
+    timeline: Timeline
+    store: ObjectStore
+    root: Path
+
+    def of(self, index: int, finding: Finding, status_of: StatusOf) -> Authorship | None:
+        """The verdict on the owner of change `index`; None when it is no file tool step (a shell
+        step, an out-of-band change set, a change while several steps were open, another tool)."""
+        step = self.view.steps.get(self.timeline.change(index)["step"])
+        if step is None or step.out_of_band or step.kind not in TOOL_KINDS:
+            return None
+        span = self._span(step, index)
+        if isinstance(span, str):
+            return Authorship(NOT_KNOWN, step, span)
+        return self._tool(step, span, index, finding, status_of)
+
+    # -- the step's part of the change -------------------------------------------------------
+
+    def _span(self, step: Step, index: int) -> Span | str:
+        """The state before the step and its own paths up to change `index`; a sentence when
+        another writer's change to the same paths was recorded in between."""
+        before = sum(1 for change in self.timeline.changes if change["seq"] < step.seq)
+        own: set[str] = set()
+        others: set[str] = set()
+        for number in range(before + 1, index + 1):
+            change = self.timeline.change(number)
+            (own if change["step"] == step.number else others).update(_paths(change))
+        if own & others:
+            return f"another writer's change to {', '.join(sorted(own & others))} was recorded while it ran"
+        return Span(before, tuple(sorted(own)))
+
+    def _content(self, manifest: Manifest, path: str) -> bytes | None:
+        entry = manifest.get(path)
+        if entry is None:
+            return None
+        if entry[0] != "f":
+            return NOT_A_FILE + f"{entry[0]}:{entry[3]}".encode()
+        return self.store.get(entry[3]) if self.store.has(entry[3]) else NOT_A_FILE + b"unkept"
+
+    def _compare(self, span: Span, index: int, mine: Manifest) -> dict[str, str]:
+        before, recorded = self.timeline.states[span.before], self.timeline.states[index]
+        return {path: compare(self._content(before, path), self._content(recorded, path), self._content(mine, path))
+                for path in span.own}
+
+    # -- a file tool: its input --------------------------------------------------------------
+
+    def _tool(self, step: Step, span: Span, index: int, finding: Finding, status_of: StatusOf) -> Authorship:
+        before = self.timeline.states[span.before]
+        cwd = os.path.join(self.root, step.cwd or ".")
+        wrote = written(str(step.kind), step.intent or {}, self.root, cwd, lambda path: self._content(before, path))
+        if wrote.why is not None:
+            return Authorship(NOT_KNOWN, step, wrote.why)
+        mine = self._own_entries(span, index, wrote.files)
+        compared = self._compare(span, index, mine)
+        evidence = {"input": {"files": compared}}
+        if all(how == SAME for how in compared.values()):
+            return Authorship(OWN, step, "its input accounts for the whole change", evidence)
+        return self._judge(step, finding, self._with(index, span, mine), compared, status_of, evidence, INPUT_WROTE,
+                           lambda _paths: True)  # an input says exactly what it wrote
+
+    def _own_entries(self, span: Span, index: int, files: dict[str, bytes | None]) -> Manifest:
+        """The step's paths as its input wrote them (a path it did not name: as before the step;
+        a directory: as recorded)."""
+        before, recorded = self.timeline.states[span.before], self.timeline.states[index]
+        mine: Manifest = {}
+        for path in span.own:
+            entry: Entry | None = recorded.get(path) if _is_dir(recorded.get(path)) else before.get(path)
+            if path in files:
+                content = files[path]
+                old = recorded.get(path) or before.get(path)
+                entry = None if content is None else file_entry(content, self.store, old[4] if old else 0o644)
+            if entry is not None:
+                mine[path] = entry
+        return mine
+
+    # -- the verdict -------------------------------------------------------------------------
+
+    def _with(self, index: int, span: Span, mine: Manifest) -> Manifest:
+        """The recorded state at `index` with the step's paths as its own write left them."""
+        state = dict(self.timeline.states[index])
+        for path in span.own:
+            if path in mine:
+                state[path] = mine[path]
+            else:
+                state.pop(path, None)
+        return state
+
+    def _judge(self, step: Step, finding: Finding, mine: Manifest, compared: dict[str, str], status_of: StatusOf,
+               evidence: dict[str, Any], what: str, steady: Callable[[list[str]], bool]) -> Authorship:
+        """The verdict when the own write (`what`: INPUT_WROTE) is not the whole
+        change (module docstring); `steady(paths)`: whether the own write of those paths does not
+        vary (asked before calling the rest someone else's)."""
+        others = ", ".join(sorted(path for path, how in compared.items() if how != SAME))
+        status = self._status(finding, mine, status_of)
+        evidence["own_write_shows_it"] = status
+        if status == PRESENT:
+            return Authorship(OWN, step, f"it shows on the state before the step plus {what} (the rest of the change "
+                                         f"to {others} was not the step's)", evidence)
+        if status == UNKNOWN:
+            return Authorship(NOT_KNOWN, step, f"on the state before the step plus {what}, the check failed for "
+                                               "something else, so whether the step's part causes this is not known",
+                              evidence)
+        relevant = _relevant(finding, compared)
+        if not steady(relevant):
+            return Authorship(NOT_KNOWN, step, f"its command, re-run twice on the state before it, did not write "
+                                               f"{', '.join(relevant)} the same way both times (its output varies), so "
+                                               "whose the recorded lines are is not known", evidence)
+        return Authorship(NOT_OWN, step, f"made during step {step.number} ({step.tool}) by someone else: the change to "
+                                         f"{others} is not {what}, and without it this does not show", evidence)
+
+    def _status(self, finding: Finding, state: Manifest, status_of: StatusOf) -> str:
+        """The finding's status on a constructed state; a located finding whose line is not in
+        its file there is absent without a check run."""
+        located = finding.source == "check" and finding.test is None and finding.line is not None
+        if located and finding.path and finding.text.strip():
+            if not has_line(self._content(state, finding.path), finding.text):
+                return CLEAN
+        return status_of(state)
+
+
+def _paths(change: dict[str, Any]) -> set[str]:
+    return set(change["added"]) | set(change["changed"]) | set(change["removed"])
+
+
+def _relevant(finding: Finding, compared: dict[str, str]) -> list[str]:
+    """The files the verdict rests on: a located finding's own file (its line must be there for it
+    to show), else every file the own write did not reproduce."""
+    located = finding.source != "check" or (finding.test is None and finding.line is not None and finding.text.strip())
+    if located and finding.path in compared:
+        return [str(finding.path)]
+    return sorted(path for path, how in compared.items() if how != SAME)
+
+
+def _is_dir(entry: Entry | None) -> bool:
+    return entry is not None and entry[0] == "d"
+
+
+def settle(attribution: Attribution, found: Authorship) -> Attribution:
+    """The grade the authorship supports: `own` keeps it; `not_own` is out of band during the
+    step (`gap`, actor nobody); `unknown` is `heuristic` at most, pointing at the step."""
+    step = found.step
+    evidence = {**attribution.evidence, "authorship": {"verdict": found.verdict, "why": found.why, **found.evidence}}
+    if found.verdict == OWN:
+        return replace(attribution, evidence=evidence)
+    evidence["why"] = found.why
+    if found.verdict == NOT_OWN:
+        evidence["during_step"] = step.number
+        return replace(attribution, level=levels.GAP, step=step, actor=None, source=None, first_hop=None,
+                       final_level=None, flip_step=step.number, evidence=evidence)
+    return replace(attribution, level=levels.HEURISTIC, step=step, actor=step.actor, source=None, first_hop=None,
+                   final_level=None, flip_step=step.number, evidence=evidence)
