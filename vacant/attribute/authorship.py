@@ -8,19 +8,24 @@ step's own write:
 * a file tool (write, edit, patch): what its recorded input says it wrote, rebuilt on the file as
   the step found it (vacant/attribute/toolwrites.py); any other difference in its files is
   someone else's;
-* a shell step: not checked here yet (its command would have to run again).
+* a shell step: what its command writes when re-run behind the wall on the recorded state just
+  before it (vacant/attribute/rerun.py).
 
 Each file of the recorded change is then `same`, `foreign`, `split` or `clash` against the own
 write (vacant/attribute/ownpart.py), and the finding is checked on the recorded state with the
 step's files as its own write left them (the state before it plus the reproduced part):
 
 * the own write is the whole change, or the finding shows on that state: `own`, the level
-  stands;
-* it does not show there (a file tool's input is exact, so the rest is not the step's):
-  `not_own`, the change was made during the step by someone else: out of band, actor nobody
-  (`gap`, `during_step`), never sent to the agent;
-* anything else (the input cannot be rebuilt, the check failed on that state for something
-  else): `unknown`, `heuristic` at most, with the reason in one sentence.
+  stands (a generator that stamps the time writes other bytes when re-run, yet what it writes
+  still shows the finding);
+* it does not show there, and the files the verdict rests on (a located finding's own file, else
+  every file the own write did not reproduce) are what the own write always writes (a file
+  tool's input is exact; a shell command is re-run a second time and must leave them exactly as
+  the first re-run did): `not_own`, the change was made during the step by someone else: out of
+  band, actor nobody (`gap`, `during_step`), never sent to the agent;
+* anything else (the command must not or cannot be re-run, its re-run did not run as the step
+  had, its output varies there, the check failed on that state for something else): `unknown`,
+  `heuristic` at most, with the reason in one sentence.
 
 A located finding's id holds its line's text, so a state whose file lacks that line cannot show it
 (no check run is needed to say so).
@@ -29,11 +34,13 @@ A located finding's id holds its line's text, so a state whose file lacks that l
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from vacant.attribute import rerun as again
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.ownpart import SAME, compare, has_line
 from vacant.attribute.replay import Timeline
@@ -41,12 +48,14 @@ from vacant.attribute.toolwrites import written
 from vacant.attribute.verify import CLEAN, PRESENT, UNKNOWN
 from vacant.core import levels
 from vacant.core.findings import Finding
+from vacant.policy.contract.checks import Site
 from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView, Step
 from vacant.store.states import Entry, Manifest, file_entry
 
 OWN, NOT_OWN, NOT_KNOWN = "own", "not_own", "unknown"
 TOOL_KINDS = ("write", "edit", "patch")
+RERUN_WROTE = "what its command wrote when re-run on the state before it"
 INPUT_WROTE = "what its input says it wrote"
 StatusOf = Callable[[Manifest], str]  # the finding's status (verify.PRESENT/CLEAN/UNKNOWN) on a constructed state
 NOT_A_FILE = b"\xff"  # what a directory, a link or a special file reads as (never UTF-8 text)
@@ -74,23 +83,34 @@ class Span:
 
 @dataclass
 class Authors:
-    """Authorship for the findings of one Stop."""
+    """Authorship for the findings of one Stop; each shell step is re-run at most once per span."""
 
     view: RunView
     timeline: Timeline
     store: ObjectStore
     root: Path
+    site: Site | None
+    scratch: Path  # a directory of the re-runs' own
+    deadline: float
+    done: dict[tuple[int, Span, int], again.Rerun | str] = field(default_factory=dict)  # re-runs, or why none
+    seconds: float = 0.0  # spent re-running
 
     def of(self, index: int, finding: Finding, status_of: StatusOf) -> Authorship | None:
-        """The verdict on the owner of change `index`; None when it is no file tool step (a shell
-        step, an out-of-band change set, a change while several steps were open, another tool)."""
+        """The verdict on the owner of change `index`; None when it is no shell or file tool step
+        (an out-of-band change set, a change while several steps were open, another tool)."""
         step = self.view.steps.get(self.timeline.change(index)["step"])
-        if step is None or step.out_of_band or step.kind not in TOOL_KINDS:
+        if step is None or step.out_of_band or step.kind not in ("shell", *TOOL_KINDS):
             return None
         span = self._span(step, index)
         if isinstance(span, str):
             return Authorship(NOT_KNOWN, step, span)
+        if step.kind == "shell":
+            return self._shell(step, span, index, finding, status_of)
         return self._tool(step, span, index, finding, status_of)
+
+    @property
+    def runs(self) -> int:
+        return sum(1 for run in self.done.values() if isinstance(run, again.Rerun))
 
     # -- the step's part of the change -------------------------------------------------------
 
@@ -119,6 +139,49 @@ class Authors:
         before, recorded = self.timeline.states[span.before], self.timeline.states[index]
         return {path: compare(self._content(before, path), self._content(recorded, path), self._content(mine, path))
                 for path in span.own}
+
+    # -- a shell step: its re-run ------------------------------------------------------------
+
+    def _shell(self, step: Step, span: Span, index: int, finding: Finding, status_of: StatusOf) -> Authorship:
+        run = self._rerun(step, span)
+        if isinstance(run, str):
+            return Authorship(NOT_KNOWN, step, run, {"rerun": {"refused": run}})
+        compared = self._compare(span, index, run.entries)
+        evidence = {"rerun": {**run.evidence(), "files": compared}}
+        if all(how == SAME for how in compared.values()):
+            return Authorship(OWN, step, "its re-run on the state before it wrote the same change", evidence)
+        if run.timed_out:
+            return Authorship(NOT_KNOWN, step, f"its re-run did not finish within its cap of {run.cap:.0f} s", evidence)
+        if step.exit_code is not None and run.exit_code != step.exit_code:
+            return Authorship(NOT_KNOWN, step, f"its re-run exited {run.exit_code} where the step exited "
+                                               f"{step.exit_code}: it did not run as it had", evidence)
+        mine = self._with(index, span, run.entries)
+        return self._judge(step, finding, mine, compared, status_of, evidence, RERUN_WROTE,
+                           lambda paths: self._steady(step, span, run, paths, evidence))
+
+    def _steady(self, step: Step, span: Span, first: again.Rerun, paths: list[str], evidence: dict[str, Any]) -> bool:
+        """Whether a second re-run leaves `paths` exactly as the first did: the command's output
+        there does not vary, so what the record holds there beyond it is someone else's."""
+        second = self._rerun(step, span, attempt=2)
+        steady = isinstance(second, again.Rerun) and second.exit_code == first.exit_code and all(
+            _same_entry(first.entries.get(path), second.entries.get(path)) for path in paths)
+        evidence["rerun"]["steady"] = steady
+        return steady
+
+    def _rerun(self, step: Step, span: Span, attempt: int = 1) -> again.Rerun | str:
+        key = (step.number, span, attempt)
+        if key not in self.done:
+            why = again.refusal(step, self.root, self.site, self.deadline - time.monotonic())
+            if why is not None or self.site is None:
+                self.done[key] = why or "the wall cannot run here"
+            else:
+                started = time.monotonic()
+                command = again.command_of(step)
+                assert command is not None
+                self.done[key] = again.rerun(command, step, self.timeline.states[span.before], span.own,
+                                                self.store, self.root, self.site, self.scratch)
+                self.seconds += time.monotonic() - started
+        return self.done[key]
 
     # -- a file tool: its input --------------------------------------------------------------
 
@@ -165,7 +228,7 @@ class Authors:
 
     def _judge(self, step: Step, finding: Finding, mine: Manifest, compared: dict[str, str], status_of: StatusOf,
                evidence: dict[str, Any], what: str, steady: Callable[[list[str]], bool]) -> Authorship:
-        """The verdict when the own write (`what`: INPUT_WROTE) is not the whole
+        """The verdict when the own write (`what`: RERUN_WROTE or INPUT_WROTE) is not the whole
         change (module docstring); `steady(paths)`: whether the own write of those paths does not
         vary (asked before calling the rest someone else's)."""
         others = ", ".join(sorted(path for path, how in compared.items() if how != SAME))
@@ -207,6 +270,13 @@ def _relevant(finding: Finding, compared: dict[str, str]) -> list[str]:
     if located and finding.path in compared:
         return [str(finding.path)]
     return sorted(path for path, how in compared.items() if how != SAME)
+
+
+def _same_entry(a: Entry | None, b: Entry | None) -> bool:
+    """The same kind and content (a file's bytes, a link's target; a directory is a directory)."""
+    if a is None or b is None:
+        return a is b
+    return a[0] == b[0] and (a[0] == "d" or a[3] == b[3])
 
 
 def _is_dir(entry: Entry | None) -> bool:

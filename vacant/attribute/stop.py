@@ -145,15 +145,18 @@ class Pipeline:
     def run(self) -> dict[str, Any]:
         started = time.monotonic()
         scratch_dir = Path(tempfile.mkdtemp(prefix="vacant-replay-"))
+        rerun_dir = Path(tempfile.mkdtemp(prefix="vacant-rerun-"))
         self.scratch = Scratch(self.timeline, self.store, scratch_dir, self.root)
         self.checks = StateChecks(self.scratch, site=self._site(scratch_dir))
-        self.authors = authorship.Authors(self.view, self.timeline, self.store, self.root)
+        self.authors = authorship.Authors(self.view, self.timeline, self.store, self.root, self.checks.site,
+                                          rerun_dir, self.deadline)
         try:
             checks, findings = self._final_findings()
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
             vacuous = self._vacuous(bool(checks) and not findings)
         finally:
             shutil.rmtree(scratch_dir, ignore_errors=True)
+            shutil.rmtree(rerun_dir, ignore_errors=True)
         record_problems = recordaudit.problems(self.root, self.log.run_dir)
         for problem in record_problems:
             self.log.emit("record_problem", kind=problem["kind"], detail=problem["detail"])
@@ -168,6 +171,7 @@ class Pipeline:
                for finding in recordaudit.as_findings(record_problems)],
             "record_problems": record_problems,
             "check_runs": self.check_runs,
+            "reruns": {"runs": self.authors.runs, "seconds": round(self.authors.seconds, 3)},  # shell steps re-run
             "walled": {"walled": self.checks.site is not None, "why": self.unwalled_why},
             "states": self.timeline.last + 1,
             "budget_s": self.budget_s,

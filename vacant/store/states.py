@@ -163,3 +163,26 @@ def file_entry(content: bytes, store: ObjectStore, mode: int = 0o644) -> Entry:
     """A constructed state's entry for a file holding `content` (its bytes kept in `store`)."""
     return ["f", len(content), 0, store.put_bytes(content), mode]
 
+
+def entries_of(directory: Path, rels: Iterable[str], store: ObjectStore) -> Manifest:
+    """The entries of the paths `rels` as `directory` holds them (one that is not there is left
+    out), their bytes kept in `store`: a scratch directory's paths as a constructed state's."""
+    found: Manifest = {}
+    for rel in rels:
+        path = os.path.join(directory, rel)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        mode = st.st_mode & 0o7777
+        if os.path.islink(path):
+            link = os.fsencode(os.readlink(path))
+            found[rel] = ["l", len(link), st.st_mtime_ns, store.put_bytes(link), mode]
+        elif os.path.isdir(path):
+            found[rel] = ["d", 0, 0, None, mode]
+        elif os.path.isfile(path):
+            with open(path, "rb") as handle:
+                found[rel] = file_entry(handle.read(), store, mode)
+        else:
+            found[rel] = ["s", 0, st.st_mtime_ns, None, mode]
+    return found

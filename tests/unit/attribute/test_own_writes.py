@@ -1,16 +1,19 @@
 """The pieces of "who wrote it" on generated inputs: the comparison of a recorded file with a step's
-own write (vacant/attribute/ownpart.py), and a file tool's write rebuilt from its input
-(vacant/attribute/toolwrites.py: Edit, MultiEdit, Write, apply_patch)."""
+own write (vacant/attribute/ownpart.py), a file tool's write rebuilt from its input
+(vacant/attribute/toolwrites.py: Edit, MultiEdit, Write, apply_patch), and which command lines
+read a terminal (vacant/attribute/rerun.py)."""
 
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vacant.attribute.ownpart import CLASH, FOREIGN, SAME, SPLIT, compare, has_line
+from vacant.attribute.rerun import interactive
 from vacant.attribute.toolwrites import written
 
 ROOT = Path("/ws")
@@ -134,3 +137,16 @@ def test_an_apply_patch_adds_deletes_and_moves_files():
              "*** Update File: a.txt\n*** Move to: b.txt\n@@\n-x\n+y\n*** End Patch\n")
     got = written("patch", {"patch": patch}, ROOT, "/ws", before_of({"a.txt": b"x\n", "gone.txt": b"g\n"}))
     assert got.files == {"new.txt": b"one\ntwo\n", "gone.txt": None, "a.txt": None, "b.txt": b"y\n"}
+
+
+# -- commands that read a terminal ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, program", [
+    ("vim config.py", "vim"), ("cd src && less out.log", "less"), ("FOO=1 python3", "python3"),
+    ("git rebase -i HEAD~2", "git rebase -i"), ("echo hi | sudo tee /etc/x", "sudo"), ("node", "node"),
+    ("sed -i s/a/b/ f.txt", None), ("python3 -c 'print(1)'", None), ("python3 gen.py > out.txt", None),
+    ("bash -c 'echo hi'", None), ("npm test 2>&1 | tail -5", None), ("echo 'unbalanced", None),
+])
+def test_a_command_that_reads_a_terminal_is_named(command, program):
+    assert interactive(command) == program

@@ -1,17 +1,23 @@
 """Who wrote it (issue 40): a step is never graded `provable` or `lineage_*` for a change it did not
-make. A file tool's input says what it wrote (vacant/attribute/toolwrites.py): a person's save to
-the same file while an Edit or a Write runs is out of band during the step (`gap`, actor nobody);
-the tool's own line stays `provable`. Real recorder, real Stop pipeline."""
+make. A person's save while the agent's command runs (a plain write, or a save by rename), a
+process an earlier step left writing in the background, or the person's line next to the agent's
+in the same file is out of band during the step (`gap`, actor nobody); the agent's own `sed`, its
+`python -c` and a generator that stamps the time stay `provable`. A shell step is re-run behind
+the wall on the state before it (vacant/attribute/rerun.py); a file tool's input says what it
+wrote (vacant/attribute/toolwrites.py). Commands that must not or cannot be re-run are
+`heuristic` at most, saying why. Real recorder, real commands, real Stop pipeline."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from step_histories import Session
 
+from vacant.attribute import stop as stop_module
 from vacant.attribute.stop import Pipeline
 from vacant.core.locations import mark_installed
 from vacant.policy.contract.contract import load_contract
@@ -55,6 +61,129 @@ def only(findings: list[dict]) -> dict:
     return findings[0]
 
 
+@pytest.mark.parametrize("by_rename", [False, True], ids=["write", "rename"])
+def test_a_persons_save_while_the_agents_command_runs_is_not_the_agents(tmp_path: Path, by_rename: bool) -> None:
+    root = workspace(tmp_path)
+    session = Session(root)
+    session.shell("sleep 0.2; echo tests done", during=lambda: save(root, "RATE = 0.08", "RATE = 0.09", by_rename))
+    finding = only(graded(root, session))
+    assert (finding["level"], finding["actor"], finding["step"]) == ("gap", None, 1), finding
+    assert finding["evidence"]["during_step"] == 1 and not finding["blocking"]
+    authorship = finding["evidence"]["authorship"]
+    assert authorship["verdict"] == "not_own" and authorship["rerun"]["files"] == {"config.py": "foreign"}
+    assert "by someone else" in finding["evidence"]["why"]
+
+
+def test_the_agents_own_sed_in_a_slow_command_stays_provable(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    session = Session(root)
+    session.shell("sleep 0.2; sed -i 's/^RATE = .*/RATE = 0.09/' config.py")
+    finding = only(graded(root, session))
+    assert (finding["level"], finding["step"]) == ("provable", 1) and finding["actor"] is not None
+    assert finding["evidence"]["authorship"]["verdict"] == "own"
+    assert finding["evidence"]["authorship"]["rerun"]["files"] == {"config.py": "same"}
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["after-the-command", "before-the-command"])
+def test_the_persons_line_next_to_the_agents_line_is_the_persons(tmp_path: Path, first: bool) -> None:
+    """The agent's sed changes NAME (harmless); the person, while it runs, breaks LIMIT in the same
+    file: the guard's finding is the person's, whichever came first."""
+    root = workspace(tmp_path)
+    session = Session(root)
+    persons = lambda: save(root, "LIMIT = 10", "LIMIT = 99")  # noqa: E731
+    session.shell("sleep 0.1; sed -i \"s/^NAME = .*/NAME = 'b'/\" config.py",
+                  during=None if first else persons, before=persons if first else None)
+    finding = only(graded(root, session))
+    assert (finding["level"], finding["actor"]) == ("gap", None), finding
+    assert finding["evidence"]["authorship"]["rerun"]["files"] == {"config.py": "split"}
+
+
+def test_the_persons_save_over_the_very_line_the_agents_command_wrote_is_the_persons(tmp_path: Path) -> None:
+    """The command's sed writes RATE; the person's save then rewrites that same line. The re-run
+    writes that line otherwise than the record, twice the same way: the recorded line is not the
+    command's output."""
+    root = workspace(tmp_path, LINT, "check")
+    session = Session(root)
+    session.shell("sed -i 's/^RATE = .*/RATE = 0.08 # fine agent/' config.py",
+                  during=lambda: save(root, "# fine agent", "# BAD person"))
+    finding = only(graded(root, session))
+    assert (finding["level"], finding["actor"]) == ("gap", None), finding
+    rerun_evidence = finding["evidence"]["authorship"]["rerun"]
+    assert rerun_evidence["files"] == {"config.py": "clash"} and rerun_evidence["steady"] is True
+
+
+def test_the_agents_line_next_to_the_persons_line_is_the_agents(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    session = Session(root)
+    session.shell("sed -i 's/^RATE = .*/RATE = 0.09/' config.py", during=lambda: save(root, "NAME = 'a'", "NAME = 'c'"))
+    finding = only(graded(root, session))
+    assert (finding["level"], finding["step"]) == ("provable", 1), finding
+    assert finding["evidence"]["authorship"]["own_write_shows_it"] == "present"
+
+
+def test_a_located_finding_on_the_persons_line_is_the_persons_and_the_agents_line_the_agents(tmp_path: Path) -> None:
+    root = workspace(tmp_path, LINT, "check")
+    session = Session(root)
+    session.shell("sed -i 's/^RATE = .*/RATE = 0.09 # BAD agent/' config.py",
+                  during=lambda: save(root, "LIMIT = 10", "LIMIT = 10 # BAD person"))
+    by_text = {finding["text"].split("# ")[1]: finding for finding in graded(root, session)}
+    assert (by_text["BAD agent"]["level"], by_text["BAD agent"]["step"]) == ("provable", 1)
+    assert (by_text["BAD person"]["level"], by_text["BAD person"]["actor"]) == ("gap", None)
+
+
+@pytest.mark.parametrize("program", ["python3 -c", "generator"])
+def test_the_agents_python_and_a_generator_that_stamps_the_time_stay_provable(tmp_path: Path, program: str) -> None:
+    """Re-run, the generator writes another time stamp than the record holds (its output varies),
+    yet the finding shows on the state before it plus what the re-run wrote: its own write."""
+    root = workspace(tmp_path)
+    stamp = "import time; t = time.time_ns(); "
+    write = "open('config.py', 'w').write(f'# generated {t}\\nRATE = 0.09\\nNAME = 1\\nLIMIT = 10\\n')"
+    if program == "generator":
+        (root / "gen.py").write_text(stamp + write + "\n")
+        command = "sleep 0.1; python3 gen.py"
+    else:
+        command = f'python3 -c "{stamp}{write}"'
+    session = Session(root)
+    assert session.shell(command) == 0
+    finding = only(graded(root, session))
+    assert (finding["level"], finding["step"]) == ("provable", 1), finding
+    if program == "generator":
+        assert finding["evidence"]["authorship"]["rerun"]["files"] == {"config.py": "clash"}
+
+
+@pytest.mark.slow
+def test_a_background_writer_an_earlier_step_started_is_not_the_later_steps(tmp_path: Path) -> None:
+    """Step 1 starts a writer in the background that waits for a signal; it writes while step 2
+    (`sleep`) runs. Step 2 did not write it: out of band during step 2."""
+    root = workspace(tmp_path)
+    go, done, pid = tmp_path / "go", tmp_path / "done", tmp_path / "pid"
+    writer = (f"while [ ! -e {go} ]; do sleep 0.02; done; sed -i 's/^LIMIT = .*/LIMIT = 0/' config.py; touch {done}")
+    session = Session(root)
+    session.shell(f"nohup sh -c \"{writer}\" >/dev/null 2>&1 & echo $! > {pid}")
+
+    def signal_and_wait() -> None:
+        go.touch()
+        deadline = time.monotonic() + 20
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert done.exists(), "the background writer did not write"
+
+    session.shell("sleep 0.1; echo built", during=signal_and_wait)
+    _gone(int(pid.read_text()))
+    finding = only(graded(root, session))
+    assert (finding["level"], finding["actor"], finding["flip_step"]) == ("gap", None, 2), finding
+
+
+def _gone(pid: int) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+
+
 # -- file tools: their input says what they wrote ----------------------------------------------
 
 
@@ -90,3 +219,68 @@ def test_a_write_whose_input_is_the_whole_change_stays_provable(tmp_path: Path) 
     finding = only(graded(root, session))
     assert finding["level"] == "provable"
     assert finding["evidence"]["authorship"]["why"] == "its input accounts for the whole change"
+
+
+# -- commands that are not re-run: heuristic at most, saying why ---------------------------------
+
+
+def test_an_act_command_is_never_re_run(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    session = Session(root)
+    session.shell("sed -i 's/^RATE = .*/RATE = 0.09/' config.py; git push origin main 2>/dev/null; true")
+    finding = only(graded(root, session))
+    assert finding["level"] == "heuristic" and "ACT" in finding["evidence"]["why"], finding
+    assert finding["evidence"]["authorship"]["rerun"] == {"refused": finding["evidence"]["why"]}
+
+
+def test_a_command_that_reads_a_terminal_is_never_re_run(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    session = Session(root)
+    session.shell("sed -i 's/^RATE = .*/RATE = 0.09/' config.py; less config.py > /dev/null")
+    finding = only(graded(root, session))
+    assert finding["level"] == "heuristic" and "runs less" in finding["evidence"]["why"], finding
+
+
+def test_a_command_over_the_cap_is_never_re_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vacant.attribute import rerun
+
+    monkeypatch.setattr(rerun, "MAX_STEP_S", 0.05)  # a unit test's stand-in for a step of minutes
+    root = workspace(tmp_path)
+    session = Session(root)
+    session.shell("sleep 0.2; sed -i 's/^RATE = .*/RATE = 0.09/' config.py")
+    finding = only(graded(root, session))
+    assert finding["level"] == "heuristic" and "to be re-run at a Stop" in finding["evidence"]["why"], finding
+
+
+def test_a_re_run_that_does_not_run_as_the_step_did_is_heuristic(tmp_path: Path) -> None:
+    """The command's write hangs on a file outside the workspace that is gone by the Stop: the re-run
+    exits 1 and writes nothing. Not reproduced, but not shown to be someone else's either."""
+    root = workspace(tmp_path)
+    marker = tmp_path / "marker"
+    marker.touch()
+    session = Session(root)
+    session.shell(f"test -e {marker} && sed -i 's/^RATE = .*/RATE = 0.09/' config.py")
+    marker.unlink()
+    finding = only(graded(root, session))
+    assert finding["level"] == "heuristic" and "exited 1 where the step exited 0" in finding["evidence"]["why"]
+
+
+def test_without_the_wall_no_command_is_re_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stop_module, "site_for", lambda *_a, **_k: None)
+    root = workspace(tmp_path)
+    session = Session(root)
+    session.shell("sed -i 's/^RATE = .*/RATE = 0.09/' config.py")
+    finding = only(graded(root, session))
+    assert finding["level"] == "heuristic" and "unwalled" in finding["evidence"]["why"], finding
+
+
+def test_a_re_run_never_touches_the_live_workspace(tmp_path: Path) -> None:
+    """The re-run's command writes by the workspace's absolute path: behind the wall that path is
+    the scratch copy of the state before the step, never the live file."""
+    root = workspace(tmp_path)
+    session = Session(root)
+    session.shell(f"sed -i 's/^RATE = .*/RATE = 0.09/' {root / 'config.py'}; echo again >> {root / 'log.txt'}")
+    (root / "config.py").write_text(GOOD.replace("0.08", "0.09").replace("'a'", "'live'"))
+    before = {path: path.read_bytes() for path in root.iterdir() if path.is_file()}
+    graded(root, session)
+    assert {path: path.read_bytes() for path in root.iterdir() if path.is_file()} == before
