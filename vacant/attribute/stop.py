@@ -387,7 +387,7 @@ def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], stat
             log.emit("review", cell=item["actor"], score=0, weight=1.0, finding=item["id"])
         elif level == levels.LINEAGE_EXACT and item["origin_source"]:
             reputation.count_source(item["origin_source"], item["origin_source"].split(":", 1)[0], run, item["id"])
-        elif level == levels.GAP:
+        elif level == levels.GAP and item["evidence"].get("during_step") is None:  # during a step: not the platform's miss
             platform = next((r["platform"] for r in view.of_type("run_start")), UNKNOWN)
             reputation.count_gap(platform, run, item["id"])
             log.emit("gap", finding=item["id"], platform=platform)
@@ -433,6 +433,8 @@ def _origin(item: dict[str, Any], guard: bool = False) -> str:
         return f"showed at step {evidence['unmasked_by']}; an earlier change broke it"
     if item["flip_step"] is None:
         return "origin not reproducible"
+    if (evidence.get("authorship") or {}).get("verdict") == "unknown":
+        return f"appeared during step {item['flip_step']} ({item['tool']}){changed}; not shown to be that step's own write"
     broke = "broke this guard" if guard else "introduced"
     if item["step"] == item["flip_step"]:
         return f"{broke} at step {item['flip_step']} ({item['tool']}){changed}"
@@ -489,6 +491,10 @@ def summary_for_person(report: dict[str, Any], why: str) -> str:
     for item in report["findings"]:
         counts[item["level"]] = counts.get(item["level"], 0) + 1
     parts = ", ".join(f"{n} {level}" for level, n in counts.items())
+    during = [item for item in report["findings"] if item["evidence"].get("during_step") is not None]
+    if during:
+        steps = ", ".join(sorted({str(item["evidence"]["during_step"]) for item in during}))
+        parts += f"; {len(during)} from changes someone other than the agent made during step(s) {steps}, not sent to the agent"
     return f"vacant: {len(report['findings'])} finding(s) left ({parts}); {why}. See `vacant report {report['run']}`."
 
 

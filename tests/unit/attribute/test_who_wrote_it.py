@@ -21,6 +21,7 @@ from vacant.attribute import stop as stop_module
 from vacant.attribute.stop import Pipeline
 from vacant.core.locations import mark_installed
 from vacant.policy.contract.contract import load_contract
+from vacant.store import reputation
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
@@ -284,3 +285,55 @@ def test_a_re_run_never_touches_the_live_workspace(tmp_path: Path) -> None:
     before = {path: path.read_bytes() for path in root.iterdir() if path.is_file()}
     graded(root, session)
     assert {path: path.read_bytes() for path in root.iterdir() if path.is_file()} == before
+
+
+# -- feedback: what the agent did not write goes to the person --------------------------------------
+
+
+def two_guards(base: Path) -> Path:
+    root = workspace(base)
+    (root / "vacant.toml").write_text('[[guard]]\nname = "rate"\ncommand = "grep -qx \'RATE = 0.08\' config.py"\n\n'
+                                      '[[guard]]\nname = "limit"\ncommand = "grep -qx \'LIMIT = 10\' config.py"\n')
+    return root
+
+
+def test_the_agent_is_told_only_of_what_it_wrote(tmp_path: Path) -> None:
+    """One command: the agent's sed breaks RATE while the person's save breaks LIMIT. The feedback
+    names the rate guard's finding and never the person's; only the agent's finding is a review."""
+    root = two_guards(tmp_path)
+    session = Session(root)
+    session.shell("sed -i 's/^RATE = .*/RATE = 0.09/' config.py", during=lambda: save(root, "LIMIT = 10", "LIMIT = 0"))
+    outcome = stop_module.stop(root, session.run_dir, budget_s=600)
+    by_name = {finding["name"]: finding for finding in outcome.report["findings"]}
+    assert (by_name["rate"]["level"], by_name["limit"]["level"]) == ("provable", "gap")
+    assert [finding["name"] for finding in outcome.blocking] == ["rate"]
+    assert by_name["rate"]["id"] in outcome.feedback and by_name["limit"]["id"] not in outcome.feedback
+    assert "limit" not in outcome.feedback
+    reviews = [row for row in reputation.review_rows() if row.run == session.run_dir.name]
+    assert [(row.score, row.finding) for row in reviews] == [(0, by_name["rate"]["id"])]
+    assert reputation.counts("coverage_gaps", "platform") == []  # the platform missed nothing
+
+
+def test_a_stop_red_only_by_the_persons_save_is_the_persons_to_see(tmp_path: Path) -> None:
+    root = two_guards(tmp_path)
+    session = Session(root)
+    session.shell("sleep 0.1; echo tests done", during=lambda: save(root, "LIMIT = 10", "LIMIT = 0", by_rename=True))
+    outcome = stop_module.stop(root, session.run_dir, budget_s=600)
+    (finding,) = outcome.report["findings"]
+    assert (finding["level"], finding["actor"], finding["blocking"]) == ("gap", None, False)
+    assert outcome.feedback is None and outcome.report["decision"] == "stop"
+    assert "someone other than the agent made during step(s) 1" in outcome.system_message
+    assert not [row for row in reputation.review_rows() if row.run == session.run_dir.name]  # not green either
+
+
+def test_a_change_whose_writer_is_not_known_is_not_told_as_the_agents(tmp_path: Path) -> None:
+    """An ACT command is not re-run: its finding still blocks (heuristic), but the agent is told it
+    appeared during that step, not that the step introduced it."""
+    root = workspace(tmp_path)
+    session = Session(root)
+    session.shell("sed -i 's/^RATE = .*/RATE = 0.09/' config.py; git push origin main 2>/dev/null; true")
+    outcome = stop_module.stop(root, session.run_dir, budget_s=600)
+    (finding,) = outcome.blocking
+    assert finding["level"] == "heuristic"
+    assert "appeared during step 1 (Bash), which changed config.py; not shown to be that step's own write" in outcome.feedback
+    assert "introduced" not in outcome.feedback and "broke this guard" not in outcome.feedback
