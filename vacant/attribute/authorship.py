@@ -94,6 +94,7 @@ class Authors:
     deadline: float
     done: dict[tuple[int, Span, int], again.Rerun | str] = field(default_factory=dict)  # re-runs, or why none
     seconds: float = 0.0  # spent re-running
+    rebuilt: again.Rebuilt | None = None  # the re-runs' scratch directory, once one ran
 
     def of(self, index: int, finding: Finding, status_of: StatusOf) -> Authorship | None:
         """The verdict on the owner of change `index`; None when it is no shell or file tool step
@@ -179,9 +180,14 @@ class Authors:
                 command = again.command_of(step)
                 assert command is not None
                 self.done[key] = again.rerun(command, step, self.timeline.states[span.before], span.own,
-                                                self.store, self.root, self.site, self.scratch)
+                                             self.store, self.site, self._rebuilt())
                 self.seconds += time.monotonic() - started
         return self.done[key]
+
+    def _rebuilt(self) -> again.Rebuilt:
+        if self.rebuilt is None:
+            self.rebuilt = again.Rebuilt(self.scratch, self.store, self.root)
+        return self.rebuilt
 
     # -- a file tool: its input --------------------------------------------------------------
 

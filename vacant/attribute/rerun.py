@@ -7,7 +7,8 @@ shown at the workspace's own path, the live paths the record leaves out read-onl
 network, the key and state directories empty, its own pid namespace, TMPDIR and process group,
 stdin closed, and a time cap of its own: RERUN_FACTOR times what the step took plus
 RERUN_MARGIN_S, never more than RERUN_CAP_S. Afterwards the files the step's recorded change
-touched are read back from the scratch copy.
+touched are read back from the scratch copy. The scratch copy is rebuilt whole once per Stop;
+between re-runs only what a re-run changed is put back (`Rebuilt`).
 
 A command is never re-run (`refusal` says why, in one sentence) when it is ACT by the gate's
 rules (vacant/policy/gate), reads a terminal (an editor, a pager, a REPL), ran in the background,
@@ -19,10 +20,13 @@ run again as the person).
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
+import stat
+import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vacant.attribute.toolwrites import REDACTED
@@ -30,7 +34,7 @@ from vacant.core.calls import HookCall
 from vacant.policy.contract.checks import Site, run_command
 from vacant.store.objects import ObjectStore
 from vacant.store.run import Step
-from vacant.store.states import Manifest, entries_of, materialize
+from vacant.store.states import Manifest, entries_of, materialize, remove_path
 
 RERUN_FACTOR = 4.0
 RERUN_MARGIN_S = 10.0
@@ -160,11 +164,11 @@ def act(step: Step, command: str, root: Path) -> str | None:
     return "the gate refuses it, so vacant never runs it again"
 
 
-def rerun(command: str, step: Step, before: Manifest, own: Iterable[str], store: ObjectStore, live: Path,
-          site: Site, into: Path) -> Rerun:
-    """Run `command` behind the wall on the state `before` rebuilt in `into` (emptied first),
+def rerun(command: str, step: Step, before: Manifest, own: Iterable[str], store: ObjectStore, site: Site,
+          rebuilt: Rebuilt) -> Rerun:
+    """Run `command` behind the wall on the state `before` (rebuilt in `rebuilt`'s directory),
     shown at the workspace's path, in the step's directory; read back the paths `own`."""
-    materialize(before, into, store, None, live=live)
+    into = rebuilt.holding(before)
     cwd = into / (step.cwd or ".")
     cap = cap_for(step)
     started = time.monotonic()
@@ -173,3 +177,74 @@ def rerun(command: str, step: Step, before: Manifest, own: Iterable[str], store:
     result = run_command(command, cwd, cap, into, site=dataclasses.replace(site, state=into.resolve()))
     return Rerun(result.exit_code, result.timed_out, time.monotonic() - started, cap,
                  entries_of(into, sorted(set(own)), store), result.output[-OUTPUT_KEPT:])
+
+
+@dataclass
+class Rebuilt:
+    """The re-runs' scratch directory: a recorded state rebuilt in it once, then put back after
+    each re-run from what the re-run changed on disk, found by lstat (a file's kind, inode,
+    size, mode, mtime and ctime: every write moves the ctime; a directory's kind and mode), not
+    rebuilt whole. Before a re-run starts, the file system's clock is past every time stamp the
+    directory holds, so no write can land in the same clock tick unseen."""
+
+    directory: Path
+    store: ObjectStore
+    live: Path
+    state: Manifest | None = None
+    stamps: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def holding(self, state: Manifest) -> Path:
+        """The directory, holding exactly `state` (what the last re-run changed put back first)."""
+        if self.state is None:
+            materialize(state, self.directory, self.store, None, live=self.live)
+        else:
+            claimed = dict(self.state)
+            for rel in sorted(self._dirty(), key=lambda rel: rel.count("/")):
+                remove_path(self.directory / rel)
+                for known in [known for known in claimed if known == rel or known.startswith(rel + "/")]:
+                    del claimed[known]
+            materialize(state, self.directory, self.store, claimed, live=self.live)
+        self.state = state
+        self.stamps = stamps_of(self.directory)
+        clock_past(self.directory.parent, max((stamp[-1] for stamp in self.stamps.values()), default=0))
+        return self.directory
+
+    def _dirty(self) -> set[str]:
+        now = stamps_of(self.directory)
+        return {rel for rel in set(now) | set(self.stamps) if now.get(rel) != self.stamps.get(rel)}
+
+
+def stamps_of(directory: Path) -> dict[str, tuple[int, ...]]:
+    """Every path under `directory`: (mode, inode, size, mtime, ctime) for a file or a link,
+    (mode, ctime 0) for a directory (its entries are stamped themselves)."""
+    found: dict[str, tuple[int, ...]] = {}
+    for top, dirs, files in os.walk(directory):
+        for name in (*dirs, *files):
+            path = os.path.join(top, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            rel = os.path.relpath(path, directory).replace(os.sep, "/")
+            if stat.S_ISDIR(st.st_mode):
+                found[rel] = (st.st_mode, 0)
+            else:
+                found[rel] = (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return found
+
+
+def clock_past(where: Path, latest_ns: int, limit_s: float = 2.0) -> None:
+    """Wait until a file written in `where` gets a ctime later than `latest_ns` (the file
+    system's clock ticks coarsely: a write in the tick of the last stamp would keep its ctime)."""
+    deadline = time.monotonic() + limit_s
+    handle, probe = tempfile.mkstemp(prefix=".vacant-clock-", dir=where)
+    try:
+        while time.monotonic() < deadline:
+            os.write(handle, b".")
+            if os.fstat(handle).st_ctime_ns > latest_ns:
+                return
+            time.sleep(0.001)
+        raise RuntimeError(f"the file system's clock at {where} did not move past the rebuilt state's")
+    finally:
+        os.close(handle)
+        os.unlink(probe)

@@ -117,6 +117,11 @@ def _write(into: Path, rel: str, entry: Entry, store: ObjectStore) -> bool:
     return True
 
 
+def remove_path(path: Path) -> None:
+    """Remove a file, a link or a directory tree (a scratch directory's path; nothing if absent)."""
+    _remove(path)
+
+
 def _remove(path: Path) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink()
