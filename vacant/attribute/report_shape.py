@@ -95,8 +95,8 @@ FINDING_FIELDS = (
 
 EVIDENCE_FIELDS = (
     Field("why", "string", "why the grade is not `provable` (present at baseline, failed on every state "
-                           "evaluated (which), flaky, parallel writers, out-of-band change, missing tool, the time "
-                           "budget)", always=False),
+                           "evaluated (which), flaky, parallel writers, out-of-band change, a change the flip step "
+                           "did not write or was not shown to write, missing tool, the time budget)", always=False),
     Field("value", "array", "the wrong value: the salient tokens the flip step introduced on the finding's own "
                             "line (its changed block only when that line has none)", always=False),
     Field("value_lines", "array", "the lines (on the flip step's state) the value was taken from; empty: the "

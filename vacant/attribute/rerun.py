@@ -31,15 +31,12 @@ from pathlib import Path
 
 from vacant.attribute.toolwrites import REDACTED
 from vacant.core.calls import HookCall
+from vacant.core.levels import MAX_STEP_S, RERUN_CAP_S, RERUN_FACTOR, RERUN_MARGIN_S  # one source: docs/LEVELS.md
 from vacant.policy.contract.checks import Site, run_command
 from vacant.store.objects import ObjectStore
 from vacant.store.run import Step
 from vacant.store.states import Manifest, entries_of, materialize, remove_path
 
-RERUN_FACTOR = 4.0
-RERUN_MARGIN_S = 10.0
-RERUN_CAP_S = 120.0  # no re-run runs longer, whatever the step took
-MAX_STEP_S = 60.0  # a step that ran longer is not re-run at a Stop
 OUTPUT_KEPT = 2000  # characters of the re-run's output kept in the evidence (its tail)
 
 # Programs that read a person at a terminal (with any arguments), and those that do when given none.
