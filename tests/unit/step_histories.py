@@ -112,6 +112,14 @@ class Session:
         tool_input = {"file_path": str(self.root / rel), "old_string": old, "new_string": new}
         self._tool("Edit", rel, tool_input, lambda: (self.root / rel).read_text().replace(old, new, 1), during)
 
+    def tool_call(self, tool: str, tool_input: dict, scope: list[str] | None, effect: During,
+                  exit_code: int | None = None) -> None:
+        """Any tool call whose effect on the workspace the test makes itself (`effect`)."""
+        self.steps += 1
+        self._call("tool_pre", tool, tool_input, scope)
+        effect()
+        self._call("tool_post", tool, tool_input, scope, outcome="ok", exit_code=exit_code)
+
     def _tool(self, tool: str, rel: str, tool_input: dict, result: Callable[[], str], during: During | None) -> None:
         self.steps += 1
         scope = [str(self.root / rel)]

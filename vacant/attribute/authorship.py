@@ -44,7 +44,7 @@ from vacant.attribute import rerun as again
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.ownpart import SAME, compare, has_line
 from vacant.attribute.replay import Timeline
-from vacant.attribute.toolwrites import written
+from vacant.attribute.toolwrites import patch_in_command, written
 from vacant.attribute.verify import CLEAN, PRESENT, UNKNOWN
 from vacant.core import levels
 from vacant.core.findings import Finding
@@ -105,9 +105,12 @@ class Authors:
         span = self._span(step, index)
         if isinstance(span, str):
             return Authorship(NOT_KNOWN, step, span)
+        patch = patch_in_command(again.command_of(step) or "") if step.kind == "shell" else None
+        if patch is not None:  # Codex's apply_patch run through the shell: a patch tool, not a program
+            return self._tool(step, span, index, finding, status_of, "patch", {"patch": patch})
         if step.kind == "shell":
             return self._shell(step, span, index, finding, status_of)
-        return self._tool(step, span, index, finding, status_of)
+        return self._tool(step, span, index, finding, status_of, str(step.kind), step.intent or {})
 
     @property
     def runs(self) -> int:
@@ -191,10 +194,11 @@ class Authors:
 
     # -- a file tool: its input --------------------------------------------------------------
 
-    def _tool(self, step: Step, span: Span, index: int, finding: Finding, status_of: StatusOf) -> Authorship:
+    def _tool(self, step: Step, span: Span, index: int, finding: Finding, status_of: StatusOf, kind: str,
+              intent: dict[str, Any]) -> Authorship:
         before = self.timeline.states[span.before]
         cwd = os.path.join(self.root, step.cwd or ".")
-        wrote = written(str(step.kind), step.intent or {}, self.root, cwd, lambda path: self._content(before, path))
+        wrote = written(kind, intent, self.root, cwd, lambda path: self._content(before, path))
         if wrote.why is not None:
             return Authorship(NOT_KNOWN, step, wrote.why)
         mine = self._own_entries(span, index, wrote.files)

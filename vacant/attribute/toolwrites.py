@@ -1,5 +1,6 @@
 """What a file tool wrote, rebuilt from its own input: a Write's content, an Edit's (or MultiEdit's)
-replacements applied to the file as the step found it, an apply_patch's hunks.
+replacements applied to the file as the step found it, an apply_patch's hunks (also apply_patch
+run through the shell, as Codex does: the patch is the command's argument, not a program to run).
 
 The input is the platform's canonical one (`intent`, vacant/core/calls.py TOOL_KINDS), recorded
 with the step. Whatever cannot be rebuilt exactly (an old text the file as the step found it does
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +93,24 @@ def _edited(before: bytes | None, edits: list[Any]) -> bytes:
 _FILE = re.compile(r"^\*\*\* (Add File|Update File|Delete File): (.+?)\s*$")
 _MOVE = re.compile(r"^\*\*\* Move to: (.+?)\s*$")
 END_OF_FILE = "*** End of File"  # a hunk that ends the file: matched at the end first
+BEGIN, END = "*** Begin Patch", "*** End Patch"
+PATCH_PROGRAMS = ("apply_patch", "applypatch")  # what Codex runs a patch through the shell as
+
+
+def patch_in_command(command: str) -> str | None:
+    """The patch of a shell command that is Codex's apply_patch run through the shell (its
+    envelope as an argument or a here-document), else None."""
+    words = command.lstrip().split(None, 1)
+    if not words or words[0] not in PATCH_PROGRAMS:
+        return None
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = []
+    if len(argv) == 2 and argv[1].lstrip().startswith(BEGIN):  # an argument (Codex's argv, joined)
+        return argv[1]
+    start, end = command.find(BEGIN), command.rfind(END)  # a here-document: the text as it stands
+    return command[start:end + len(END)] if 0 <= start < end else None
 
 
 def _patched(patch: str, root: Path, cwd: str, before: Before) -> dict[str, bytes | None]:

@@ -6,6 +6,7 @@ read a terminal (vacant/attribute/rerun.py)."""
 from __future__ import annotations
 
 import difflib
+import shlex
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from vacant.attribute.ownpart import CLASH, FOREIGN, SAME, SPLIT, compare, has_line
 from vacant.attribute.rerun import interactive
-from vacant.attribute.toolwrites import written
+from vacant.attribute.toolwrites import patch_in_command, written
 
 ROOT = Path("/ws")
 lines = st.lists(st.sampled_from([f"line {n}" for n in range(6)] + ["", "x = 1"]), min_size=1, max_size=12)
@@ -137,6 +138,14 @@ def test_an_apply_patch_adds_deletes_and_moves_files():
              "*** Update File: a.txt\n*** Move to: b.txt\n@@\n-x\n+y\n*** End Patch\n")
     got = written("patch", {"patch": patch}, ROOT, "/ws", before_of({"a.txt": b"x\n", "gone.txt": b"g\n"}))
     assert got.files == {"new.txt": b"one\ntwo\n", "gone.txt": None, "a.txt": None, "b.txt": b"y\n"}
+
+
+def test_apply_patch_run_through_the_shell_is_a_patch():
+    patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-it's\n+it is\n*** End Patch"
+    assert patch_in_command(shlex.join(["apply_patch", patch])) == patch
+    assert patch_in_command(f"apply_patch <<'EOF'\n{patch}\nEOF") == patch
+    assert patch_in_command("sed -i s/a/b/ a.txt") is None and patch_in_command("apply_patch") is None
+    assert written("patch", {"patch": patch}, ROOT, "/ws", before_of({"a.txt": b"it's\n"})).files == {"a.txt": b"it is\n"}
 
 
 # -- commands that read a terminal ----------------------------------------------------------------

@@ -10,6 +10,7 @@ wrote (vacant/attribute/toolwrites.py). Commands that must not or cannot be re-r
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -220,6 +221,28 @@ def test_a_write_whose_input_is_the_whole_change_stays_provable(tmp_path: Path) 
     finding = only(graded(root, session))
     assert finding["level"] == "provable"
     assert finding["evidence"]["authorship"]["why"] == "its input accounts for the whole change"
+
+
+@pytest.mark.parametrize("person", [False, True], ids=["alone", "with-a-persons-save"])
+def test_apply_patch_run_through_the_shell_is_judged_by_its_patch(tmp_path: Path, person: bool) -> None:
+    """Codex runs apply_patch through the shell: the command is its patch, not a program to run
+    again (there is no apply_patch program outside Codex)."""
+    root = workspace(tmp_path)
+    old, new = ("NAME = 'a'", "NAME = 'b'") if person else ("RATE = 0.08", "RATE = 0.09")
+    patch = f"*** Begin Patch\n*** Update File: config.py\n@@\n-{old}\n+{new}\n*** End Patch"
+
+    def effect() -> None:  # what Codex's apply_patch does, and the person's save while it runs
+        save(root, old, new)
+        if person:
+            save(root, "LIMIT = 10", "LIMIT = 0")
+
+    session = Session(root)
+    session.tool_call("Bash", {"command": shlex.join(["apply_patch", patch])}, None, effect, exit_code=0)
+    finding = only(graded(root, session))
+    authorship = finding["evidence"]["authorship"]
+    assert "rerun" not in authorship
+    assert authorship["input"]["files"] == {"config.py": "split" if person else "same"}
+    assert (finding["level"], finding["step"]) == ("gap" if person else "provable", 1), finding
 
 
 # -- commands that are not re-run: heuristic at most, saying why ---------------------------------
