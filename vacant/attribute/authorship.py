@@ -131,6 +131,11 @@ class Authors:
             return f"another writer's change to {', '.join(sorted(own & others))} was recorded while it ran"
         return Span(before, tuple(sorted(own)))
 
+    def _unkept(self, span: Span) -> list[str]:
+        """The files of the state before the step that the store does not hold (not rebuilt)."""
+        state = self.timeline.states[span.before]
+        return sorted(path for path, entry in state.items() if entry[0] == "f" and not self.store.has(entry[3]))
+
     def _content(self, manifest: Manifest, path: str) -> bytes | None:
         entry = manifest.get(path)
         if entry is None:
@@ -159,6 +164,11 @@ class Authors:
         if step.exit_code is not None and run.exit_code != step.exit_code:
             return Authorship(NOT_KNOWN, step, f"its re-run exited {run.exit_code} where the step exited "
                                                f"{step.exit_code}: it did not run as it had", evidence)
+        unkept = self._unkept(span)
+        if unkept:  # `[store] exclude`, over the size cap: what it wrote otherwise may be for want of them
+            return Authorship(NOT_KNOWN, step, f"its re-run wrote otherwise than the record on a state without "
+                                               f"{len(unkept)} file(s) vacant does not keep (e.g. {unkept[0]}), so "
+                                               "what it would write with them is not known", evidence)
         mine = self._with(index, span, run.entries)
         return self._judge(step, finding, mine, compared, status_of, evidence, RERUN_WROTE,
                            lambda paths: self._steady(step, span, run, paths, evidence))
@@ -180,12 +190,20 @@ class Authors:
                 self.done[key] = why or "the wall cannot run here"
             else:
                 started = time.monotonic()
-                command = again.command_of(step)
-                assert command is not None
-                self.done[key] = again.rerun(command, step, self.timeline.states[span.before], span.own,
-                                             self.store, self.site, self._rebuilt())
+                self.done[key] = self._run_again(step, span)
                 self.seconds += time.monotonic() - started
         return self.done[key]
+
+    def _run_again(self, step: Step, span: Span) -> again.Rerun | str:
+        """The re-run, or why it could not be made (the state before the step could not be rebuilt)."""
+        command = again.command_of(step)
+        assert command is not None and self.site is not None  # refusal() said so
+        state = self.timeline.states[span.before]
+        try:
+            return again.rerun(command, step, state, span.own, self.store, self.site, self._rebuilt())
+        except (OSError, RuntimeError) as error:
+            self.rebuilt = None  # whatever it holds now, the next re-run rebuilds it whole
+            return f"its re-run could not be made ({type(error).__name__}: {error})"
 
     def _rebuilt(self) -> again.Rebuilt:
         if self.rebuilt is None:

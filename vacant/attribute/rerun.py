@@ -152,7 +152,10 @@ def act(step: Step, command: str, root: Path) -> str | None:
     cwd = str(Path(root) / (step.cwd or "."))
     call = HookCall("tool_pre", "", Path(root), tool=step.tool, tool_input=step.input, cwd=cwd,
                     tool_kind="shell", intent={"command": command})
-    verdict = gate.classify(Path(root), call, rules.load_policy(Path(root)))
+    try:
+        verdict = gate.classify(Path(root), call, rules.load_policy(Path(root)))
+    except Exception as error:  # noqa: BLE001 - as the gate itself: what cannot be classified is not run
+        return f"the gate could not classify it ({type(error).__name__}), so vacant never runs it again"
     if verdict.kind == "pass":
         return None
     if verdict.kind == "act":

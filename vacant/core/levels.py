@@ -137,8 +137,9 @@ WHO_WROTE_IT = (
     "terminal (an editor, a pager, sudo, a REPL), it ran in the background, longer than "
     f"{MAX_STEP_S:g} s or outside the workspace, its command holds redacted text, the Stop's budget has less "
     "left than its cap, or the wall cannot run here (an agent's command is never re-run unwalled); its re-run "
-    "exited otherwise than the step or hit its cap; its output varies there; or the check failed there for "
-    "something else. Not covered yet: other steps that may write anything (a watched command's bursts, an "
+    "exited otherwise than the step or hit its cap; it ran on a state without files vacant does not keep "
+    "(`[store] exclude`, over the size cap) and did not write the whole change; its output varies there; or the "
+    "check failed there for something else. Not covered yet: other steps that may write anything (a watched command's bursts, an "
     "unknown tool, a notebook edit) are not checked and keep the grade their flip gives, and for "
     "`lineage_internal` the flip step is checked, not the producing step's write of the value."
 )

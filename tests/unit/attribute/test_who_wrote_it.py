@@ -289,6 +289,25 @@ def test_a_re_run_that_does_not_run_as_the_step_did_is_heuristic(tmp_path: Path)
     assert finding["level"] == "heuristic" and "exited 1 where the step exited 0" in finding["evidence"]["why"]
 
 
+@pytest.mark.parametrize("person", [False, True], ids=["reproduced", "not-reproduced"])
+def test_a_re_run_on_a_state_not_kept_whole_proves_only_a_reproduced_change(tmp_path: Path, person: bool) -> None:
+    """A file the store keeps out (`[store] exclude`) is not in the rebuilt state. A re-run that
+    still writes the whole recorded change is the step's; one that does not proves nothing either
+    way (it may write otherwise for want of that file): heuristic, not gap."""
+    root = workspace(tmp_path)
+    (root / "vacant.toml").write_text((root / "vacant.toml").read_text() + '\n[store]\nexclude = ["secret.env"]\n')
+    (root / "secret.env").write_text("TOKEN=1\n")
+    session = Session(root)
+    if person:
+        session.shell("grep -q TOKEN secret.env; echo done", during=lambda: save(root, "RATE = 0.08", "RATE = 0.09"))
+    else:
+        session.shell("grep -q TOKEN secret.env; sed -i 's/^RATE = .*/RATE = 0.09/' config.py")
+    finding = only(graded(root, session))
+    assert finding["level"] == ("heuristic" if person else "provable"), finding
+    if person:
+        assert "without 1 file(s) vacant does not keep (e.g. secret.env)" in finding["evidence"]["why"]
+
+
 def test_without_the_wall_no_command_is_re_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stop_module, "site_for", lambda *_a, **_k: None)
     root = workspace(tmp_path)
