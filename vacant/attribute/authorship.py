@@ -51,7 +51,8 @@ from vacant.core.findings import Finding
 from vacant.policy.contract.checks import Site
 from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView, Step
-from vacant.store.states import Entry, Manifest, file_entry
+from vacant.store.hasher import Entry
+from vacant.store.states import Manifest, file_entry
 
 OWN, NOT_OWN, NOT_KNOWN = "own", "not_own", "unknown"
 TOOL_KINDS = ("write", "edit", "patch")
@@ -304,7 +305,7 @@ def _same_entry(a: Entry | None, b: Entry | None) -> bool:
     """The same kind and content (a file's bytes, a link's target; a directory is a directory)."""
     if a is None or b is None:
         return a is b
-    return a[0] == b[0] and (a[0] == "d" or a[3] == b[3])
+    return bool(a[0] == b[0] and (a[0] == "d" or a[3] == b[3]))
 
 
 def _is_dir(entry: Entry | None) -> bool:

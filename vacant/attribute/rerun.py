@@ -132,7 +132,8 @@ def interactive(command: str) -> str | None:
 
 def _simple_commands(words: list[str]) -> list[list[str]]:
     """The words of each simple command, without leading assignments and prefix programs."""
-    commands, current = [], []
+    commands: list[list[str]] = []
+    current: list[str] = []
     for word in [*words, ";"]:
         if word in SEPARATORS:
             while current and ("=" in current[0] and not current[0].startswith("=") or current[0] in PREFIXES):
