@@ -18,8 +18,8 @@ step's files as its own write left them (the state before it plus the reproduced
 * the own write is the whole change, or the finding shows on that state: `own`, the level
   stands (a generator that stamps the time writes other bytes when re-run, yet what it writes
   still shows the finding);
-* it does not show there, and the files the verdict rests on (a located finding's own file, else
-  every file the own write did not reproduce) are what the own write always writes (a file
+* it does not show there, and where the files the verdict rests on (a located finding's own file,
+  else every file the own write did not reproduce) `clash`, the own write does not vary (a file
   tool's input is exact; a shell command is re-run a second time and must leave them exactly as
   the first re-run did): `not_own`, the change was made during the step by someone else: out of
   band, actor nobody (`gap`, `during_step`), never sent to the agent;
@@ -42,7 +42,7 @@ from typing import Any
 
 from vacant.attribute import rerun as again
 from vacant.attribute.at_change import Attribution
-from vacant.attribute.ownpart import SAME, compare, has_line
+from vacant.attribute.ownpart import CLASH, SAME, compare, has_line
 from vacant.attribute.replay import Timeline
 from vacant.attribute.toolwrites import patch_in_command, written
 from vacant.attribute.verify import CLEAN, PRESENT, UNKNOWN
@@ -259,7 +259,7 @@ class Authors:
                evidence: dict[str, Any], what: str, steady: Callable[[list[str]], bool]) -> Authorship:
         """The verdict when the own write (`what`: RERUN_WROTE or INPUT_WROTE) is not the whole
         change (module docstring); `steady(paths)`: whether the own write of those paths does not
-        vary (asked before calling the rest someone else's)."""
+        vary (asked before calling someone else's what the record holds inside lines it wrote)."""
         others = ", ".join(sorted(path for path, how in compared.items() if how != SAME))
         status = self._status(finding, mine, status_of)
         evidence["own_write_shows_it"] = status
@@ -270,10 +270,10 @@ class Authors:
             return Authorship(NOT_KNOWN, step, f"on the state before the step plus {what}, the check failed for "
                                                "something else, so whether the step's part causes this is not known",
                               evidence)
-        relevant = _relevant(finding, compared)
-        if not steady(relevant):
+        clashes = [path for path in _relevant(finding, compared) if compared[path] == CLASH]
+        if clashes and not steady(clashes):
             return Authorship(NOT_KNOWN, step, f"its command, re-run twice on the state before it, did not write "
-                                               f"{', '.join(relevant)} the same way both times (its output varies), so "
+                                               f"{', '.join(clashes)} the same way both times (its output varies), so "
                                                "whose the recorded lines are is not known", evidence)
         return Authorship(NOT_OWN, step, f"made during step {step.number} ({step.tool}) by someone else: the change to "
                                          f"{others} is not {what}, and without it this does not show", evidence)

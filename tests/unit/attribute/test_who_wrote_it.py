@@ -68,12 +68,14 @@ def test_a_persons_save_while_the_agents_command_runs_is_not_the_agents(tmp_path
     root = workspace(tmp_path)
     session = Session(root)
     session.shell("sleep 0.2; echo tests done", during=lambda: save(root, "RATE = 0.08", "RATE = 0.09", by_rename))
-    finding = only(graded(root, session))
+    report = Pipeline(root, session.run_dir, load_contract(root), budget_s=600).run()
+    finding = only(report["findings"])
     assert (finding["level"], finding["actor"], finding["step"]) == ("gap", None, 1), finding
     assert finding["evidence"]["during_step"] == 1 and not finding["blocking"]
     authorship = finding["evidence"]["authorship"]
     assert authorship["verdict"] == "not_own" and authorship["rerun"]["files"] == {"config.py": "foreign"}
     assert "by someone else" in finding["evidence"]["why"]
+    assert report["reruns"]["runs"] == 1  # the command never wrote that file: no second re-run is needed
 
 
 def test_the_agents_own_sed_in_a_slow_command_stays_provable(tmp_path: Path) -> None:
