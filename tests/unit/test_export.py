@@ -72,9 +72,10 @@ def record(ws: Path, monkeypatch) -> Path:
     (ws / "notes.md").write_text(f"a\n{CONTENT}\nc\n")
     call("tool_post", tool="Write", tool_input={}, key="t3", scope=[str(ws / "notes.md")], **sub)
     call("tool_post", tool="Agent", tool_input={}, key="t2", scope=[])
-    call("tool_pre", tool="Write", tool_input={"file_path": str(ws / "config.py"), "content": CONTENT}, key="t4",
+    config = f"# config {CONTENT}\nRATE = 0.09\n"  # a Write's input says what it wrote (docs/LEVELS.md)
+    call("tool_pre", tool="Write", tool_input={"file_path": str(ws / "config.py"), "content": config}, key="t4",
          scope=[str(ws / "config.py")])
-    (ws / "config.py").write_text("# config\nRATE = 0.09\n")
+    (ws / "config.py").write_text(config)
     call("tool_post", tool="Write", tool_input={}, key="t4", scope=[str(ws / "config.py")])
     call("tool_pre", tool="Bash", tool_input={"command": f"echo {SECRET}"}, key="t5", scope=None)
     call("tool_post", tool="Bash", tool_input={}, key="t5", scope=None, outcome="failed", exit_code=1)

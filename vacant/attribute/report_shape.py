@@ -39,6 +39,8 @@ REPORT_FIELDS = (
                                       "`kind`, `detail`, `path`; all but the notes (torn lines, dangling steps) are "
                                       "also `record` findings"),
     Field("check_runs", "int", "real check executions this Stop (final state plus replay)"),
+    Field("reruns", "object", "shell steps re-run behind the wall to see what they write (docs/LEVELS.md, \"Who "
+                              "wrote it\"): `runs` and `seconds` spent"),
     Field("walled", "object", "whether the checks and their replays ran behind the wall, each state at the "
                               "workspace's own path (docs/TRUST.md): `walled` (bool) and `why` (null when walled; "
                               "else why not: bubblewrap missing or unable to start here, and then they ran as the "
@@ -104,8 +106,8 @@ FINDING_FIELDS = (
 
 EVIDENCE_FIELDS = (
     Field("why", "string", "why the grade is not `provable` (present at baseline, failed on every state "
-                           "evaluated (which), flaky, parallel writers, out-of-band change, missing tool, the time "
-                           "budget)", always=False),
+                           "evaluated (which), flaky, parallel writers, out-of-band change, a change the flip step "
+                           "did not write or was not shown to write, missing tool, the time budget)", always=False),
     Field("value", "array", "the wrong value: the salient tokens the flip step introduced on the finding's own "
                             "line (its changed block only when that line has none)", always=False),
     Field("value_lines", "array", "the lines (on the flip step's state) the value was taken from; empty: the "
@@ -127,6 +129,15 @@ EVIDENCE_FIELDS = (
                                      "before it never ran the check or the test cleanly)", always=False),
     Field("broken_by", "int|null", "a masked flip: the earlier step whose change undone clears the finding (null: "
                                    "none of those tried)", always=False),
+    Field("authorship", "object", "whether the flip step wrote the change that carries the finding (docs/LEVELS.md, "
+                                  "\"Who wrote it\"): `verdict` (`own`, `not_own`, `unknown`), `why`; for a shell "
+                                  "step `rerun` (`exit_code`, `timed_out`, `seconds`, `cap_s`, `files`: each file of the "
+                                  "change `same`, `foreign`, `split` or `clash` against the re-run; or `refused`: why it "
+                                  "was not re-run), for a file tool `input` (`files`, the same against what its input "
+                                  "wrote); `own_write_shows_it`: the finding's status on the state before the step "
+                                  "plus the step's own write", always=False),
+    Field("during_step", "int", "a `gap` made while this step ran by someone other than the step (a person's save, "
+                                "a process started earlier): never sent to the agent", always=False),
 )
 
 

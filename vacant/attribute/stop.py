@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
-from vacant.attribute import at_change, changed_tests, recordaudit, verify
+from vacant.attribute import at_change, authorship, changed_tests, recordaudit, verify
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.attribution import attribute_finding
 from vacant.attribute.replay import (
@@ -32,7 +32,7 @@ from vacant.attribute.replay import (
     find_flip,
 )
 from vacant.attribute.statechecks import StateChecks
-from vacant.attribute.verify import PRESENT
+from vacant.attribute.verify import CLEAN, PRESENT
 from vacant.core import children, levels
 from vacant.core.atomic import atomic_write
 from vacant.core.cells import UNKNOWN
@@ -47,6 +47,7 @@ from vacant.policy.contract.flags import list_flags, standing_flags
 from vacant.store import reputation
 from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView
+from vacant.store.states import Manifest
 from vacant.store.steplog import StepLog
 
 HOOK_TIMEOUT_MARGIN_S = 60
@@ -150,8 +151,11 @@ class Pipeline:
         if reused is not None:
             return self._reused_report(reused, started)
         scratch_dir = Path(tempfile.mkdtemp(prefix="vacant-replay-"))
+        rerun_dir = Path(tempfile.mkdtemp(prefix="vacant-rerun-"))
         self.scratch = Scratch(self.timeline, self.store, scratch_dir, self.root)
         self.checks = StateChecks(self.scratch, site=self._site(scratch_dir))
+        self.authors = authorship.Authors(self.view, self.timeline, self.store, self.root, self.checks.site,
+                                          rerun_dir, self.deadline)
         try:
             with self._part("final state"):
                 checks, findings = self._final_findings()
@@ -164,6 +168,7 @@ class Pipeline:
                 vacuous = self._vacuous(bool(checks) and not findings)
         finally:
             shutil.rmtree(scratch_dir, ignore_errors=True)
+            shutil.rmtree(rerun_dir, ignore_errors=True)
         record_problems = recordaudit.problems(self.root, self.log.run_dir)
         for problem in record_problems:
             self.log.emit("record_problem", kind=problem["kind"], detail=problem["detail"])
@@ -179,6 +184,7 @@ class Pipeline:
                for finding in recordaudit.as_findings(record_problems)],
             "record_problems": record_problems,
             "check_runs": self.check_runs,
+            "reruns": {"runs": self.authors.runs, "seconds": round(self.authors.seconds, 3)},  # shell steps re-run
             "walled": {"walled": self.checks.site is not None, "why": self.unwalled_why},
             "faithful": {"faithful": self.unfaithful is None, "why": self.unfaithful},
             "states": self.timeline.last + 1,
@@ -356,11 +362,29 @@ class Pipeline:
         shown = flip.index
         if verdict is not None:
             attribution, shown = at_change.demote(self.view, self.timeline, attribution, flip.index, verdict)
+        attribution = self._authored(finding, flag_text, flip, attribution)
         attribution.diff, attribution.changed = at_change.change_diff(self.timeline, self.store, shown,
                                                                       finding.path, finding.line)
         if flip.index is not None:
             self.log.emit("flip", finding=finding.id, step=attribution.flip_step, state=flip.index, method=flip.method)
         return attribution
+
+    def _authored(self, finding: Finding, flag_text: str | None, flip: Flip, attribution: Attribution) -> Attribution:
+        """A level that carries consequences stands only on evidence that the flip's step wrote
+        the change (vacant.attribute.authorship): else `gap` (someone else's, during the step)
+        or `heuristic` (not known), with why."""
+        if flip.index is None or attribution.level not in at_change.STRONG:
+            return attribution
+        found = self.authors.of(flip.index, finding, lambda state: self._status_on(finding, flag_text, state))
+        return attribution if found is None else authorship.settle(attribution, found)
+
+    def _status_on(self, finding: Finding, flag_text: str | None, state: Manifest) -> str:
+        """The finding's status on a constructed state (a flag: its text in its file there)."""
+        if finding.source != "flag":
+            return self.checks.status_of(self._check_named(finding.name), finding, state)
+        entry = state.get(finding.path or "")
+        content = self.store.get(entry[3]) if entry and entry[0] == "f" and self.store.has(entry[3]) else None
+        return PRESENT if content is not None and (flag_text or finding.text).encode() in content else CLEAN
 
     def _verify(self, finding: Finding, flip: Flip) -> verify.Verdict | None:
         """The counterfactuals (vacant.attribute.verify) for a check finding's flip."""
@@ -485,7 +509,7 @@ def apply_consequences(log: StepLog, view: RunView, report: dict[str, Any], stat
             log.emit("review", cell=item["actor"], score=0, weight=1.0, finding=item["id"])
         elif level == levels.LINEAGE_EXACT and item["origin_source"]:
             reputation.count_source(item["origin_source"], item["origin_source"].split(":", 1)[0], run, item["id"])
-        elif level == levels.GAP:
+        elif level == levels.GAP and item["evidence"].get("during_step") is None:  # during a step: not the platform's miss
             platform = next((r["platform"] for r in view.of_type("run_start")), UNKNOWN)
             reputation.count_gap(platform, run, item["id"])
             log.emit("gap", finding=item["id"], platform=platform)
@@ -531,6 +555,8 @@ def _origin(item: dict[str, Any], guard: bool = False) -> str:
         return f"showed at step {evidence['unmasked_by']}; an earlier change broke it"
     if item["flip_step"] is None:
         return "origin not reproducible"
+    if (evidence.get("authorship") or {}).get("verdict") == "unknown":
+        return f"appeared during step {item['flip_step']} ({item['tool']}){changed}; not shown to be that step's own write"
     broke = "broke this guard" if guard else "introduced"
     if item["step"] == item["flip_step"]:
         return f"{broke} at step {item['flip_step']} ({item['tool']}){changed}"
@@ -616,6 +642,10 @@ def summary_for_person(report: dict[str, Any], why: str) -> str:
     for item in report["findings"]:
         counts[item["level"]] = counts.get(item["level"], 0) + 1
     parts = ", ".join(f"{n} {level}" for level, n in counts.items())
+    during = [item for item in report["findings"] if item["evidence"].get("during_step") is not None]
+    if during:
+        steps = ", ".join(sorted({str(item["evidence"]["during_step"]) for item in during}))
+        parts += f"; {len(during)} from changes someone other than the agent made during step(s) {steps}, not sent to the agent"
     return f"vacant: {len(report['findings'])} finding(s) left ({parts}); {why}. See `vacant report {report['run']}`."
 
 

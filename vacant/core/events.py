@@ -29,7 +29,10 @@ TYPES: dict[str, EventType] = {
     ),
     "step_start": EventType(
         ("step", "key", "tool", "input", "actor", "open_steps"),
-        "A tool call began (or an out-of-band change set was found: tool `oob`, actor null).",
+        "A tool call began (or an out-of-band change set was found: tool `oob`, actor null); `kind` (optional) is "
+        "the tool's kind (shell, write, edit, patch, notebook, read), and for shell, write, edit and patch `intent` "
+        "holds the platform's canonical input (the command, the file's content, the edits, the patch) and `cwd` "
+        "where it ran (relative to the workspace): what the Stop checks the step's change against.",
     ),
     "step_end": EventType(
         ("step", "key", "outcome"),

@@ -235,8 +235,8 @@ class Claude(PlatformBase):
     def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
         """Claude's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
-        if tool == "Bash":
-            return "shell", {"command": data.get("command")}
+        if tool == "Bash":  # `background`: the command went on running after the call returned
+            return "shell", {"command": data.get("command"), **({"background": True} if data.get("run_in_background") else {})}
         if tool == "Write":
             return "write", {"path": data.get("file_path"), "content": data.get("content")}
         if tool == "Edit":

@@ -36,6 +36,7 @@ RECONCILED = "reached no hook (the daemon was down?): found in the transcript at
 DANGLING = "closed at Stop: the hook recording this step was killed before it finished"
 RAN_UNHEARD = "listed as not run, but it changed what it may write: it ran, and its Post never reached vacant"
 DO_ENV = "VACANT_DO"  # set by `vacant do` for the agent it runs (and so for the agent's hooks)
+VERIFIED_KINDS = ("shell", "write", "edit", "patch")  # the Stop checks who wrote these steps' changes
 
 
 # the task family line of a contract, as a regex (the definition `family_in` keeps to)
@@ -339,9 +340,27 @@ class Recorder:
             open_steps=self._open_steps(),
             scope=scope,
             agent_id=call.agent_id,
+            **self._what_it_does(call),
         )
         self.run["open"][key] = {"step": step, "scope": scope, "agent_id": call.agent_id}
         return step
+
+    def _what_it_does(self, call: HookCall) -> dict[str, object]:
+        """The step's tool kind (vacant/core/calls.py TOOL_KINDS) and, for a kind whose write the
+        Stop verifies (a shell command it may re-run, a file tool whose input says what it wrote),
+        the platform's canonical input (`intent`) and the directory it ran in (`cwd`: relative to
+        the workspace, `.` for its root, absolute outside it)."""
+        kind, intent = call.tool_kind, call.intent
+        if kind is None and call.tool:
+            kind, intent = self.platform.intent(call.tool, call.tool_input)
+        if kind is None:
+            return {}
+        fields: dict[str, object] = {"kind": kind}
+        if kind in VERIFIED_KINDS:
+            fields["intent"] = intent
+        if isinstance(call.cwd, str) and call.cwd:
+            fields["cwd"] = _workspace_relative(self.root, call.cwd)
+        return fields
 
     def _end_step(self, key: str, outcome: str, exit_code: int | None, reads: list[Read], detail: str | None = None,
                   reconciled: str | None = None) -> None:
@@ -588,3 +607,13 @@ def _could_write(scope: list[str] | None, rel: str) -> bool:
     if scope is None:
         return True
     return any(rel == path or rel.startswith(path + "/") or path.startswith(rel + "/") for path in scope)
+
+
+def _workspace_relative(root: Path, cwd: str) -> str:
+    """`cwd` relative to the workspace (`.` for its root), or absolute when it lies outside."""
+    real_root, real = os.path.realpath(root), os.path.realpath(os.path.join(root, cwd))
+    if real == real_root:
+        return "."
+    if real.startswith(real_root + os.sep):
+        return real[len(real_root) + 1:].replace(os.sep, "/")
+    return real

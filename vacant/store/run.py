@@ -28,6 +28,19 @@ class Step:
     detail: str | None = None
     changes: list[dict[str, Any]] = field(default_factory=list)
     reads: list[dict[str, Any]] = field(default_factory=list)
+    kind: str | None = None  # the tool's kind (core/calls.py TOOL_KINDS), when recorded
+    intent: dict[str, Any] | None = None  # the platform's canonical input, for a kind the Stop verifies
+    cwd: str | None = None  # where it ran: relative to the workspace (`.`: its root), or absolute outside
+    seq: int = 0  # its step_start record's seq
+    started: float | None = None  # its step_start's and step_end's times (epoch s)
+    ended: float | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        """How long it ran, when both its start and its end were recorded."""
+        if self.started is None or self.ended is None:
+            return None
+        return max(0.0, self.ended - self.started)
 
     @property
     def out_of_band(self) -> bool:
@@ -61,11 +74,13 @@ class RunView:
                 steps[record["step"]] = Step(
                     number=record["step"], key=record["key"], tool=record["tool"], input=record["input"],
                     actor=record["actor"], agent_id=record.get("agent_id"), scope=record.get("scope"),
-                    open_at_start=record["open_steps"],
+                    open_at_start=record["open_steps"], kind=record.get("kind"), intent=record.get("intent"),
+                    cwd=record.get("cwd"), seq=record.get("seq", 0), started=record.get("ts"),
                 )
             elif kind == "step_end" and record["step"] in steps:
                 step = steps[record["step"]]
                 step.outcome, step.exit_code, step.detail = record["outcome"], record.get("exit_code"), record.get("detail")
+                step.ended = record.get("ts")
             elif kind == "change":
                 target = steps.get(record["step"]) if record["step"] is not None else None
                 (target.changes if target else group).append(record)

@@ -117,6 +117,11 @@ def _write(into: Path, rel: str, entry: Entry, store: ObjectStore) -> bool:
     return True
 
 
+def remove_path(path: Path) -> None:
+    """Remove a file, a link or a directory tree (a scratch directory's path; nothing if absent)."""
+    _remove(path)
+
+
 def _remove(path: Path) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink()
@@ -157,3 +162,32 @@ def fold(baseline: Manifest, deltas: Iterable[dict[str, object]]) -> list[Manife
     for delta in deltas:
         states.append(apply_delta(states[-1], delta))
     return states
+
+
+def file_entry(content: bytes, store: ObjectStore, mode: int = 0o644) -> Entry:
+    """A constructed state's entry for a file holding `content` (its bytes kept in `store`)."""
+    return ["f", len(content), 0, store.put_bytes(content), mode]
+
+
+def entries_of(directory: Path, rels: Iterable[str], store: ObjectStore) -> Manifest:
+    """The entries of the paths `rels` as `directory` holds them (one that is not there is left
+    out), their bytes kept in `store`: a scratch directory's paths as a constructed state's."""
+    found: Manifest = {}
+    for rel in rels:
+        path = os.path.join(directory, rel)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        mode = st.st_mode & 0o7777
+        if os.path.islink(path):
+            link = os.fsencode(os.readlink(path))
+            found[rel] = ["l", len(link), st.st_mtime_ns, store.put_bytes(link), mode]
+        elif os.path.isdir(path):
+            found[rel] = ["d", 0, 0, None, mode]
+        elif os.path.isfile(path):
+            with open(path, "rb") as handle:
+                found[rel] = file_entry(handle.read(), store, mode)
+        else:
+            found[rel] = ["s", 0, st.st_mtime_ns, None, mode]
+    return found

@@ -52,7 +52,8 @@ class Recording:
         def act() -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(text if isinstance(text, bytes) else text.encode())
-        self.step("Write", act, [str(path)], agent_id, {"file_path": str(path)})
+        content = text if isinstance(text, str) else text.decode("utf-8", "surrogateescape")
+        self.step("Write", act, [str(path)], agent_id, {"file_path": str(path), "content": content})
 
     def bash(self, act: Callable[[], None], command: str = "sh -c …") -> None:
         self.step("Bash", act, None, tool_input={"command": command})

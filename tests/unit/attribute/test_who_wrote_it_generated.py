@@ -1,0 +1,206 @@
+"""Who wrote it, on generated schedules (issue 40): the agent's tool and shell steps, a person's saves
+while a step runs (a plain write, or a save by rename; before or after the command's own effect)
+and between steps, and a background writer (another process) while a step runs, all on two files
+of numbered slot lines. A located check reports each line holding BAD.
+
+A stale save (the person's buffer loaded before the step) undoes the step's own lines in that file,
+as an editor does. The oracle is the construction: every writer writes lines tagged with its own name (`agent-N` for
+step N's own command or tool, `person-N` and `bg-N` for a write while step N ran, `oob-N` for a
+save before step N), so each finding's text says who wrote it. Then:
+
+* no finding is ever `provable` or `lineage_*` on a step for a line that step did not write;
+* every line the agent's own step wrote (a `sed`, a `python3 -c`, a generator that stamps the
+  time on another line, an Edit, a Write) that breaks the check is `provable` on that step;
+* a line someone else wrote is `gap` (out of band; during its step, the step named), also where
+  it overwrote the very line the agent's command wrote (re-run twice, the command writes that
+  line the same way both times, and not so); `heuristic` only where a time-stamping command
+  wrote that file (its output varies: whose each line is cannot be told).
+
+Real recorder, real commands, the real Stop pipeline with its walled re-runs."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from step_histories import Session
+
+from vacant.attribute.stop import Pipeline
+from vacant.core.locations import mark_installed
+from vacant.policy.contract.contract import load_contract
+from vacant.store.run import RunView
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("isolated_home")]
+
+FILES = ("a.txt", "b.txt")
+SLOTS = 5
+CONSEQUENTIAL = ("provable", "lineage_exact", "lineage_internal")
+SHELL, TOOLS = ("sed", "python", "stamp"), ("edit", "write")
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write of a line: `slot` of `file` becomes `<slot> BAD|fine <tag>`."""
+
+    file: str
+    slot: int
+    bad: bool
+
+    def prefix(self) -> str:
+        return f"{self.file[0]}{self.slot}"
+
+    def line(self, tag: str) -> str:
+        return f"{self.prefix()} {'BAD' if self.bad else 'fine'} {tag}"
+
+
+@dataclass(frozen=True)
+class Other:
+    """Someone else's write while a step runs: `person` (an editor, in place or by rename; `stale`:
+    from a buffer loaded before the step, so it undoes the step's own lines in that file) or `bg`
+    (another process); `first`: before the step's own effect."""
+
+    who: str
+    write: Write
+    by_rename: bool
+    first: bool
+    stale: bool = False
+
+
+@dataclass(frozen=True)
+class Action:
+    how: str  # sed | python | stamp | edit | write
+    write: Write
+    stamp_slot: int  # stamp: the slot of its file that gets the time
+    others: tuple[Other, ...]
+    before: Write | None  # a person's save between the previous step and this one
+
+
+writes = st.builds(Write, st.sampled_from(FILES), st.integers(0, SLOTS - 1), st.booleans())
+
+
+@st.composite
+def actions(draw, kinds: tuple[str, ...]) -> Action:
+    how = draw(st.sampled_from(kinds))
+    own = draw(writes)
+    stamp_slot = draw(st.sampled_from([n for n in range(SLOTS) if n != own.slot]))
+    first = st.booleans() if how in SHELL else st.just(False)  # a tool's write is one atomic moment
+    others = draw(st.lists(st.builds(Other, st.sampled_from(["person", "bg"]), writes, st.booleans(), first,
+                                     st.booleans()), max_size=2))
+    return Action(how, own, stamp_slot, tuple(others), draw(st.none() | writes))
+
+
+def workspace(base: Path) -> Path:
+    root = base / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    mark_installed(root)
+    for name in FILES:
+        (root / name).write_text("".join(f"{name[0]}{n} ok\n" for n in range(SLOTS)))
+    (root / "vacant.toml").write_text('[[check]]\nname = "bad"\ncommand = "! grep -Hn BAD a.txt b.txt"\n')
+    return root
+
+
+def replaced(text: str, write: Write, tag: str) -> str:
+    return re.sub(rf"(?m)^{write.prefix()} .*$", write.line(tag), text)
+
+
+def person_saves(root: Path, write: Write, tag: str, by_rename: bool, buffer: str | None = None) -> None:
+    """The person's editor saves `write` into its buffer (the file as it is now, unless `buffer`)."""
+    path = root / write.file
+    text = replaced(path.read_text() if buffer is None else buffer, write, tag)
+    if not by_rename:
+        path.write_text(text)
+        return
+    temporary = root / f".{write.file}.swp"
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def other_writes(root: Path, other: Other, tag: str, loaded: dict[str, str]) -> None:
+    if other.who == "person":
+        person_saves(root, other.write, tag, other.by_rename, loaded[other.write.file] if other.stale else None)
+        return
+    expression = f"s/^{other.write.prefix()} .*/{other.write.line(tag)}/"
+    subprocess.run(["sed", "-i", expression, other.write.file], cwd=root, check=True)  # another process
+
+
+def command(action: Action, tag: str) -> str:
+    """The agent's own shell command for `action` (it writes only its own lines)."""
+    own = action.write
+    if action.how == "sed":
+        return f"sleep 0.05; sed -i 's/^{own.prefix()} .*/{own.line(tag)}/' {own.file}"
+    program = (f"import re, time; f = {own.file!r}; t = open(f).read(); "
+               f"t = re.sub(r'(?m)^{own.prefix()} .*$', {own.line(tag)!r}, t); ")
+    if action.how == "stamp":
+        program += f"t = re.sub(r'(?m)^{own.file[0]}{action.stamp_slot} .*$', '{own.file[0]}{action.stamp_slot} stamp %d' % time.time_ns(), t); "
+    return "python3 -c " + shlex.quote(program + "open(f, 'w').write(t)")
+
+
+def play(root: Path, schedule: list[Action]) -> Session:
+    session = Session(root)
+    for action in schedule:
+        number = session.steps + 1
+        if action.before is not None:
+            person_saves(root, action.before, f"oob-{number}", by_rename=False)
+        tag = f"agent-{number}"
+        first = [o for o in action.others if o.first]
+        later = [o for o in action.others if not o.first]
+        loaded = {name: (root / name).read_text() for name in FILES}  # the person's buffers
+
+        def run(group: list[Other], step: int = number, buffers: dict[str, str] = loaded) -> None:
+            for other in group:
+                other_writes(root, other, f"{other.who}-{step}", buffers)
+
+        if action.how in SHELL:
+            session.shell(command(action, tag), during=lambda: run(later), before=lambda: run(first))
+        elif action.how == "edit":
+            current = next(line for line in (root / action.write.file).read_text().splitlines()
+                           if line.startswith(action.write.prefix() + " "))
+            session.edit(action.write.file, current + "\n", action.write.line(tag) + "\n", during=lambda: run(later))
+        else:
+            text = replaced((root / action.write.file).read_text(), action.write, tag)
+            session.write(action.write.file, text, during=lambda: run(later))
+    session.finish()
+    return session
+
+
+def judge(root: Path, session: Session, schedule: list[Action]) -> None:
+    report = Pipeline(root, session.run_dir, load_contract(root), budget_s=600).run()
+    numbers = {step.key: step.number for step in RunView.load(session.run_dir).ordered()}
+    number = {n: numbers[f"main/toolu_{n:03d}"] for n in range(1, len(schedule) + 1)}
+    finals = {line for name in FILES for line in (root / name).read_text().splitlines() if " BAD " in line}
+    found = {finding["text"]: finding for finding in report["findings"]}
+    assert set(found) == finals, (found, finals)  # every breaking line is one finding, nothing else
+    for text, finding in found.items():
+        who, n = text.rsplit(" ", 1)[1].split("-")
+        where = (finding["level"], finding["step"], finding["evidence"])
+        if who == "agent":
+            assert (finding["level"], finding["step"]) == ("provable", number[int(n)]), where
+            continue
+        assert finding["level"] not in CONSEQUENTIAL, where  # the class: never on a write it did not make
+        assert finding["level"] == "gap" or _varies(schedule[int(n) - 1], text), where
+        during = finding["evidence"].get("during_step")
+        assert during is None or (who != "oob" and during == number[int(n)]), where
+
+
+def _varies(action: Action, text: str) -> bool:
+    """A line written during a time-stamping command into the file it stamps: the re-run writes
+    that file differently from the record, so whose each line is cannot be told (heuristic)."""
+    return action.how == "stamp" and text.startswith(action.write.file[0])
+
+
+@pytest.mark.parametrize("kinds", [SHELL, SHELL + TOOLS], ids=["shell", "shell-and-tools"])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_no_step_is_blamed_for_a_write_it_did_not_make(tmp_path_factory, kinds, data):
+    schedule = data.draw(st.lists(actions(kinds), min_size=1, max_size=4), "schedule")
+    root = workspace(tmp_path_factory.mktemp("who"))
+    session = play(root, schedule)
+    judge(root, session, schedule)
