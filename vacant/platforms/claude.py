@@ -433,8 +433,12 @@ class Claude(PlatformBase):
         protected path unwritable, for each program Bash runs (Read/Edit deny rules are merged into
         the same sandbox, and also stop Claude's own file tools). Measured on the pinned 2.1.197
         (fixtures/payloads/sandbox-notes.md): a denied directory becomes a tmpfs, a denied file a
-        /dev/null bind; a path missing at wrap time is not hidden."""
+        /dev/null bind; a path missing at wrap time is not hidden. A push runs outside it
+        (`excludedCommands`: vacant/core/wall.py UNWALLED_COMMANDS), only once the person approved
+        the line: the gate holds every line naming one."""
         from os.path import isdir
+
+        from vacant.core.wall import UNWALLED_COMMANDS
 
         def rule(verb: str, path: str) -> str:
             return f"{verb}(/{path}/**)" if isdir(path) else f"{verb}(/{path})"
@@ -443,6 +447,7 @@ class Claude(PlatformBase):
             "sandbox.enabled": True,
             "sandbox.failIfUnavailable": True,
             "sandbox.allowUnsandboxedCommands": False,
+            "sandbox.excludedCommands": [form for unwalled in UNWALLED_COMMANDS for form in (unwalled, f"{unwalled}:*")],  # the gate holds them for the person
             "sandbox.filesystem.denyRead": list(wall.hidden),
             "sandbox.filesystem.denyWrite": [*wall.hidden, *wall.readonly],
             "permissions.deny": [*(rule("Read", p) for p in wall.hidden),
