@@ -7,11 +7,14 @@ says the record is unwalled. Missing bwrap fails this test (Claude refuses to st
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -170,12 +173,18 @@ def test_an_approved_push_runs_once_outside_the_wall_and_nothing_else_does(tmp_p
     workspace failed even when the person approved it (`remote unpack failed: unable to create
     temporary object directory`: the approval spent on nothing). Claude's sandbox now runs a push
     line outside the wall, and the gate holds every such line for the person: the approved push
-    reaches the remote, once; a push line carrying a read of the key is held and never runs."""
+    reaches the remote, once; a push line carrying a read of the key is held and never runs. And a
+    GET the gate lets run as READ reaches its host through the sandbox's proxy (it got the proxy's
+    403 before: the wall and the gate disagreed)."""
     ws, home, env = workspace(tmp_path, walled=True)
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    get = f"curl -s -o /dev/null -w 'HTTP-%{{http_code}}' http://{socket.gethostname()}:{server.server_address[1]}/"
     push = "git push -q origin HEAD:main && echo PUSHED"
     sneak = f"git push -q origin HEAD:refs/heads/sneak && python3 -c \"print(open({hidden_path(home / '.config' / 'vacant' / 'key')}).read())\""
     turns = [turn(tool("Bash", command=push, description="push")),
              turn(tool("Bash", command=sneak, description="push and read")),
+             turn(tool("Bash", command=get, description="read a page")),
              turn(text("Waiting for the person.")),
              turn(tool("Bash", command=push, description="push"), match="APPROVED"),
              turn(tool("Bash", command=push, description="push again")),
@@ -192,6 +201,8 @@ def test_an_approved_push_runs_once_outside_the_wall_and_nothing_else_does(tmp_p
         second = run_claude_p(ws, home, upstream, "APPROVED: go on", extra_args=("--resume", session), timeout=180)
         assert second.returncode == 0, second.stderr[-2000:]
         outputs = [json.dumps(request["body"]) for request in upstream.requests()]
+    server.shutdown()
+    assert any("HTTP-200" in body for body in outputs)  # the READ reached its host
     assert pushed(tmp_path / "remote.git")  # the approved line ran, outside the wall
     assert any("PUSHED" in body for body in outputs)
     refs = subprocess.run(["git", "for-each-ref", "--format=%(refname)"], cwd=tmp_path / "remote.git",
