@@ -58,6 +58,13 @@ def rules(root: Path, command: str, cwd=None) -> set[str] | str:
 # -- shipped rules --------------------------------------------------------------------------------
 
 
+def unwalled(ws) -> None:
+    """The workspace's install record: its platform's sandbox was not set up (`vacant init --no-wall`)."""
+    record = state_dir(ws) / "install.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"walls": {"claude": False}}))
+
+
 @pytest.mark.parametrize("command, expected", [
     ("git push origin main", {"git-push"}),
     ("git  push  'origin'  main", {"git-push"}),
@@ -94,13 +101,6 @@ def rules(root: Path, command: str, cwd=None) -> set[str] | str:
     ("wget --post-data 'a=1' https://x", {"http-write"}),
     ("wget https://example.com/file", set()),
 ])
-def unwalled(ws) -> None:
-    """The workspace's install record: its platform's sandbox was not set up (`vacant init --no-wall`)."""
-    record = state_dir(ws) / "install.json"
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"walls": {"claude": False}}))
-
-
 def test_shipped_rules(ws, command, expected):
     assert rules(ws, command) == expected
 
