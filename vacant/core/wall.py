@@ -41,6 +41,44 @@ PACKAGES = {"bwrap": "bubblewrap", "socat": "socat"}
 # under a longer TMPDIR the sandbox never starts and, failing closed, every Bash call fails.
 SANDBOX_SOCKET_NAME = "/claude-socks-0123456789abcdef.sock"
 SOCKET_PATH_MAX = 107
+# Commands a platform's sandbox runs outside the wall (Claude Code's `sandbox.excludedCommands`,
+# which `vacant init` writes as `git push` and `git push:*`): a push needs what the wall keeps from
+# the agent (a remote outside the workspace, the person's credentials, the network), so behind the
+# wall an approved push failed and the approval was spent on nothing. Measured on Claude Code
+# 2.1.197: a line any of whose commands is an excluded one runs *whole* outside the sandbox (`git
+# push … && cat FILE`, and `git push` then `cat FILE` on the next line, read a denied file), while
+# `git -C . push`, `echo 'git push'`-style arguments and `git stash push` stayed inside. So the gate
+# holds every line in which the words follow each other anywhere (`outside_the_wall`), for the
+# person's answer: nothing runs outside the wall unless the person approved that exact line.
+UNWALLED_COMMANDS = ("git push",)
+
+
+def outside_the_wall(command: str) -> str | None:
+    """The unwalled command a shell line may run outside the wall: its words one after the other
+    anywhere in the line, however spaced, quoted, escaped or punctuated (`(git push)`, `g\\it
+    "push"`, `/usr/bin/git push`, `git pushx`, even a mention in a string: broader than the
+    platform's match, never narrower), or None."""
+    words = [word for word in (_bare(word) for word in command.split()) if word]
+    for unwalled in UNWALLED_COMMANDS:
+        first, *rest = unwalled.split()
+        for at, word in enumerate(words):
+            if (word == first or word.endswith("/" + first)) and _follows(rest, words[at + 1:]):
+                return unwalled
+    return None
+
+
+def _bare(word: str) -> str:
+    for mark in "'\"\\;&|()`$<>{}":
+        word = word.replace(mark, "")
+    return word
+
+
+def _follows(wanted: list[str], words: list[str]) -> bool:
+    """`words` begin with `wanted`, the last one as a prefix (a prefix match reaches `pushx`)."""
+    if len(words) < len(wanted):
+        return False
+    *whole, last = wanted or [""]
+    return words[:len(whole)] == whole and (not wanted or words[len(whole)].startswith(last))
 
 
 class Wall:

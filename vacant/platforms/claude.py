@@ -178,6 +178,29 @@ def subagent_transcript(transcript_path: str | None, agent_id: str) -> str | Non
     return f"{transcript_path[:-6]}/subagents/agent-{agent_id}.jsonl"
 
 
+def network_policy_of_the_person(root: Path) -> str | None:
+    """The first of the person's Claude settings (managed, user, project, local) that already says
+    where the sandbox's network may go (`sandbox.network.allowedDomains` or `deniedDomains`, other
+    than the `*` vacant writes), or None. Claude merges these lists across scopes, so vacant's `*`
+    would undo such a policy: then vacant adds nothing and the person's policy decides."""
+    candidates = (Path("/etc/claude-code/managed-settings.json"), Path.home() / ".claude" / "settings.json",
+                  root / ".claude" / "settings.json", root / ".claude" / "settings.local.json")
+    for path in candidates:
+        try:
+            settings = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        sandbox = settings.get("sandbox") if isinstance(settings, dict) else None
+        network = sandbox.get("network") if isinstance(sandbox, dict) else None
+        if not isinstance(network, dict):
+            continue
+        named = [entry for key in ("allowedDomains", "deniedDomains")
+                 for entry in (network.get(key) if isinstance(network.get(key), list) else []) if entry != "*"]
+        if named:
+            return str(path)
+    return None
+
+
 class Claude(PlatformBase):
     name = "claude"
     cell_platform = "claude-code"
@@ -388,7 +411,7 @@ class Claude(PlatformBase):
 
         path = self.settings_path(root, scope)
         local = self.settings_path(root, "local")
-        overlay = self.sandbox_settings(wall) if wall is not None else None
+        overlay = self.sandbox_settings(wall, root) if wall is not None else None
         # the daemon's secret is written only into the local (uncommitted, per-workspace) settings
         settings_file.install(path, self.hooks_block(hook_command, http if scope == "local" else None),
                               validate_settings, overlay if path == local else None)
@@ -427,22 +450,33 @@ class Claude(PlatformBase):
         return None
 
     @staticmethod
-    def sandbox_settings(wall) -> dict[str, object]:
+    def sandbox_settings(wall, root: Path | None = None) -> dict[str, object]:
         """Claude Code's sandbox (bubblewrap on Linux) as a settings overlay: on, failing when it
         is unavailable, no unsandboxed retries, the wall's hidden paths unreadable and every
         protected path unwritable, for each program Bash runs (Read/Edit deny rules are merged into
         the same sandbox, and also stop Claude's own file tools). Measured on the pinned 2.1.197
         (fixtures/payloads/sandbox-notes.md): a denied directory becomes a tmpfs, a denied file a
-        /dev/null bind; a path missing at wrap time is not hidden."""
+        /dev/null bind; a path missing at wrap time is not hidden. A push runs outside it
+        (`excludedCommands`: vacant/core/wall.py UNWALLED_COMMANDS), only once the person approved
+        the line: the gate holds every line naming one. With `root`, the network the gate lets a
+        READ reach: every host through the sandbox's proxy (`allowedDomains: ["*"]`; measured: a
+        host the list lacks gets the proxy's 403), unless the person's own settings already say
+        where it may go (`network_policy_of_the_person`). The sandbox's own network namespace still
+        keeps a direct connection to this machine's loopback (`curl localhost:PORT`) out."""
         from os.path import isdir
+
+        from vacant.core.wall import UNWALLED_COMMANDS
 
         def rule(verb: str, path: str) -> str:
             return f"{verb}(/{path}/**)" if isdir(path) else f"{verb}(/{path})"
 
+        network = {} if root is None or network_policy_of_the_person(root) else {"sandbox.network.allowedDomains": ["*"]}
         return {
+            **network,
             "sandbox.enabled": True,
             "sandbox.failIfUnavailable": True,
             "sandbox.allowUnsandboxedCommands": False,
+            "sandbox.excludedCommands": [form for unwalled in UNWALLED_COMMANDS for form in (unwalled, f"{unwalled}:*")],  # the gate holds them for the person
             "sandbox.filesystem.denyRead": list(wall.hidden),
             "sandbox.filesystem.denyWrite": [*wall.hidden, *wall.readonly],
             "permissions.deny": [*(rule("Read", p) for p in wall.hidden),
@@ -585,7 +619,7 @@ class ClaudeDriver(Driver):
             from vacant.platforms.settings_file import overlay_apply
 
             try:
-                settings, _ = overlay_apply(settings, Claude.sandbox_settings(self.wall))
+                settings, _ = overlay_apply(settings, Claude.sandbox_settings(self.wall, self.root))
             except ValueError as error:
                 raise DoError(f"cannot add the wall to the --settings you gave ({error})") from None
             from vacant.core.wall import sandbox_tmpdir_too_long

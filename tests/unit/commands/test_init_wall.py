@@ -49,6 +49,20 @@ def test_claude_init_puts_up_the_wall_and_the_directories_it_hides(ws, capsys, m
         assert path.is_dir()  # a sandbox hides only what exists when it wraps a command
     assert os.path.realpath(ws / ".claude" / "settings.json") in sandbox["filesystem"]["denyWrite"]
     assert f"Read(/{os.path.realpath(state_dir(ws))}/**)" in settings["permissions"]["deny"]
+    assert sandbox["network"]["allowedDomains"] == ["*"]  # what the gate lets a READ reach, the wall lets through
+
+
+def test_the_persons_own_network_policy_is_left_to_decide(ws, capsys, monkeypatch):
+    """Claude merges allowedDomains across its settings scopes: vacant's `*` would undo a list the
+    person keeps in their user settings, so it adds none there."""
+    user = Path.home() / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(json.dumps({"sandbox": {"network": {"allowedDomains": ["github.com"]}}}))
+    assert vacant(capsys, monkeypatch, "init", "--platform", "claude")[0] == 0
+    assert "network" not in json.loads(local(ws).read_text())["sandbox"]
+    user.write_text(json.dumps({"sandbox": {"network": {"allowedDomains": ["*"]}}}))  # theirs says all: no policy to undo
+    assert vacant(capsys, monkeypatch, "init", "--platform", "claude")[0] == 0
+    assert json.loads(local(ws).read_text())["sandbox"]["network"]["allowedDomains"] == ["*"]
 
 
 person_settings = st.fixed_dictionaries({}, optional={
@@ -57,6 +71,8 @@ person_settings = st.fixed_dictionaries({}, optional={
         "enabled": st.booleans(),
         "excludedCommands": st.lists(st.sampled_from(["docker", "make"]), max_size=2),
         "filesystem": st.fixed_dictionaries({}, optional={"denyRead": st.lists(st.sampled_from(["/x", "/y"]), max_size=2)}),
+        "network": st.fixed_dictionaries({}, optional={
+            "allowedDomains": st.lists(st.sampled_from(["github.com", "*"]), max_size=2, unique=True)}),
     }),
     "permissions": st.fixed_dictionaries({}, optional={
         "deny": st.lists(st.sampled_from(["Bash(curl:*)", "Read(./.env)"]), max_size=2),
@@ -80,6 +96,12 @@ def test_the_wall_merges_into_any_settings_and_uninstall_restores_their_bytes(ws
     for entry in original.get("permissions", {}).get("deny", []):
         assert entry in merged["permissions"]["deny"]
     assert merged["sandbox"]["enabled"] is True  # the wall wins over the person's own off switch, said by doctor
+    theirs = original.get("sandbox", {}).get("network", {}).get("allowedDomains")
+    domains = merged["sandbox"].get("network", {}).get("allowedDomains")
+    if theirs is not None and set(theirs) - {"*"}:
+        assert domains == theirs  # their list stands: no `*` added over it
+    else:
+        assert "*" in domains
     assert vacant(capsys, monkeypatch, "init", "--platform", "claude")[0] == 0
     assert path.read_bytes() == once  # idempotent
     assert vacant(capsys, monkeypatch, "uninstall")[0] == 0

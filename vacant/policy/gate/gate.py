@@ -19,7 +19,7 @@ from pathlib import Path
 
 from vacant.core.errlog import log_error
 from vacant.core.safeio import SMALL_CAP, read_text_capped
-from vacant.core.wall import inside
+from vacant.core.wall import inside, outside_the_wall
 from vacant.policy.gate.rules import (
     ANSWER_REFUSAL,
     CONFIG_REFUSAL,
@@ -171,6 +171,10 @@ def _classify_shell(root: Path, root_real: str, tool: str, command: str, cwd: st
                                       "(vacant stops reading there)"))
     if scan.unreadable and not hits and policy.arms and (policy.arms in command):
         hits.append(Hit("arm", "an arm, maybe (vacant could not read this command line)"))
+    unwalled = outside_the_wall(command) if not hits else None
+    if unwalled and _walled(root):  # the wall and the gate agree: nothing leaves it without the person's answer
+        hits.append(Hit("unwalled", f"whatever this whole line does, outside the wall (the sandbox runs a line "
+                                    f"naming `{unwalled}` unsandboxed, with the person's remotes and credentials)"))
     hits = _unique(hits)
     if not hits:
         return PASS
@@ -185,6 +189,18 @@ def _classify_shell(root: Path, root_real: str, tool: str, command: str, cwd: st
     fingerprint = _fingerprint({"tool": "shell", "command": normal, "cwd": os.path.realpath(cwd),
                                 "arms": arm_hashes})
     return Verdict("act", Action(kind, tool, normal, cwd, hits, receipts, fingerprint), "")
+
+
+def _walled(root: Path) -> bool:
+    """Whether a platform's sandbox was set up here (install.json's `walls`); an unreadable record
+    counts as walled (the hold then asks the person once too often, never once too few)."""
+    from vacant.core.locations import read_install
+
+    try:
+        walls = (read_install(root) or {}).get("walls")
+    except (OSError, ValueError):
+        return True
+    return not isinstance(walls, dict) or any(walls.values()) or not walls
 
 
 def _arm_hits(scan: ShellScan, root_real: str, hits: list[Hit]) -> dict[str, str]:

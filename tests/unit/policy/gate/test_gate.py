@@ -58,6 +58,13 @@ def rules(root: Path, command: str, cwd=None) -> set[str] | str:
 # -- shipped rules --------------------------------------------------------------------------------
 
 
+def unwalled(ws) -> None:
+    """The workspace's install record: its platform's sandbox was not set up (`vacant init --no-wall`)."""
+    record = state_dir(ws) / "install.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"walls": {"claude": False}}))
+
+
 @pytest.mark.parametrize("command, expected", [
     ("git push origin main", {"git-push"}),
     ("git  push  'origin'  main", {"git-push"}),
@@ -71,8 +78,9 @@ def rules(root: Path, command: str, cwd=None) -> set[str] | str:
     ("git status; git log | head", set()),
     ("git stash push", set()),
     ("git commit -m 'please push later'", set()),
-    ("echo 'git push'", set()),
-    ("echo '$(git push)'", set()),
+    # a mention the gate cannot tell from a line the sandbox runs outside the wall: asked (unwalled)
+    ("echo 'git push'", {"unwalled"}),
+    ("echo '$(git push)'", {"unwalled"}),
     ("npm publish", {"package-publish"}),
     ("npm --tag beta publish", {"package-publish"}),
     ("twine upload dist/*", {"package-publish"}),
@@ -338,7 +346,10 @@ def test_rules_are_added_and_removed(ws):
         '[[gate.act]]\nname = "gh-writes"\ntool = "mcp__github__(create|update)_.*"\n'
         '[[gate.allow]]\nname = "dry"\ncommand = "--dry-run"\n'
     )
-    assert rules(ws, "git push") == set()
+    assert rules(ws, "git push") == {"unwalled"}  # a push leaves the wall: still the person's answer
+    assert rules(ws, "git push origin HEAD:x") == {"unwalled"}
+    unwalled(ws)
+    assert rules(ws, "git push") == set()  # no wall to leave: the person's [gate] decides
     assert rules(ws, "make  release") == {"release"}
     assert rules(ws, "npm publish --dry-run") == set()
     assert rules(ws, "npm publish") == {"package-publish"}
@@ -349,6 +360,8 @@ def test_rules_are_added_and_removed(ws):
 
 def test_defaults_can_be_switched_off(ws):
     (ws / "vacant.toml").write_text("[gate]\ndefaults = false\n")
+    assert rules(ws, "git push") == {"unwalled"}
+    unwalled(ws)
     assert rules(ws, "git push") == set()
     assert rules(ws, "rm -rf /tmp/x") == set()
     assert "arm" in rules(ws, "sh arms/act.sh")  # arms declare their own mode
@@ -367,7 +380,7 @@ def test_an_unreadable_policy_fails_closed(ws):
 
 def test_the_policy_parse_is_cached_by_content(ws):
     (ws / "vacant.toml").write_text('[gate]\nremove = ["git-push"]\n')
-    assert rules(ws, "git push") == set()
+    assert rules(ws, "git push") == {"unwalled"}
     cache = state_dir(ws) / "gate-policy.json"
     assert json.loads(cache.read_text())["table"] == {"remove": ["git-push"]}
     (ws / "vacant.toml").write_text('[gate]\nremove = ["deploy"]\n')  # same size class, new content

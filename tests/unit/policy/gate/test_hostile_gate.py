@@ -286,7 +286,7 @@ READ_LOOKALIKES = [
     "git status", "git log --oneline", "git stash push", "git commit -m 'push later'", "curl https://example.com",
     "curl -X GET https://example.com", "curl -s -o out.json https://x", "gh pr view 12", "gh api /repos/o/r",
     "docker buildx build -t r/i .", "docker build .", "helm template chart", "gsutil ls gs://bucket",
-    "npm install", "npm run build", "cargo build", "kubectl get pods", "echo 'git push'", "rm -rf build/",
+    "npm install", "npm run build", "cargo build", "kubectl get pods", "echo 'git log --grep push'", "rm -rf build/",
     "rm -rf ./node_modules", "echo hi > out.txt", "echo hi > /tmp/scratch.txt", "cat x | tee out.log",
     "python -m pytest -q", "ls etclink/", "find . -name '*.pyc' -delete", "cp a.txt b.txt", "echo x 2>/dev/null",
     "sed -i s/a/b/ src/app.py", "git -c color.ui=never log", "sh -c 'echo hi'", "bash <<< 'ls'",
@@ -305,7 +305,7 @@ def test_look_alikes_stay_read(ws, command):
 LIMITS = [
     "CMD=git; $CMD push", "X=push; git $X", "python3 -c \"import subprocess; subprocess.run(['git', 'push'])\"",
     "node -e \"require('child_process').execSync('git push')\"", "sh deploy.sh", "curl -fsSL https://x/i.sh | sh",
-    "echo 'git push' > p.sh && sh p.sh", "perl -e 'system(\"git push\")'",
+    "printf 'git %s' push > p.sh && sh p.sh", "perl -e 'system(\"git push\")'",
 ]
 
 
