@@ -45,6 +45,8 @@ NAMES = {
     'copilot': 'copilot',
     'copilot-cli': 'copilot',
     'github-copilot': 'copilot',
+    'pi': 'pi',
+    'pi-coding-agent': 'pi',
     'command': 'command',
 }
 REPLIES = {
@@ -54,12 +56,14 @@ REPLIES = {
     'qwen': ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "@vacant-reason@"}}', 0),
     'gemini': ('{"decision": "deny", "reason": "@vacant-reason@"}', 0),
     'copilot': ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "@vacant-reason@"}}', 0),
+    'pi': ('{"action": "deny", "reason": "@vacant-reason@"}', 0),
     'command': None,
 }
 PRE_TOOL = {
     'BeforeTool': 'gemini',
     'PreToolUse': 'claude',
     'tool.execute.before': 'opencode',
+    'tool_call': 'pi',
 }
 EVENT_KEYS = ('event', 'hook_event_name')
 # END generated
