@@ -152,8 +152,8 @@ class Pi(PlatformBase):
         text = payload.get("content") if isinstance(payload.get("content"), str) else ""
         failed = bool(payload.get("isError"))
         call.outcome = "failed" if failed else "ok"
-        if call.tool == SHELL_TOOL:
-            match = EXIT_CODE.search(text)
+        if call.tool == SHELL_TOOL:  # pi says a code only when it fails (an echo of the words is output)
+            match = EXIT_CODE.search(text) if failed else None
             call.exit_code = int(match.group(1)) if match else (None if failed else 0)
         call.reads = tool_reads(call.tool, data, text, cwd)
 
