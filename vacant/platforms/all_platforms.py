@@ -19,6 +19,7 @@ from vacant.core import platform_facts
 from vacant.core.calls import HookCall, Response
 from vacant.platforms import claude, command, copilot, deny, gemini, lean_registry, opencode, qwen
 from vacant.platforms.codex import platform as codex
+from vacant.platforms.cline import platform as cline
 from vacant.platforms.pi import platform as pi
 
 REGISTERED = (
@@ -29,6 +30,7 @@ REGISTERED = (
     gemini.PLATFORM,
     copilot.PLATFORM,
     pi.PLATFORM,
+    cline.PLATFORM,
     command.PLATFORM,
 )
 

@@ -29,9 +29,10 @@ MODULES = {
     'github-copilot': 'vacant.platforms.copilot',
     'pi': 'vacant.platforms.pi.platform',
     'pi-coding-agent': 'vacant.platforms.pi.platform',
+    'cline': 'vacant.platforms.cline.platform',
     'command': 'vacant.platforms.command',
 }
-NAMES = ('claude', 'codex', 'command', 'copilot', 'gemini', 'opencode', 'pi', 'qwen')
+NAMES = ('claude', 'cline', 'codex', 'command', 'copilot', 'gemini', 'opencode', 'pi', 'qwen')
 FACTS = (
     ('claude-code', 'anthropic', ('.claude/settings.json', '.claude/settings.local.json'), ('.claude/settings.json',)),
     ('codex', 'openai', ('.codex/hooks.json', '.codex/config.toml'), ('.codex/hooks.json', '.codex/config.toml')),
@@ -40,6 +41,7 @@ FACTS = (
     ('gemini-cli', 'gcp.gemini', ('.gemini/settings.json',), ('.gemini/settings.json',)),
     ('copilot-cli', None, ('.github/hooks/vacant.json', '.github/copilot/settings.json', '.github/copilot/settings.local.json'), ('.copilot/hooks/vacant.json', '.copilot/settings.json', '.copilot/config.json')),
     ('pi', None, ('.pi/extensions',), ('.pi/agent/extensions',)),
+    ('cline', None, ('.clinerules/hooks',), ()),
     ('command', None, (), ()),
 )
 # END generated

@@ -94,9 +94,19 @@ def pi_blocks(stdout: str, code: int, scratch: Path) -> str:
     return done["message"]
 
 
+def cline_cancel(stdout: str, code: int, scratch: Path) -> str:
+    """Cline (cline/platform.py): `{"cancel": true, "errorMessage": R}` on stdout; the tool does not
+    run and the whole task is aborted (there is no per-call deny); a failing hook runs the tool."""
+    assert code == 0, code
+    out = json.loads(stdout)
+    assert out["cancel"] is True, out
+    return out["errorMessage"]
+
+
 OBEYS: dict[str, Callable[[str, int, Path], str]] = {
     "claude": claude_dialect, "codex": claude_dialect, "qwen": claude_dialect, "copilot": claude_dialect,
     "gemini": gemini_deny, "opencode": opencode_throws, "pi": pi_blocks,
+    "cline": cline_cancel,
 }
 
 
