@@ -9,6 +9,7 @@ removes every hook file. A missing binary fails this test, it never skips it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 from chat_harness import text, tool, vacant
 from codex_harness import BIN, FakeResponses, git_workspace
-from do_harness import FILES, log_of, report
+from do_harness import FILES, log_of
 from harness import AGENTS_BIN, MARK, agent_binary, marks
 
 from vacant.core.locations import state_dir
@@ -42,12 +43,17 @@ def cline(workspace: Path, env: dict, state: Path, *args: str) -> subprocess.Com
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
 
 
-def wait_for_report(workspace: Path, seconds: float = 120) -> None:
-    """TaskComplete runs detached: its report may be written after `cline` exits."""
+def wait_for_report(workspace: Path, seconds: float = 120) -> str:
+    """TaskComplete runs detached: its report may be written after `cline` exits. The run's id."""
     end = time.monotonic() + seconds
-    while not list((state_dir(workspace) / "runs").glob("*/report.json")):
+    while not (reports := list((state_dir(workspace) / "runs").glob("*/report.json"))):
         assert time.monotonic() < end, "no report after TaskComplete"
         time.sleep(0.5)
+    return reports[0].parent.name
+
+
+def records(workspace: Path, env: dict, run: str) -> list[dict]:
+    return [json.loads(line) for line in vacant(["log", "--json", run], workspace, env).stdout.splitlines() if line]
 
 
 def test_installed_hooks_record_report_and_abort_on_a_deny(plain_scratch):
@@ -75,26 +81,29 @@ def test_installed_hooks_record_report_and_abort_on_a_deny(plain_scratch):
         assert vacant(["doctor", "--platform", "cline"], workspace, env).returncode == 0
         first = cline(workspace, env, state, "--json", "set the rate in config.py")
         assert first.returncode == 0, first.stderr
-        wait_for_report(workspace)
+        run = wait_for_report(workspace)
         second = cline(workspace, env, state, "--json", "SECOND: mark it")
         requests = upstream.requests()
     assert marks(workspace) == []  # denied before it ran
     assert '"finishReason":"aborted"' in second.stdout  # Cline's deny aborts the task
     assert not any("never reached" in str(r["body"]) for r in requests)
 
-    log = log_of(workspace)
+    log = records(workspace, env, run)
     starts = {r["step"]: r for r in log if r["type"] == "step_start" and r["tool"] != "oob"}
-    assert [r["tool"] for r in starts.values()] == ["read_files", "editor", "run_commands", "run_commands"]
+    assert [r["tool"] for r in starts.values()] == ["read_files", "editor", "run_commands"]
     assert all(r["actor"]["platform"] == "cline" for r in starts.values())
     ends = {r["step"]: r for r in log if r["type"] == "step_end"}
-    assert (ends[3]["outcome"], ends[3]["exit_code"], ends[4]["outcome"]) == ("failed", 1, "not-run")
+    assert set(ends) == set(starts) and (ends[3]["outcome"], ends[3]["exit_code"]) == ("failed", 1)
     reads = [(r["origin"], r["ref"], r["step"]) for r in log if r["type"] == "read"]
     assert ("file", "spec/rates.md", 1) in reads
     assert ("command", "python3 check_value.py RATE config.py 0.08", 3) in reads
-
-    (finding,) = report(workspace, 1)["findings"]
+    (finding,) = json.loads(vacant(["report", "--json", run], workspace, env).stdout)["findings"]
     assert (finding["level"], finding["step"], finding["tool"], finding["path"]) == ("provable", 2, "editor", "config.py")
     assert [r for r in log if r["type"] == "feedback"] == []  # nothing could carry it
+
+    denied = log_of(workspace)  # the second run: the arm held for the person, its step never run
+    assert [r["outcome"] for r in denied if r["type"] == "step_end"] == ["not-run"]
+    assert [r["status"] for r in denied if r["type"] == "pause_surfaced"] == ["awaiting-human"]
 
     removed = vacant(["uninstall", "--platform", "cline"], workspace, env)
     assert removed.returncode == 0, removed.stderr

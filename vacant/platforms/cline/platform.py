@@ -5,8 +5,8 @@ fixtures/upstreams/fake_responses.py's Chat Completions through `cline auth -p o
 URL`; captured payloads in fixtures/payloads/cline/):
 - Hooks are files named after their event (TaskStart, TaskResume, UserPromptSubmit, PreToolUse,
   PostToolUse, TaskComplete, TaskCancel, TaskError, SessionShutdown; no extension or .sh/.py/...)
-  in `<workspace>/.clinerules/hooks/` and in `--hooks-dir DIR`; every file of an event runs; the
-  payload is on stdin. No matchers.
+  in `<workspace>/.clinerules/hooks/`, `<config dir>/hooks/` and `~/Documents/Cline/Hooks/`
+  (`--hooks-dir DIR` loaded none); every file of an event runs; the payload is on stdin. No matchers.
 - The payload names its event in `hookName`, not the file's name: agent_start, agent_resume,
   prompt_submit, tool_call, tool_result, agent_end, agent_abort, agent_error, session_shutdown.
   Every payload: taskId, sessionContext.rootSessionId (what `--id` takes), workspaceRoots, agent_id.
@@ -37,7 +37,7 @@ from pathlib import Path
 from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.platforms.base import Diagnosis, PlatformBase, diagnosis, read_file_bytes
-from vacant.platforms.driver import Driver
+from vacant.platforms.driver import DoError, Driver
 
 EVENT_KINDS = {
     "agent_start": "session_start",
@@ -255,24 +255,16 @@ def _record_path(directory: Path) -> Path:
 
 
 class ClineDriver(Driver):
-    """vacant's hooks through `--hooks-dir <a temporary directory>`, never a file of the person's.
-    Cline cannot be continued headless (measured): `vacant do` reports at the end."""
+    """Cline loads hooks only from files: `vacant do` needs `vacant init --platform cline` first
+    (`--hooks-dir DIR` was measured to load no hook file). Cline cannot be continued headless
+    (measured): `vacant do` reports at the end."""
 
     platform = "cline"
 
     def prepare(self) -> None:
-        from vacant.platforms.settings_file import hook_command
-
-        installed = [p for p in PLATFORM.files(self.root) if p.is_file() and MARK in p.read_text(errors="replace")]
-        if installed:
-            return  # `vacant init --platform cline` installed them
-        directory = self.tmp / "cline-hooks"
-        directory.mkdir(parents=True, exist_ok=True)
-        for name in HOOK_FILES:
-            path = directory / name
-            path.write_text(hook_script(hook_command("cline")))
-            path.chmod(0o755)
-        self.argv = [self.argv[0], "--hooks-dir", str(directory), *self.argv[1:]]
+        if not any(p.is_file() and MARK in p.read_text(errors="replace") for p in PLATFORM.files(self.root)):
+            raise DoError("Cline loads hooks only from files (its --hooks-dir loads none): run "
+                          "`vacant init --platform cline` first, then `vacant do -- cline …`")
 
 
 Cline.driver = ClineDriver
