@@ -238,8 +238,8 @@ class Runner:
             self.out("vacant do: --no-wall: the agent's commands can reach vacant's key, state and settings; "
                      "the record is unwalled")
             return False
-        if self.platform == "opencode":
-            self.out("vacant do: opencode runs vacant's plugin in its own process: no wall can keep its commands "
+        if self.platform in ("opencode", "pi"):
+            self.out(f"vacant do: {self.platform} runs vacant's plugin in its own process: no wall can keep its commands "
                      "from the record; the record is unwalled")
             return False
         missing = missing_packages(os.environ.get("PATH"))

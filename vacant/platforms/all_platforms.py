@@ -19,6 +19,8 @@ from vacant.core import platform_facts
 from vacant.core.calls import HookCall, Response
 from vacant.platforms import claude, command, copilot, deny, gemini, lean_registry, opencode, qwen
 from vacant.platforms.codex import platform as codex
+from vacant.platforms.cline import platform as cline
+from vacant.platforms.pi import platform as pi
 
 REGISTERED = (
     claude.PLATFORM,
@@ -27,6 +29,8 @@ REGISTERED = (
     qwen.PLATFORM,
     gemini.PLATFORM,
     copilot.PLATFORM,
+    pi.PLATFORM,
+    cline.PLATFORM,
     command.PLATFORM,
 )
 

@@ -45,6 +45,9 @@ NAMES = {
     'copilot': 'copilot',
     'copilot-cli': 'copilot',
     'github-copilot': 'copilot',
+    'pi': 'pi',
+    'pi-coding-agent': 'pi',
+    'cline': 'cline',
     'command': 'command',
 }
 REPLIES = {
@@ -54,14 +57,17 @@ REPLIES = {
     'qwen': ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "@vacant-reason@"}}', 0),
     'gemini': ('{"decision": "deny", "reason": "@vacant-reason@"}', 0),
     'copilot': ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "@vacant-reason@"}}', 0),
+    'pi': ('{"action": "deny", "reason": "@vacant-reason@"}', 0),
+    'cline': ('{"cancel": true, "errorMessage": "@vacant-reason@"}', 0),
     'command': None,
 }
 PRE_TOOL = {
     'BeforeTool': 'gemini',
     'PreToolUse': 'claude',
     'tool.execute.before': 'opencode',
+    'tool_call': 'pi',
 }
-EVENT_KEYS = ('event', 'hook_event_name')
+EVENT_KEYS = ('event', 'hookName', 'hook_event_name')
 # END generated
 
 REASON_MARK = "@vacant-reason@"  # where a reply's reason goes (all_platforms.deny_table checks it)

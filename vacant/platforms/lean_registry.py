@@ -27,9 +27,12 @@ MODULES = {
     'copilot': 'vacant.platforms.copilot',
     'copilot-cli': 'vacant.platforms.copilot',
     'github-copilot': 'vacant.platforms.copilot',
+    'pi': 'vacant.platforms.pi.platform',
+    'pi-coding-agent': 'vacant.platforms.pi.platform',
+    'cline': 'vacant.platforms.cline.platform',
     'command': 'vacant.platforms.command',
 }
-NAMES = ('claude', 'codex', 'command', 'copilot', 'gemini', 'opencode', 'qwen')
+NAMES = ('claude', 'cline', 'codex', 'command', 'copilot', 'gemini', 'opencode', 'pi', 'qwen')
 FACTS = (
     ('claude-code', 'anthropic', ('.claude/settings.json', '.claude/settings.local.json'), ('.claude/settings.json',)),
     ('codex', 'openai', ('.codex/hooks.json', '.codex/config.toml'), ('.codex/hooks.json', '.codex/config.toml')),
@@ -37,6 +40,8 @@ FACTS = (
     ('qwen-code', None, ('.qwen/settings.json',), ('.qwen/settings.json',)),
     ('gemini-cli', 'gcp.gemini', ('.gemini/settings.json',), ('.gemini/settings.json',)),
     ('copilot-cli', None, ('.github/hooks/vacant.json', '.github/copilot/settings.json', '.github/copilot/settings.local.json'), ('.copilot/hooks/vacant.json', '.copilot/settings.json', '.copilot/config.json')),
+    ('pi', None, ('.pi/extensions',), ('.pi/agent/extensions',)),
+    ('cline', None, ('.clinerules/hooks',), ()),
     ('command', None, (), ()),
 )
 # END generated

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import opencode_plugin
+import pi_extension
 import pytest
 from captured_payloads import captured, in_workspace
 from hypothesis import given
@@ -82,9 +83,30 @@ def opencode_throws(stdout: str, code: int, scratch: Path) -> str:
     return done["message"]
 
 
+def pi_blocks(stdout: str, code: int, scratch: Path) -> str:
+    """pi: vacant's extension returns `{block: true, reason}` from `tool_call` on the hook's
+    `{"action": "deny"}`, and when the hook gave no answer (pi/platform.py); run here with this
+    answer as its hook's output."""
+    answer = scratch / "answer.json"
+    answer.write_text(stdout)
+    done = pi_extension.before(f"cat {shlex.quote(str(answer))}; exit {code}", scratch, scratch / "extension")
+    assert not done["ran"], "the extension let the tool run"
+    return done["message"]
+
+
+def cline_cancel(stdout: str, code: int, scratch: Path) -> str:
+    """Cline (cline/platform.py): `{"cancel": true, "errorMessage": R}` on stdout; the tool does not
+    run and the whole task is aborted (there is no per-call deny); a failing hook runs the tool."""
+    assert code == 0, code
+    out = json.loads(stdout)
+    assert out["cancel"] is True, out
+    return out["errorMessage"]
+
+
 OBEYS: dict[str, Callable[[str, int, Path], str]] = {
     "claude": claude_dialect, "codex": claude_dialect, "qwen": claude_dialect, "copilot": claude_dialect,
-    "gemini": gemini_deny, "opencode": opencode_throws,
+    "gemini": gemini_deny, "opencode": opencode_throws, "pi": pi_blocks,
+    "cline": cline_cancel,
 }
 
 

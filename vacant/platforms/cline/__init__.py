@@ -1,0 +1,1 @@
+"""Cline CLI (`cline`): one hook executable per event forwards each call to `vacant-hook cline`."""

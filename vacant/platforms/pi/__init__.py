@@ -1,0 +1,1 @@
+"""pi (@mariozechner/pi-coding-agent): an in-process extension forwards tool calls to `vacant-hook pi`."""
