@@ -65,6 +65,14 @@ REPORT_FIELDS = (
     Field("split", "object", "where this Stop's time went: for each part that ran (`final state`, `bisection`, "
                              "`verification` (the counterfactuals), `faithfulness`, `changed tests`, `baseline`), "
                              "its `seconds` and `check_runs`; empty when the answers were reused"),
+    Field("questions", "array", "what this Stop asked the person in the ask book (docs/CONTRACT.md, \"Questions for "
+                                "the person\"): a guard's test the agent changed so that it passes (`kind` "
+                                "`changed_test`), a check or guard the agent added, edited or removed (`kind` "
+                                "`contract`). Each: `ask` (the card, `ask#N`; null when a replayed Stop found none), "
+                                "`fate` (`awaiting-human`, `approved`: accepted, `declined`: rejected), `step` (the "
+                                "agent's step that made the change), `about` (the test or the item's name), `what` "
+                                "(the question in one sentence), `diff` (the test's change), `proposed` (the item as "
+                                "the agent wrote it, TOML; null: removed, or a test)"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),
     Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
     Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),
@@ -113,8 +121,10 @@ EVIDENCE_FIELDS = (
     Field("value_lines", "array", "the lines (on the flip step's state) the value was taken from; empty: the "
                                   "whole change (a finding without a line)", always=False),
     Field("method", "string", "how the flip was found: `bisection`, `linear` (the last absent-to-present "
-                              "transition, scanning back from the end), `baseline`, `baseline-partial`, or "
-                              "`unfaithful` (not graded: the replay did not see what the workspace's check sees)",
+                              "transition, scanning back from the end), `baseline`, `baseline-partial`, "
+                              "`unfaithful` (not graded: the replay did not see what the workspace's check sees), or "
+                              "`rejected_test` (the person rejected the agent's change to this test: it fails as "
+                              "they set it, and goes back to the agent)",
           always=False),
     Field("flaky", "bool", "the check gave different answers on the same state", always=False),
     Field("states_evaluated", "array", "the states the check actually ran on", always=False),
@@ -136,6 +146,8 @@ EVIDENCE_FIELDS = (
                                   "was not re-run), for a file tool `input` (`files`, the same against what its input "
                                   "wrote); `own_write_shows_it`: the finding's status on the state before the step "
                                   "plus the step's own write", always=False),
+    Field("ask", "string", "a `changed_test` finding, or a rejected one: the card the person answers it on "
+                           "(`ask#N`; empty when a replayed Stop found none)", always=False),
     Field("during_step", "int", "a `gap` made while this step ran by someone other than the step (a person's save, "
                                 "a process started earlier): never sent to the agent", always=False),
 )
