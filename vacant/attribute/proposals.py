@@ -85,7 +85,8 @@ def of_run(view: RunView, timeline: Timeline, store: ObjectStore) -> list[Propos
             for name in sorted(writer) if writer[name] != PERSON and current.get(name) != baseline.get(name)]
 
 
-def _proposal(name: str, now: tuple[str, dict] | None, before: tuple[str, dict] | None, step: int | None) -> Proposal:
+def _proposal(name: str, now: tuple[str, dict[str, Any]] | None, before: tuple[str, dict[str, Any]] | None,
+              step: int | None) -> Proposal:
     change = "added" if before is None else "removed" if now is None else "edited"
     return Proposal(name, change, now[0] if now else None, now[1] if now else None,
                     before[0] if before else None, before[1] if before else None, step)

@@ -58,7 +58,7 @@ def fingerprint_of(kind: str, facts: Any) -> str:
     return f"question:{kind}:{digest[:40]}"
 
 
-def is_question(card: dict) -> bool:
+def is_question(card: dict[str, Any]) -> bool:
     return card.get("question") in QUESTION_KINDS
 
 
@@ -91,11 +91,11 @@ def ask(root: Path, run_id: str, kind: str, fingerprint: str, action: str, recei
     return Answer(card["id"], AWAITING, "nobody has answered yet (silence is never a decline)")
 
 
-def _about(book: AskBook, fingerprint: str) -> list[dict]:
+def _about(book: AskBook, fingerprint: str) -> list[dict[str, Any]]:
     return [card for card in book.cards() if card.get("fingerprint") == fingerprint and is_question(card)]
 
 
-def _answer_of(root: Path, card: dict) -> Answer:
+def _answer_of(root: Path, card: dict[str, Any]) -> Answer:
     state, detail = fate(card)
     if state == ACCEPTED and not decided_by_person(root, card):
         state, detail = "stale", DECIDED_MISSING
