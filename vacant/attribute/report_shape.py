@@ -50,7 +50,9 @@ REPORT_FIELDS = (
     Field("seconds", "number", "how long this Stop's pipeline took"),
     Field("faithful", "object", "whether the replay saw what the check in the workspace sees: `faithful` (bool) "
                                 "and `why` (null when faithful). Checked when a finding was found present at the "
-                                "baseline: the check on the workspace must answer as on its rebuilt final state; "
+                                "baseline: the rebuilt baseline must answer as the probe did (the person's at "
+                                "`contract add`, when no recorded file changed since, or the run's baseline probe), "
+                                "and the check on the workspace as on its rebuilt final state; "
                                 "where it does not, those findings are graded `heuristic` (evidence `method`: "
                                 "`unfaithful`) and nobody is told they predate the work"),
     Field("nothing_to_verify", "bool", "no acceptance check and no flag at all, and no finding (guards alone "

@@ -42,7 +42,7 @@ from vacant.core import sandbox
 from vacant.core.sandbox import unrecorded_paths
 from vacant.store.hasher import leaves_out
 from vacant.policy.contract.checks import Site, run_check, site_for
-from vacant.policy.contract.contract import Contract, ContractError, load_contract, rounds_hint
+from vacant.policy.contract.contract import CONTRACT_FILE, Contract, ContractError, load_contract, rounds_hint
 from vacant.policy.contract.flags import list_flags, standing_flags
 from vacant.policy.gate.asks import questions
 from vacant.policy.gate.asks.book import AskBook
@@ -263,25 +263,54 @@ class Pipeline:
 
     def _faithful(self, findings: list[tuple[Finding, str | None]], graded: list[Attribution]) -> list[Attribution]:
         """A finding the replay found already present at the baseline is believed only if the replay
-        is faithful: the check on the live workspace (walled, as `vacant check` runs it) must answer
-        as on the rebuilt final state. Where it does not, the replay read something outside the
-        state: nothing is graded on it, and nobody is told the failure predates the work."""
+        is faithful: the rebuilt baseline must answer as the probe did (the person's at `contract
+        add`, or the run's baseline probe), and the check on the live workspace (walled, as `vacant
+        check` runs it) as on the rebuilt final state. Where either differs, the replay read
+        something outside the state: nothing is graded on it, and nobody is told the failure
+        predates the work."""
         suspects = {finding.name for (finding, _), attribution in zip(findings, graded)
                     if finding.source == "check" and attribution.evidence.get("method") == "baseline"}
         for name in sorted(suspects):
             if time.monotonic() > self.deadline:
                 break
-            check = self._check_named(name)
-            rebuilt = self.checks.results.get((name, self.timeline.last, ()))
-            live = run_check(check, self.root, site=site_for(self.root))
-            if rebuilt is None or _answer(live) == _answer(rebuilt):
+            why = self._probe_disagrees(name) or self._live_disagrees(name)
+            if why is None:
                 continue
-            self.unfaithful = (f"check {name} answers differently on the workspace ({_said(live)}) than on its "
-                               f"rebuilt final state ({_said(rebuilt)}): the replay reads something outside the "
-                               "recorded state")
+            self.unfaithful = why
             graded = [self._unfaithful(attribution) if finding.name == name else attribution
                       for (finding, _), attribution in zip(findings, graded)]
         return graded
+
+    def _probe_disagrees(self, name: str) -> str | None:
+        """Why the rebuilt baseline (where the check failed) cannot be what the probe saw pass: the
+        run's baseline probe passed it, or the person's probe at `contract add` did (exit 0, the same
+        command) and no recorded file changed since (each file's time at the baseline is older)."""
+        if name in (probe.result(self.log.run_dir) or []):
+            return (f"check {name} passed in the run's baseline probe but fails on its rebuilt baseline: the replay "
+                    "reads something outside the recorded state")
+        table_item = (proposals.items_of(self.timeline.content(self.store, 0, CONTRACT_FILE)) or {}).get(name)
+        seen = (table_item[1].get("probe") if table_item else None) or {}
+        if seen.get("exit_code") != 0 or seen.get("broken") or seen.get("timed_out") or not isinstance(seen.get("at"), str):
+            return None
+        if table_item[1].get("command") != self._check_named(name).command:
+            return None
+        probed = _epoch(seen["at"]) + 1  # the probe's time is written to the second, after it ran
+        newest = max((entry[2] / 1e9 for path, entry in self.timeline.states[0].items()
+                      if entry[0] in ("f", "l") and path != CONTRACT_FILE), default=0.0)
+        if newest >= probed:
+            return None  # the workspace changed after the probe: the baseline may really have failed
+        return (f"check {name} passed when the person added it (probe at {seen['at']}, exit 0) and no recorded file "
+                "changed since, but it fails on its rebuilt baseline: it reads something outside the recorded "
+                "state (outside the workspace, or left out of the record)")
+
+    def _live_disagrees(self, name: str) -> str | None:
+        check = self._check_named(name)
+        rebuilt = self.checks.results.get((name, self.timeline.last, ()))
+        live = run_check(check, self.root, site=site_for(self.root))
+        if rebuilt is None or _answer(live) == _answer(rebuilt):
+            return None
+        return (f"check {name} answers differently on the workspace ({_said(live)}) than on its rebuilt final state "
+                f"({_said(rebuilt)}): the replay reads something outside the recorded state")
 
     def _unfaithful(self, attribution: Attribution) -> Attribution:
         return Attribution(levels.HEURISTIC, evidence={"why": f"not graded: {self.unfaithful}", "method": "unfaithful",

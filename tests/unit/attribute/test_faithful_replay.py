@@ -137,3 +137,48 @@ def test_a_faithful_replay_of_a_failure_present_at_the_baseline_says_so(tmp_path
     assert report["faithful"] == {"faithful": True, "why": None}
     assert finding["evidence"]["method"] == "baseline"
     assert "already failing" in feedback_text([finding], 1, 3, frozenset({"cache"}))
+
+
+def probed_guard_then_the_outside_changes(tmp_path: Path, touch_after_probe: bool) -> dict:
+    """A guard added by the person's `contract add` (its probe passed) that reads a file outside the
+    workspace; the file then changes, so every state, the live one too, is red."""
+    import time
+
+    from vacant.policy.contract.red_first import add_check
+
+    root, flag = tmp_path / "ws", tmp_path / "outside" / "flag"
+    root.mkdir()
+    flag.parent.mkdir()
+    flag.write_text("ok\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    mark_installed(root)
+    (root / "a.txt").write_text("a\n")
+    add_check(root, "outside", f"grep -q ok {flag}", guard=True)
+    if touch_after_probe:  # the workspace changed after the probe: its red baseline may be real
+        time.sleep(1.1)
+        (root / "b.txt").write_text("b\n")
+    flag.write_text("bad\n")
+    return Pipeline(root, record_steps(root, [{"a.txt": "a2\n"}]), load_contract(root), budget_s=600).run()
+
+
+def test_a_rebuilt_baseline_that_fails_where_the_probe_passed_is_not_faithful(tmp_path):
+    """Issue 45: the rebuilt baseline must answer as the probe did. The person's probe at `contract
+    add` saw the guard pass and no recorded file changed since, yet the rebuilt baseline fails: the
+    check reads something outside the record. Live and rebuilt final states agree (both red), so only
+    the probe can tell; nothing is graded, and the agent is never told the failure predates its work."""
+    from vacant.attribute.stop import feedback_text
+
+    report = probed_guard_then_the_outside_changes(tmp_path, touch_after_probe=False)
+    (finding,) = report["findings"]
+    assert report["faithful"]["faithful"] is False and "probe" in report["faithful"]["why"], report["faithful"]
+    assert finding["level"] == "heuristic" and finding["evidence"]["method"] == "unfaithful"
+    assert "already failing" not in feedback_text([finding], 1, 3, frozenset({"outside"}))
+
+
+def test_a_probe_older_than_the_workspace_does_not_speak_for_the_baseline(tmp_path):
+    """The control: a recorded file changed after the probe, so the baseline is not the state the
+    probe saw; the red baseline stands (faithful, graded `baseline`)."""
+    report = probed_guard_then_the_outside_changes(tmp_path, touch_after_probe=True)
+    (finding,) = report["findings"]
+    assert report["faithful"] == {"faithful": True, "why": None}
+    assert finding["evidence"]["method"] == "baseline"
