@@ -33,3 +33,15 @@ def project(base: Path) -> Path:
     (root / "tests" / "test_lib.py").write_text(TESTS)
     (root / "vacant.toml").write_text(GUARD)
     return root
+
+
+def the_question(report: dict, step: int) -> dict:
+    """The one `changed_test` finding a weakened guard makes: the guard as the run left it green,
+    the question for the person (never blocking) naming the step that changed the test, its diff."""
+    assert [check["passed"] for check in report["checks"]] == [True], report["checks"]  # as the run left it
+    questions = [f for f in report["findings"] if f["level"] == "changed_test"]
+    assert len(questions) == 1, report["findings"]
+    (question,) = questions
+    assert question["step"] == step and not question["blocking"], question
+    assert question["diff"] and question["changed"], question
+    return question
