@@ -367,7 +367,7 @@ class Pipeline:
         receipts = {"question": what, "step": step, "run": self.log.run_id, "diff": diff, "proposed": proposed,
                     "as the person had it": as_set}
         if self.as_of is None and not isinstance(self.log, ReadOnlyLog):
-            answer = questions.ask(self.root, self.log.run_id, kind, fingerprint, what, receipts)
+            answer = questions.ask(self.root, self.log.run_id, kind, fingerprint, what, receipts, topic=about)
         else:
             answer = questions.answer_for(self.root, fingerprint) or questions.Answer("", questions.AWAITING, "")
         self.questions.append({"ask": answer.ask or None, "kind": kind, "fate": answer.fate, "step": step,

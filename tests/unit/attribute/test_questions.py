@@ -87,6 +87,7 @@ def test_a_changed_test_is_asked_once_and_the_answer_stands(tmp_path):
     response, report = stop_hook(session)
     assert [(q["ask"], q["fate"]) for q in report["questions"]] == [("ask#2", "awaiting-human")]
     assert response.action == "allow"
+    assert AskBook(root).get("ask#1")["decision"]["decision"] == "declined"  # an answered one stays answered
 
     accepted = cli(root, "approve", "ask#2")
     assert accepted.returncode == 0 and "accepted ask#2" in accepted.stdout, accepted
@@ -139,7 +140,14 @@ def test_a_contract_the_agent_changed_runs_as_the_person_set_it_until_accepted(t
     shown = cli(root, "report").stdout
     assert "waits on you" in shown and "-k test_mul" in shown and 'name = "quick"' in shown, shown
 
-    for card in ("ask#1", "ask#2"):
+    session.write("vacant.toml", narrowed + EXTRA.replace('"true"', '":"'))  # "quick" changed again
+    _, report = stop_hook(session)
+    again = {q["about"]: q["ask"] for q in report["questions"]}
+    assert again == {"suite": asked["suite"]["ask"], "quick": "ask#3"}  # the same edit of "suite": not asked again
+    superseded = AskBook(root).get(asked["quick"]["ask"])["stale"]
+    assert superseded["next"] == "ask#3" and f"{asked['quick']['ask']} " not in cli(root, "asks").stdout
+
+    for card in again.values():
         assert cli(root, "approve", card).returncode == 0
     response, report = stop_hook(session)
     assert sorted(c["name"] for c in report["checks"]) == ["quick", "suite"]

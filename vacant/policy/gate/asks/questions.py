@@ -71,9 +71,12 @@ def answer_for(root: Path, fingerprint: str) -> Answer | None:
     return None
 
 
-def ask(root: Path, run_id: str, kind: str, fingerprint: str, action: str, receipts: dict[str, Any]) -> Answer:
+def ask(root: Path, run_id: str, kind: str, fingerprint: str, action: str, receipts: dict[str, Any],
+        topic: str = "") -> Answer:
     """The question's answer if it has one; else its card awaiting the person (a new one, or the
-    one already waiting, asked once more from this run)."""
+    one already waiting, asked once more from this run). `topic` names what it is about (a test,
+    an item): a new card supersedes an unanswered one on the same topic (the agent changed it
+    again; answering the old change would decide nothing)."""
     book = AskBook(root)
     with book.lock():
         for card in reversed(_about(book, fingerprint)):
@@ -86,9 +89,19 @@ def ask(root: Path, run_id: str, kind: str, fingerprint: str, action: str, recei
                 book.save(card)
             if answer.fate != "stale":
                 return answer
-        card = book.new({"question": kind, "run": run_id, "runs": [run_id], "fingerprint": fingerprint,
-                         "action": redact(action), "cwd": ".", "receipts": redact(receipts)})
+        card = book.new({"question": kind, "topic": [kind, topic], "run": run_id, "runs": [run_id],
+                         "fingerprint": fingerprint, "action": redact(action), "cwd": ".", "receipts": redact(receipts)})
+        _supersede(book, card)
     return Answer(card["id"], AWAITING, "nobody has answered yet (silence is never a decline)")
+
+
+def _supersede(book: AskBook, card: dict[str, Any]) -> None:
+    for other in book.cards():
+        if other["id"] != card["id"] and is_question(other) and other.get("topic") == card["topic"] \
+                and not other.get("decision") and not other.get("stale"):
+            other["stale"] = {"at": time.time(), "next": card["id"],
+                              "reason": f"superseded by {card['id']}: the agent changed it again"}
+            book.save(other)
 
 
 def _about(book: AskBook, fingerprint: str) -> list[dict[str, Any]]:
