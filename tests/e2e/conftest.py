@@ -46,7 +46,7 @@ def plain_scratch(request, tmp_path):
 
 @pytest.fixture(scope="session")
 def suite_tree(tmp_path_factory) -> Path:
-    """more-itertools' sdist (tests/e2e/sdist.py), downloaded and unpacked once per session (once
+    """more-itertools' sdist (tests/plugins/sdist.py), downloaded and unpacked once per session (once
     for all xdist workers: their base directories share a parent)."""
     from sdist import MORE_ITERTOOLS, fetch_sdist
 

@@ -2,7 +2,7 @@
 on each agent binary: a regression by the agent's file tool, one by a shell `sed`, so two tests
 broken by two steps; then a test broken while a collection error hid its module and shown only
 when a later step repaired that module (a masked break); then, after the Stop's feedback, the fix
-in round 2. The suite is more-itertools' (tests/e2e/sdist.py) and it is the run's `[[guard]]`.
+in round 2. The suite is more-itertools' (tests/plugins/sdist.py) and it is the run's `[[guard]]`.
 
 The oracle is the script itself: which step did what, to which file, and which single test of the
 suite each break fails (found by running the sdist's suite on each break alone, outside vacant).

@@ -179,6 +179,25 @@ def test_exit_code_is_about_the_deliverable():
     assert runner._exit_code({"findings": [], "nothing_to_verify": True}) == Exit.NOTHING_TO_VERIFY
 
 
+def test_a_question_waiting_on_the_person_is_a_pause_never_green():
+    """A changed test or a contract change waiting on the person: `vacant do` stops the rounds (the
+    agent has nothing to fix) and exits WAITING_ON_PERSON, never OK; anything else left still fails."""
+    from types import SimpleNamespace
+
+    waiting = {"ask": "ask#1", "kind": "contract", "fate": "awaiting-human"}
+    question = {"id": "q", "level": "changed_test", "blocking": False}
+    record = {"id": "r", "level": "record", "blocking": False}
+    assert runner._exit_code({"findings": [], "questions": [waiting]}) == Exit.WAITING_ON_PERSON
+    assert runner._exit_code({"findings": [question], "questions": [waiting]}) == Exit.WAITING_ON_PERSON
+    assert runner._exit_code({"findings": [record], "questions": [waiting]}) == Exit.FAILED
+    assert runner._exit_code({"findings": [], "questions": [{**waiting, "fate": "approved"}]}) == Exit.OK
+    driver = SimpleNamespace(can_continue=True)
+    paused = SimpleNamespace(feedback=None, blocking=[], report={"findings": [question], "questions": [waiting]})
+    assert runner.Runner._decision(None, paused, driver, 0, True) == "waiting_on_person"
+    held = SimpleNamespace(feedback="fix it", blocking=[{"id": "b"}], report={"questions": [waiting]})
+    assert runner.Runner._decision(None, held, driver, 0, True) == "continue"
+
+
 class Bursts:
     def __init__(self):
         self.calls: list[list[str] | None] = []

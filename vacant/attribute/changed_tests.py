@@ -87,14 +87,22 @@ def baseline_guards(timeline: Timeline, store: ObjectStore) -> list[Check]:
 
 
 def changed_test_findings(checks: StateChecks, view: RunView, timeline: Timeline, store: ObjectStore,
-                          final_results: dict[str, CheckResult]) -> list[tuple[Finding, Attribution]]:
+                          final_results: dict[str, CheckResult],
+                          accepted: dict[str, Check | None] | None = None) -> list[tuple[Finding, Attribution]]:
     """One `changed_test` finding per test of a baseline guard that fails in its baseline version on
     the final code but passes on the final state (`final_results`: each check's final-state run
-    by name; a guard no longer in the contract counts as passing: nothing runs it any more)."""
+    by name; a guard no longer in the contract counts as passing: nothing runs it any more).
+    `accepted`: guards whose change the person accepted (vacant.attribute.proposals): as the
+    person set them now (None: the person accepted its removal)."""
     baseline, final = timeline.states[0], timeline.states[timeline.last]
     changed = test_inputs_changed(baseline, final)
     found: list[tuple[Finding, Attribution]] = []
     for guard in baseline_guards(timeline, store):
+        if accepted and guard.name in accepted:
+            person_set = accepted[guard.name]
+            if person_set is None:
+                continue
+            guard = person_set
         now = final_results.get(guard.name)
         command_changed = now is None or now.command != guard.command
         if not changed and not command_changed:
@@ -156,6 +164,14 @@ def _diff(timeline: Timeline, store: ObjectStore, paths: list[str]) -> str | Non
 def _text(timeline: Timeline, store: ObjectStore, index: int, path: str) -> list[str]:
     data = timeline.content(store, index, path)
     return [] if data is None else data.decode("utf-8", errors="replace").splitlines()
+
+
+def question_facts(finding: Finding, attribution: Attribution, timeline: Timeline) -> list[Any]:
+    """What the person's answer about a changed test is about: the guard, the test, and each changed
+    test input as it was at the baseline and as the run left it (another change: another question)."""
+    baseline, final = timeline.states[0], timeline.states[timeline.last]
+    inputs = [[path, _content(baseline, path), _content(final, path)] for path in sorted(attribution.changed)]
+    return [finding.name, finding.test or finding.id, inputs]
 
 
 def summary(findings: list[dict[str, Any]]) -> str | None:

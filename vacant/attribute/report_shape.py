@@ -50,7 +50,9 @@ REPORT_FIELDS = (
     Field("seconds", "number", "how long this Stop's pipeline took"),
     Field("faithful", "object", "whether the replay saw what the check in the workspace sees: `faithful` (bool) "
                                 "and `why` (null when faithful). Checked when a finding was found present at the "
-                                "baseline: the check on the workspace must answer as on its rebuilt final state; "
+                                "baseline: the rebuilt baseline must answer as the probe did (the person's at "
+                                "`contract add`, when no recorded file changed since, or the run's baseline probe), "
+                                "and the check on the workspace as on its rebuilt final state; "
                                 "where it does not, those findings are graded `heuristic` (evidence `method`: "
                                 "`unfaithful`) and nobody is told they predate the work"),
     Field("nothing_to_verify", "bool", "no acceptance check and no flag at all, and no finding (guards alone "
@@ -65,6 +67,14 @@ REPORT_FIELDS = (
     Field("split", "object", "where this Stop's time went: for each part that ran (`final state`, `bisection`, "
                              "`verification` (the counterfactuals), `faithfulness`, `changed tests`, `baseline`), "
                              "its `seconds` and `check_runs`; empty when the answers were reused"),
+    Field("questions", "array", "what this Stop asked the person in the ask book (docs/CONTRACT.md, \"Questions for "
+                                "the person\"): a guard's test the agent changed so that it passes (`kind` "
+                                "`changed_test`), a check or guard the agent added, edited or removed (`kind` "
+                                "`contract`). Each: `ask` (the card, `ask#N`; null when a replayed Stop found none), "
+                                "`fate` (`awaiting-human`, `approved`: accepted, `declined`: rejected), `step` (the "
+                                "agent's step that made the change), `about` (the test or the item's name), `what` "
+                                "(the question in one sentence), `diff` (the test's change), `proposed` (the item as "
+                                "the agent wrote it, TOML; null: removed, or a test)"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),
     Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
     Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),
@@ -113,8 +123,10 @@ EVIDENCE_FIELDS = (
     Field("value_lines", "array", "the lines (on the flip step's state) the value was taken from; empty: the "
                                   "whole change (a finding without a line)", always=False),
     Field("method", "string", "how the flip was found: `bisection`, `linear` (the last absent-to-present "
-                              "transition, scanning back from the end), `baseline`, `baseline-partial`, or "
-                              "`unfaithful` (not graded: the replay did not see what the workspace's check sees)",
+                              "transition, scanning back from the end), `baseline`, `baseline-partial`, "
+                              "`unfaithful` (not graded: the replay did not see what the workspace's check sees), or "
+                              "`rejected_test` (the person rejected the agent's change to this test: it fails as "
+                              "they set it, and goes back to the agent)",
           always=False),
     Field("flaky", "bool", "the check gave different answers on the same state", always=False),
     Field("states_evaluated", "array", "the states the check actually ran on", always=False),
@@ -136,6 +148,8 @@ EVIDENCE_FIELDS = (
                                   "was not re-run), for a file tool `input` (`files`, the same against what its input "
                                   "wrote); `own_write_shows_it`: the finding's status on the state before the step "
                                   "plus the step's own write", always=False),
+    Field("ask", "string", "a `changed_test` finding, or a rejected one: the card the person answers it on "
+                           "(`ask#N`; empty when a replayed Stop found none)", always=False),
     Field("during_step", "int", "a `gap` made while this step ran by someone other than the step (a person's save, "
                                 "a process started earlier): never sent to the agent", always=False),
 )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
-from vacant.attribute import at_change, authorship, changed_tests, recordaudit, verify
+from vacant.attribute import at_change, authorship, changed_tests, proposals, recordaudit, verify
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.attribution import attribute_finding
 from vacant.attribute.replay import (
@@ -42,8 +42,10 @@ from vacant.core import sandbox
 from vacant.core.sandbox import unrecorded_paths
 from vacant.store.hasher import leaves_out
 from vacant.policy.contract.checks import Site, run_check, site_for
-from vacant.policy.contract.contract import Contract, ContractError, load_contract, rounds_hint
+from vacant.policy.contract.contract import CONTRACT_FILE, Contract, ContractError, load_contract, rounds_hint
 from vacant.policy.contract.flags import list_flags, standing_flags
+from vacant.policy.gate.asks import questions
+from vacant.policy.gate.asks.book import AskBook
 from vacant.store import reputation
 from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView
@@ -105,6 +107,9 @@ class Pipeline:
         self.unfaithful: str | None = None  # why a replay may not see what the check in the workspace saw
         self.unwalled_why: str | None = None  # why the checks ran unwalled (None: they ran behind the wall)
         self.split: dict[str, dict[str, float]] = {}  # part of the Stop -> its seconds and check runs
+        self.questions: list[dict[str, Any]] = []  # what this Stop asks the person (report `questions`)
+        self.accepted: dict[str, Any] = {}  # contract items whose agent change the person accepted
+        self._settle_contract()
 
     @property
     def check_runs(self) -> int:
@@ -163,7 +168,7 @@ class Pipeline:
             with self._part("faithfulness"):
                 graded = self._faithful(findings, graded)
             with self._part("changed tests"):
-                questions = self._changed_tests()
+                asked = self._changed_tests()
             with self._part("baseline"):
                 vacuous = self._vacuous(bool(checks) and not findings)
         finally:
@@ -179,7 +184,7 @@ class Pipeline:
             "read_coverage": read_coverage(self.view),
             "checks": checks,
             "findings": [self._finding_json(finding, attribution) for (finding, _), attribution in zip(findings, graded)]
-            + [self._finding_json(finding, attribution) for finding, attribution in questions]
+            + [self._finding_json(finding, attribution) for finding, attribution in asked]
             + [self._finding_json(finding, Attribution(levels.RECORD, evidence={"why": "vacant's own record"}))
                for finding in recordaudit.as_findings(record_problems)],
             "record_problems": record_problems,
@@ -198,6 +203,7 @@ class Pipeline:
             "no_review": no_review_reason(checks, vacuous, findings),
             "reused": None,
             "split": self.split,
+            "questions": self.questions,
         }
         return report
 
@@ -222,7 +228,9 @@ class Pipeline:
         start = next(record for record in self.view.records if record["type"] == "run_start")
         flags = sorted(flag.id for flag, _ in standing_flags(self.root)) if self.as_of is None else []
         contract = self.contract.model_dump_json() if self.contract else ""
-        facts = [start["baseline"], self.timeline.changes, contract, flags, sandbox.usable() is None]
+        answers = sorted((card["id"], (card.get("decision") or {}).get("signature"))
+                         for card in AskBook(self.root).cards() if questions.is_question(card))
+        facts = [start["baseline"], self.timeline.changes, contract, flags, sandbox.usable() is None, answers]
         return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
 
     def _reusable(self) -> dict[str, Any] | None:
@@ -246,7 +254,8 @@ class Pipeline:
         findings = [item for item in last["findings"] if item["source"] != "record"]
         findings += [self._finding_json(finding, Attribution(levels.RECORD, evidence={"why": "vacant's own record"}))
                      for finding in recordaudit.as_findings(record_problems)]
-        keep = ("read_coverage", "checks", "walled", "faithful", "states", "nothing_to_verify", "vacuous", "no_review")
+        keep = ("read_coverage", "checks", "walled", "faithful", "states", "nothing_to_verify", "vacuous", "no_review",
+                "questions")
         return {"run": self.log.run_id, "at": time.time(), "upto": self.upto, **{name: last[name] for name in keep},
                 "findings": findings, "record_problems": record_problems, "check_runs": 0,
                 "budget_s": self.budget_s, "seconds": round(time.monotonic() - started, 3), "reused": last["stop"],
@@ -254,38 +263,116 @@ class Pipeline:
 
     def _faithful(self, findings: list[tuple[Finding, str | None]], graded: list[Attribution]) -> list[Attribution]:
         """A finding the replay found already present at the baseline is believed only if the replay
-        is faithful: the check on the live workspace (walled, as `vacant check` runs it) must answer
-        as on the rebuilt final state. Where it does not, the replay read something outside the
-        state: nothing is graded on it, and nobody is told the failure predates the work."""
+        is faithful: the rebuilt baseline must answer as the probe did (the person's at `contract
+        add`, or the run's baseline probe), and the check on the live workspace (walled, as `vacant
+        check` runs it) as on the rebuilt final state. Where either differs, the replay read
+        something outside the state: nothing is graded on it, and nobody is told the failure
+        predates the work."""
         suspects = {finding.name for (finding, _), attribution in zip(findings, graded)
                     if finding.source == "check" and attribution.evidence.get("method") == "baseline"}
         for name in sorted(suspects):
             if time.monotonic() > self.deadline:
                 break
-            check = self._check_named(name)
-            rebuilt = self.checks.results.get((name, self.timeline.last, ()))
-            live = run_check(check, self.root, site=site_for(self.root))
-            if rebuilt is None or _answer(live) == _answer(rebuilt):
+            why = self._probe_disagrees(name) or self._live_disagrees(name)
+            if why is None:
                 continue
-            self.unfaithful = (f"check {name} answers differently on the workspace ({_said(live)}) than on its "
-                               f"rebuilt final state ({_said(rebuilt)}): the replay reads something outside the "
-                               "recorded state")
+            self.unfaithful = why
             graded = [self._unfaithful(attribution) if finding.name == name else attribution
                       for (finding, _), attribution in zip(findings, graded)]
         return graded
+
+    def _probe_disagrees(self, name: str) -> str | None:
+        """Why the rebuilt baseline (where the check failed) cannot be what the probe saw pass: the
+        run's baseline probe passed it, or the person's probe at `contract add` did (exit 0, the same
+        command) and no recorded file changed since (each file's time at the baseline is older)."""
+        if name in (probe.result(self.log.run_dir) or []):
+            return (f"check {name} passed in the run's baseline probe but fails on its rebuilt baseline: the replay "
+                    "reads something outside the recorded state")
+        table_item = (proposals.items_of(self.timeline.content(self.store, 0, CONTRACT_FILE)) or {}).get(name)
+        seen = (table_item[1].get("probe") if table_item else None) or {}
+        if seen.get("exit_code") != 0 or seen.get("broken") or seen.get("timed_out") or not isinstance(seen.get("at"), str):
+            return None
+        if table_item[1].get("command") != self._check_named(name).command:
+            return None
+        probed = _epoch(seen["at"]) + 1  # the probe's time is written to the second, after it ran
+        newest = max((entry[2] / 1e9 for path, entry in self.timeline.states[0].items()
+                      if entry[0] in ("f", "l") and path != CONTRACT_FILE), default=0.0)
+        if newest >= probed:
+            return None  # the workspace changed after the probe: the baseline may really have failed
+        return (f"check {name} passed when the person added it (probe at {seen['at']}, exit 0) and no recorded file "
+                "changed since, but it fails on its rebuilt baseline: it reads something outside the recorded "
+                "state (outside the workspace, or left out of the record)")
+
+    def _live_disagrees(self, name: str) -> str | None:
+        check = self._check_named(name)
+        rebuilt = self.checks.results.get((name, self.timeline.last, ()))
+        live = run_check(check, self.root, site=site_for(self.root))
+        if rebuilt is None or _answer(live) == _answer(rebuilt):
+            return None
+        return (f"check {name} answers differently on the workspace ({_said(live)}) than on its rebuilt final state "
+                f"({_said(rebuilt)}): the replay reads something outside the recorded state")
 
     def _unfaithful(self, attribution: Attribution) -> Attribution:
         return Attribution(levels.HEURISTIC, evidence={"why": f"not graded: {self.unfaithful}", "method": "unfaithful",
                                                        "rerun": self.rerun})
 
     def _changed_tests(self) -> list[tuple[Finding, Attribution]]:
-        """The guard as the person set it (vacant.attribute.changed_tests), within the budget."""
+        """The guard as the person set it (vacant.attribute.changed_tests), within the budget; each
+        changed test a question for the person, answered once."""
         if time.monotonic() > self.deadline:
             return []
         last = self.timeline.last
         final = {name: result for (name, index, select), result in self.checks.results.items()
                  if index == last and select == ()}
-        return changed_tests.changed_test_findings(self.checks, self.view, self.timeline, self.store, final)
+        found = changed_tests.changed_test_findings(self.checks, self.view, self.timeline, self.store, final,
+                                                    self.accepted)
+        out = []
+        for finding, attribution in found:
+            about = finding.test or finding.name
+            what = (f"test {about} of guard {finding.name} was changed at step {attribution.flip_step} so that it "
+                    "passes: it fails as you set it")
+            answer = self._ask(questions.CHANGED_TEST, changed_tests.question_facts(finding, attribution, self.timeline),
+                               what, attribution.flip_step, about, attribution.diff, None)
+            if answer.accepted:
+                continue  # changing the test was the task: the test as changed stands
+            attribution.evidence["ask"] = answer.ask
+            out.append((finding, _rejected(attribution, answer, about) if answer.rejected else attribution))
+        return out
+
+    # -- questions for the person (the ask book) ---------------------------------------------
+
+    def _settle_contract(self) -> None:
+        """The contract as the person set it: each check or guard an agent's step added, edited or
+        removed is a question (vacant.attribute.proposals); until accepted, it runs as it was."""
+        if self.contract is None:
+            return
+        pending = []
+        for proposal in proposals.of_run(self.view, self.timeline, self.store):
+            what = f"the agent {proposal.describe()}: run it as your contract?"
+            answer = self._ask(questions.CONTRACT, proposal.facts(), what, proposal.step, proposal.name, None,
+                               proposals.toml_of(proposal.table, proposal.item),
+                               proposals.toml_of(proposal.baseline_table, proposal.baseline))
+            if answer.accepted:
+                self.accepted[proposal.name] = next((item for item, _ in self.contract.all_checks()
+                                                     if item.name == proposal.name), None)
+            else:
+                pending.append(proposal)
+        self.contract = proposals.as_person_set(self.contract, pending)
+
+    def _ask(self, kind: str, facts: Any, what: str, step: int | None, about: str, diff: str | None,
+             proposed: str | None, as_set: str | None = None) -> questions.Answer:
+        """The person's answer to one question: asked at a live Stop (a card, once per exact change),
+        only looked up when a past Stop is replayed (nothing is written then)."""
+        fingerprint = questions.fingerprint_of(kind, facts)
+        receipts = {"question": what, "step": step, "run": self.log.run_id, "diff": diff, "proposed": proposed,
+                    "as the person had it": as_set}
+        if self.as_of is None and not isinstance(self.log, ReadOnlyLog):
+            answer = questions.ask(self.root, self.log.run_id, kind, fingerprint, what, receipts, topic=about)
+        else:
+            answer = questions.answer_for(self.root, fingerprint) or questions.Answer("", questions.AWAITING, "")
+        self.questions.append({"ask": answer.ask or None, "kind": kind, "fate": answer.fate, "step": step,
+                               "about": about, "what": what, "diff": diff, "proposed": proposed})
+        return answer
 
     def _site(self, scratch_dir: Path) -> Site | None:
         """Each state checked as if it were the workspace: the scratch at the workspace's own path,
@@ -423,6 +510,17 @@ class Pipeline:
         }
 
 
+def _rejected(attribution: Attribution, answer: questions.Answer, about: str) -> Attribution:
+    """A changed test the person rejected: the test as they set it stands, and its failure on the
+    final code goes back to the agent (blocking; nobody's reputation: which step broke the code
+    was not replayed)."""
+    why = (f"the person rejected the change to test {about} ({answer.ask}): it stands as they set it, and it fails "
+           "on the final code")
+    return Attribution(levels.HEURISTIC, step=attribution.step, flip_step=attribution.flip_step,
+                       evidence={"why": why, "method": "rejected_test", "ask": answer.ask},
+                       diff=attribution.diff, changed=attribution.changed)
+
+
 def _answer(result) -> tuple[bool, frozenset[str]]:
     """What a check run said, to compare two runs: passed, and which findings."""
     return result.passed, frozenset(finding.id for finding in result.findings)
@@ -541,6 +639,9 @@ def _origin(item: dict[str, Any], guard: bool = False) -> str:
     evidence = item.get("evidence") or {}
     files = ", ".join(item.get("changed") or [])
     changed = f", which changed {files}" if files else ""
+    if evidence.get("method") == "rejected_test":
+        return (f"the person rejected your change to this test at step {item['flip_step']} ({evidence['ask']}): it "
+                "stands as they set it; put it back and fix the code")
     if item["level"] == levels.NOT_REPLAYED or evidence.get("method") == "baseline-partial":
         # never "already failing": the replay did not get as far as the baseline (the time budget)
         return "not traced to a step yet (the Stop's time budget ran out before its replay); it must pass before you stop"
@@ -565,16 +666,17 @@ def _origin(item: dict[str, Any], guard: bool = False) -> str:
 
 def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int,
                   guards: frozenset[str] = frozenset(), contract_error: dict[str, Any] | None = None,
-                  waiting: str | None = None) -> str:
+                  waiting: str | list[str] | None = None) -> str:
     """At most 12 lines; stable ids and locations; never who the actor is. `guards`: the names of
     the checks that must stay green (a guard that fails was broken by the work, or already was).
     A failing test names the test, its assert line and the change that broke it: the fix belongs
     at that change."""
+    waiting = [waiting] if isinstance(waiting, str) else list(waiting or [])
     count = len(blocking) + (1 if contract_error else 0)
     lines = [f"vacant: {count} finding(s) must be fixed before you stop (round {round_number} of {rounds})."]
     if contract_error:
         lines.append(" ".join(f"- {contract_sentence(contract_error)}".split()))  # whole: it names file and line
-    room = FEEDBACK_LINES - len(lines) - 1 - (1 if waiting else 0)
+    room = FEEDBACK_LINES - len(lines) - 1 - len(waiting)
     blocking, together = _grouped(blocking, guards)
     lines += together
     room -= len(together)
@@ -591,8 +693,7 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
             lines.append(_trim(f"- [{item['id']}] {where} ({_origin(item, guard)}) {what}"))
     if len(shown) < len(blocking):
         lines.append(f"- … and {len(blocking) - len(shown)} more (same checks)")
-    if waiting:
-        lines.append(_trim(f"- {waiting}"))
+    lines += [_trim(f"- {line}") for line in waiting]
     if together or any(item.get("test") for item in shown):
         lines.append("Fix the change that broke each test (not a test file it did not touch), re-run the failing "
                      "check yourself, then finish; vacant re-checks at stop.")
@@ -634,6 +735,31 @@ def contract_sentence(problem: dict[str, Any]) -> str:
             "removing any check or guard, or tell the person)")
 
 
+def waiting_on_person(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The questions of this Stop nobody has answered yet."""
+    return [item for item in report.get("questions") or [] if item["fate"] == questions.AWAITING]
+
+
+def waiting_lines(report: dict[str, Any], mine: list[dict[str, Any]]) -> list[str]:
+    """The agent's lines about its changes the person decides on: changed tests waiting (never
+    counted as passing), contract changes waiting or rejected (the contract runs as the person set it)."""
+    lines = [line for line in [changed_tests.summary(mine)] if line]
+    contract = [item for item in report.get("questions") or [] if item["kind"] == questions.CONTRACT]
+    pending = [item for item in contract if item["fate"] == questions.AWAITING]
+    rejected = [item for item in contract if item["fate"] == questions.REJECTED]
+    if pending:
+        lines.append(f"your change to the contract waits on the person ({_asked(pending)}); until they accept it, "
+                     "vacant.toml runs as they set it")
+    if rejected:
+        lines.append(f"the person rejected your change to the contract ({_asked(rejected)}): theirs stands")
+    return lines
+
+
+def _asked(items: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{item['about']}" + (f" at step {item['step']}" if item["step"] is not None else "")
+                     + (f", {item['ask']}" if item["ask"] else "") for item in items[:3])
+
+
 def summary_for_person(report: dict[str, Any], why: str) -> str:
     if report.get("contract_error"):
         return (f"vacant: {report['contract_error']['message']}; nothing was verified at this Stop ({why}). "
@@ -646,6 +772,10 @@ def summary_for_person(report: dict[str, Any], why: str) -> str:
     if during:
         steps = ", ".join(sorted({str(item["evidence"]["during_step"]) for item in during}))
         parts += f"; {len(during)} from changes someone other than the agent made during step(s) {steps}, not sent to the agent"
+    waiting = waiting_on_person(report)
+    if waiting:
+        ids = ", ".join(item["ask"] for item in waiting[:4] if item["ask"])
+        parts += f"; {len(waiting)} question(s) wait on you ({ids}: `vacant asks`, then `vacant approve` or `vacant decline`)"
     return f"vacant: {len(report['findings'])} finding(s) left ({parts}); {why}. See `vacant report {report['run']}`."
 
 
@@ -707,15 +837,15 @@ def _conclude(root: Path, run_dir: Path, log: StepLog, pipeline: Pipeline, repor
     if (blocking or problem) and used < rounds:
         used += 1
         state["rounds"][round_key] = used
-        feedback = feedback_text(blocking, used, rounds, guards, problem, changed_tests.summary(mine))
+        feedback = feedback_text(blocking, used, rounds, guards, problem, waiting_lines(report, mine))
         log.emit("feedback", text=feedback, round=used, rounds=rounds, agent_id=agent_id)
     elif blocking or problem:
         spent = "report only: no feedback rounds (`[stop] rounds = 0`)" if rounds == 0 \
             else f"the round budget ({rounds}) is spent"
         system_message = summary_for_person(report, spent)
-    elif mine:
+    elif mine or waiting_on_person(report):
         system_message = summary_for_person(report, "none of them can be fixed by editing code "
-                                                    "(env/gap/record, or changed tests waiting on the person)")
+                                                    "(env/gap/record, or changes waiting on the person)")
     report.update(round=used, rounds=rounds, decision="block" if feedback else "stop", agent_id=agent_id)
     for item in report["findings"]:
         log.emit("attribution", finding=item["id"], level=item["level"], step=item["step"],

@@ -45,6 +45,9 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(card)
             return
+        if card.get("question"):
+            typer.echo(f"accepted {card['id']}: {card.get('action')}; every later Stop takes this exact change as yours")
+            return
         until = f" until {when(card['decision']['expires_at'])}" if card["decision"].get("expires_at") else ""
         moved = ", unless the workspace changes first" if refuse_if_moved else ""
         typer.echo(f"approved {card['id']}{until}{moved}: the agent may now make the same call once")
@@ -65,6 +68,10 @@ def register(app: typer.Typer) -> None:
             fail(str(error))
         if as_json:
             print_json(card)
+            return
+        if card.get("question"):
+            typer.echo(f"rejected {card['id']}: {card.get('action')}; yours stands, and the next Stop holds the "
+                       "agent to it")
             return
         typer.echo(f"declined {card['id']}: the action will not run")
 

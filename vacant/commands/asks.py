@@ -26,6 +26,8 @@ def when(ts: Any) -> str:
 
 def receipt_lines(receipts: dict[str, Any] | None) -> list[str]:
     receipts = receipts or {}
+    if "question" in receipts:
+        return _question_lines(receipts)
     lines = []
     if receipts.get("arm"):
         lines.append(f"  arm:         {', '.join(receipts['arm'])}")
@@ -36,6 +38,18 @@ def receipt_lines(receipts: dict[str, Any] | None) -> list[str]:
     lines.append(f"  in:          {receipts.get('cwd')}")
     for why in receipts.get("mayChange") or []:
         lines.append(f"  may change:  {why}")
+    return lines
+
+
+def _question_lines(receipts: dict[str, Any]) -> list[str]:
+    """A question of the Stop's: what changed, at which step, and the change itself."""
+    lines = [f"  question:    {receipts['question']}"]
+    if receipts.get("step") is not None:
+        lines.append(f"  step:        {receipts['step']} of run {receipts.get('run')}")
+    for label in ("diff", "proposed", "as the person had it"):
+        if receipts.get(label):
+            lines.append(f"  {label + ':':<13}")
+            lines += [f"    {line}" for line in str(receipts[label]).splitlines()]
     return lines
 
 
@@ -62,7 +76,10 @@ def _print_card(view: dict[str, Any]) -> None:
                 typer.echo(f"               finding {item['finding']} attributed to it ({item['level']})")
         else:
             typer.echo(f"  spent:       by call {spent.get('key')} of run {spent.get('run')} (its step is not in the log)")
-    if view["fate"] == "awaiting-human":
+    if view["fate"] == "awaiting-human" and view.get("question"):
+        typer.echo(f"  answer:      vacant approve {view['id']} (accept the change)   |   "
+                   f"vacant decline {view['id']} (reject it: yours stands)")
+    elif view["fate"] == "awaiting-human":
         typer.echo(f"  answer:      vacant approve {view['id']}   |   vacant decline {view['id']}")
 
 
@@ -119,7 +136,8 @@ def register(app: typer.Typer) -> None:
         cards = AskBook(root).cards()
         views = [ask_views.card_view(card, root) for card in cards]
         if not show_all:
-            views = [v for v in views if v["fate"] in ("awaiting-human", "approved")]
+            views = [v for v in views if v["fate"] == "awaiting-human"
+                     or (v["fate"] == "approved" and not v.get("question"))]  # a question's answer is never spent
         if as_json:
             print_json(views)
             return

@@ -60,12 +60,25 @@ def render_report(report: dict[str, Any]) -> str:
         if item.get("diff"):
             lines.append(f"      step {item.get('flip_step')} changed:")
             lines += [f"        {row}" for row in item["diff"].splitlines()]
+    lines += _question_lines(report.get("questions") or [])
     if report.get("no_review"):
         lines.append(f"reputation: {report['no_review']}")
     if report.get("decision"):
         lines.append(f"decision: {report['decision']} ({_rounds(report)})")
     lines += [f"record problem: {p['kind']}: {p['detail']}" for p in report.get("record_problems") or []]
     return "\n".join(lines)
+
+
+def _question_lines(questions: list[dict[str, Any]]) -> list[str]:
+    """What the Stop asked the person: each card, its fate, and what the agent proposed."""
+    fates = {"awaiting-human": "waits on you", "approved": "accepted", "declined": "rejected"}
+    lines = []
+    for item in questions:
+        lines.append(f"  question {item['ask'] or '(none yet)'} ({fates.get(item['fate'], item['fate'])}): {item['what']}")
+        if item.get("proposed"):
+            lines.append("      proposed:")
+            lines += [f"        {row}" for row in item["proposed"].splitlines()]
+    return lines
 
 
 def _with_current_record_problems(root, run_dir, report: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ class Exit(IntEnum):
     USAGE = 2
     USER_ERROR = 3
     NOTHING_TO_VERIFY = 4
+    WAITING_ON_PERSON = 5
     INTERNAL = 70
     INTERRUPTED = 130
 
@@ -26,6 +27,8 @@ MEANINGS = {
     Exit.USAGE: "The command line was wrong (unknown option, missing argument).",
     Exit.USER_ERROR: "The command could not run as asked; the message says what to do.",
     Exit.NOTHING_TO_VERIFY: "There was nothing to verify (no checks, no flags): never a pass.",
+    Exit.WAITING_ON_PERSON: "Nothing is left for the agent to fix, but a question waits on the person (a test or a "
+                            "contract item the agent changed: `vacant asks`): not a pass.",
     Exit.INTERNAL: "vacant itself failed; the message and `errors.log` in the state directory (`vacant doctor` names it) say where.",
     Exit.INTERRUPTED: "Stopped by Ctrl-C or SIGTERM: every process group it started was killed, nothing half-written "
                       "kept (`vacant do`: hooks removed, nothing verified).",

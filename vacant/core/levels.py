@@ -92,9 +92,12 @@ LEVELS: dict[str, tuple[str, str]] = {
         "A guard's test the run changed (the test, a fixture or conftest, the runner's configuration, the guard's "
         "command) fails as the person set it (its baseline version, on the final code) but passes as the run "
         "left it: it may have been changed so that it passes. Changing a test can be the task, so the person "
-        "decides; the evidence names the step that changed it and the diff.",
+        "decides; the evidence names the step that changed it and the diff, and `ask` the card in the ask book "
+        "(docs/CONTRACT.md, \"Questions for the person\"), asked once for that exact change.",
         "A question for the person: the agent is told the test waits on the person and it does not count as "
-        "passing; never blocking, nobody's reputation is touched.",
+        "passing; never blocking, nobody's reputation is touched. Accepted (`vacant approve`), it is no longer a "
+        "finding; rejected (`vacant decline`), the test as the person set it stands and its failure goes back to "
+        "the agent, blocking (`heuristic`, evidence `method` `rejected_test`).",
     ),
 }
 

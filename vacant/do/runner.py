@@ -256,6 +256,8 @@ class Runner:
             return "agent_failed"  # it recorded nothing this round: continuing would only repeat that
         if outcome.feedback and driver.can_continue:
             return "continue"
+        if not outcome.blocking and _waiting(outcome.report):
+            return "waiting_on_person"  # a pause: the person answers (`vacant asks`), not the agent
         if not outcome.report.get("findings") and not outcome.report.get("contract_error"):
             return "nothing_to_verify" if outcome.report.get("nothing_to_verify") else "green"
         if outcome.blocking and driver.can_continue:
@@ -272,6 +274,10 @@ class Runner:
         elif decision in ("green", "nothing_to_verify"):
             what = "green" if decision == "green" else "nothing to verify (no checks, no flags): not a pass"
             self.out(f"vacant do: round {round_no}: {what}{tail}")
+        elif decision == "waiting_on_person":
+            ids = ", ".join(item["ask"] for item in _waiting(report) if item.get("ask"))
+            self.out(f"vacant do: round {round_no}: {len(_waiting(report))} question(s) wait on you ({ids}): "
+                     f"`vacant asks` shows them, `vacant approve` or `vacant decline` answers; then run again{tail}")
         elif decision == "agent_failed":
             self.out(f"vacant do: round {round_no}: the agent exited {code} without a recorded step; stopping here")
         else:
@@ -295,8 +301,17 @@ def _stop(root: Path, run: Path, rounds: int):
     return stop(root, run, None, rounds=rounds)
 
 
+def _waiting(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [item for item in report.get("questions") or [] if item.get("fate") == "awaiting-human"]
+
+
 def _exit_code(report: dict[str, Any]) -> int:
-    if report.get("findings") or report.get("contract_error"):
+    findings = report.get("findings") or []
+    if report.get("contract_error") or any(item.get("level") != "changed_test" for item in findings):
+        return int(Exit.FAILED)
+    if _waiting(report):
+        return int(Exit.WAITING_ON_PERSON)
+    if report.get("findings"):
         return int(Exit.FAILED)
     if report.get("nothing_to_verify"):
         return int(Exit.NOTHING_TO_VERIFY)

@@ -6,45 +6,15 @@ alone."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from step_histories import record_steps
+from weakened_suite import BROKEN, LIB, TESTS, WEAKENINGS, project, the_question
 
 from vacant.attribute.stop import Pipeline, feedback_text
 from vacant.attribute import changed_tests
-from vacant.core.locations import mark_installed
 from vacant.policy.contract.contract import load_contract
 
 pytestmark = [pytest.mark.slow, pytest.mark.disk_tmp]
-
-LIB = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
-TESTS = ("from lib import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-         "def test_mul():\n    assert mul(2, 3) == 6\n")
-GUARD = f'[[guard]]\nname = "suite"\ncommand = "{sys.executable} -m pytest -q -p no:cacheprovider tests"\n'
-BROKEN = LIB.replace("a + b", "a - b")
-
-WEAKENINGS = {
-    "assertion rewritten": {"tests/test_lib.py": TESTS.replace("add(2, 3) == 5", "add(2, 3) == -1")},
-    "test deleted": {"tests/test_lib.py": TESTS.split("def test_add")[0] + "def test_mul" + TESTS.split("def test_mul")[1]},
-    "skip marker": {"tests/test_lib.py": "import pytest\n" + TESTS.replace("def test_add", "@pytest.mark.skip\ndef test_add")},
-    "-k in addopts": {"pytest.ini": "[pytest]\naddopts = -k 'not test_add'\n"},
-    "renamed out of collection": {"tests/test_lib.py": TESTS.replace("def test_add", "def check_add")},
-    "guard command narrowed": {"vacant.toml": GUARD.replace(' tests"', ' tests -k test_mul"')},
-}
-
-
-def project(base: Path) -> Path:
-    root = base / "ws"
-    (root / "tests").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    mark_installed(root)
-    (root / "lib.py").write_text(LIB)
-    (root / "tests" / "test_lib.py").write_text(TESTS)
-    (root / "vacant.toml").write_text(GUARD)
-    return root
 
 
 @pytest.mark.parametrize("weakening", sorted(WEAKENINGS))
@@ -52,13 +22,8 @@ def test_each_weakened_guard_is_a_question_for_the_person_with_its_step(tmp_path
     root = project(tmp_path)
     steps = [{"NOTES.md": "n\n"}, {"lib.py": BROKEN}, WEAKENINGS[weakening]]
     report = Pipeline(root, record_steps(root, steps), load_contract(root), budget_s=600).run()
-    assert [check["passed"] for check in report["checks"]] == [True]  # the guard as the run left it: green
-    questions = [f for f in report["findings"] if f["level"] == "changed_test"]
-    assert len(questions) == 1, report["findings"]
-    (question,) = questions
-    assert question["step"] == 3 and not question["blocking"]
-    assert "test_add" in (question["test"] or "") or weakening == "guard command narrowed"
-    assert question["diff"] and question["changed"]
+    question = the_question(report, step=3)
+    assert "test_add" in (question["test"] or "")
     line = changed_tests.summary(report["findings"])
     assert line and "wait on the person" in line
     assert "wait on the person" in feedback_text([], 1, 3, waiting=line)

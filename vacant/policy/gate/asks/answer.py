@@ -87,7 +87,7 @@ def _void_if_ledger_broken(book: AskBook, answering: str) -> None:
         return
     for other in book.cards():
         if other["id"] != answering and (other.get("decision") or {}).get("decision") == "approved" \
-                and not other.get("stale"):
+                and not other.get("stale") and not other.get("question"):  # a question's answer is never spent
             other["stale"] = {"at": time.time(), "reason": f"{LEDGER_BROKEN}: voided when the person next answered",
                               "refused": "APPROVAL_STALE"}
             book.save(other)

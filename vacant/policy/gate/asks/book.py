@@ -160,8 +160,9 @@ def fate(card: dict, now: float | None = None, root: Path | None = None) -> tupl
     decision = card.get("decision")
     if not decision:
         return "awaiting-human", "nobody has answered yet (silence is never a decline)"
+    question = bool(card.get("question"))  # a question of the Stop's (asks/questions.py): never spent
     if decision["decision"] == "declined":
-        return "declined", f"declined by the person at {_when(decision['at'])}"
+        return "declined", f"{'rejected' if question else 'declined'} by the person at {_when(decision['at'])}"
     if not signature_ok(card):
         return "stale", "its signature does not verify with the person's key (the card was edited): answer again"
     if decision.get("expires_at") is not None and now >= decision["expires_at"]:
@@ -170,6 +171,8 @@ def fate(card: dict, now: float | None = None, root: Path | None = None) -> tupl
         moved = moved_since(root, decision.get("workspace"))
         if moved:
             return "stale", f"the workspace moved since the approval ({moved}) and it was given with --refuse-if-moved"
+    if question:
+        return "approved", f"accepted by the person at {_when(decision['at'])}; it stands for this exact change"
     until = f", until {_when(decision['expires_at'])}" if decision.get("expires_at") is not None else ""
     return "approved", f"approved by the person at {_when(decision['at'])}{until}; the same action passes once"
 

@@ -1,10 +1,11 @@
-"""The gate's closed lists as docs/ASKS.md: the fates of a card, the codes of a denied ACT action, the shipped ACT rules, the fixed sentences."""
+"""The gate's closed lists as docs/ASKS.md: the fates of a card, the codes of a denied ACT action, the questions the Stop asks the person, the shipped ACT rules, the fixed sentences."""
 
 from __future__ import annotations
 
 from vacant.core.docgen import GeneratedDoc
 from vacant.policy.gate.asks.book import FATES
 from vacant.policy.gate.asks.consult import CODES, DECLINED_WHY, WHY
+from vacant.policy.gate.asks.questions import QUESTION_KINDS
 from vacant.policy.gate.rules import MODE_REFUSAL
 from vacant.policy.shipped import CODE_RULES, DEFAULT_RULES
 
@@ -26,6 +27,11 @@ def render_doc() -> str:
     lines += [f"| `{name}` | {meaning} |" for name, meaning in FATES.items()]
     lines += ["", "## Codes of a denied ACT action", "", "| code | meaning |", "|---|---|"]
     lines += [f"| `{name}` | {meaning} |" for name, meaning in CODES.items()]
+    lines += ["", "## Questions the Stop asks the person", "",
+              "A card with `question` set is about one exact change, asked once and answered once (signed; only the "
+              "person's own `vacant approve` counts), never spent: `approved` reads accepted, `declined` rejected "
+              "(docs/CONTRACT.md, \"Questions for the person\").", "", "| question | meaning |", "|---|---|"]
+    lines += [f"| `{name}` | {meaning} |" for name, meaning in QUESTION_KINDS.items()]
     lines += ["", "## Shipped ACT rules", "",
               "Remove one with `remove = [\"NAME\"]` in `[gate]`; regexes are searched in each simple command "
               "of a shell line, in its normal form (whitespace and quoting normalised).", "",
@@ -44,4 +50,4 @@ def render_doc() -> str:
 
 
 DOC = GeneratedDoc("ASKS.md", render_doc, ("vacant/policy/gate/asks/book.py", "vacant/policy/gate/asks/consult.py",
-                                             "vacant/policy/shipped.py"))
+                                             "vacant/policy/gate/asks/questions.py", "vacant/policy/shipped.py"))

@@ -101,6 +101,8 @@ def card_view(card: dict, root: Path, check_moved: bool = True, steps: list[dict
     view = {"id": card["id"], "kind": "card", "fate": state, "detail": detail, "action": card.get("action"),
             "receipts": card.get("receipts"), "asked": card.get("asked", 1), "runs": card.get("runs", []),
             "created": card.get("created")}
+    if card.get("question"):
+        view["question"] = card["question"]
     decision = card.get("decision")
     if decision:
         view["decision"] = {k: decision.get(k) for k in ("decision", "at", "expires_at", "refuse_if_moved")}
