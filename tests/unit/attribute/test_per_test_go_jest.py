@@ -140,3 +140,36 @@ def test_jest_each_failing_test_is_a_finding_on_its_step_rechecked_together(ws, 
     assert replay and all(run["select"] == (first, second) and "--testNamePattern=" in run["command"] for run in replay)
     for run in replay:
         assert {first, second} <= set(run["tests"]) and not any(test.endswith("other.test.js::adds") for test in run["tests"])
+
+
+VITEST_LIB = "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n"
+VITEST_TEST = "import { test, it, describe, expect } from 'vitest';\nimport * as lib from '../lib.js';\n" + \
+    JEST_TEST.split("\n", 1)[1]
+
+
+def test_vitest_each_failing_test_is_a_finding_on_its_step_rechecked_together(ws, monkeypatch):
+    """Under an agent's environment vitest would print only failures (its `agent` reporter): the
+    JSON report is forced, so every test is read, passing ones too."""
+    vitest = jest_modules() / ".bin" / "vitest"
+    monkeypatch.setenv("CLAUDECODE", "1")
+    (ws / "test").mkdir()
+    (ws / "test" / "lib.test.js").write_text(VITEST_TEST)
+    (ws / "test" / "other.test.js").write_text("import { test, expect } from 'vitest';\ntest('adds', () => { expect(1).toBe(1); });\n")
+    (ws / "lib.js").write_text(VITEST_LIB)
+    (ws / "package.json").write_text('{"name": "w", "private": true, "type": "module"}\n')
+    (ws / "vacant.toml").write_text(f'[[check]]\nname = "vitest"\ncommand = "{vitest} run test/"\ntimeout = 120\n')
+    seen = _spy(monkeypatch)
+    steps = [{"README.md": "r\n"}, {"lib.js": VITEST_LIB.replace("a * b", "a * b + 1")}, {"NOTES.md": "n\n"}]
+    report = stop(ws, record_steps(ws, steps)).report
+    by_test = {finding["test"]: finding for finding in report["findings"]}
+    first, second = "vitest::test/lib.test.js::group (x|y) muls [a]", "vitest::test/lib.test.js::group (x|y) muls again"
+    assert set(by_test) == {first, second}
+    assert (by_test[first]["path"], by_test[first]["line"]) == ("test/lib.test.js", 6)
+    assert (by_test[second]["path"], by_test[second]["line"]) == ("test/lib.test.js", 8)
+    assert all((f["flip_step"], f["level"], f["changed"]) == (2, "provable", ["lib.js"]) for f in by_test.values())
+    whole, *replay = seen
+    assert whole["select"] == () and "--reporter=json" in whole["command"] and "--testNamePattern" not in whole["command"]
+    assert "vitest::test/lib.test.js::adds" in whole["tests"]  # a passing test: the agent reporter was overridden
+    assert replay and all(run["select"] == (first, second) and "--testNamePattern=" in run["command"] for run in replay)
+    for run in replay:  # the two selected ran; every other test was skipped, not run
+        assert {first, second} <= set(run["tests"])

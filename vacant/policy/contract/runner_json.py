@@ -14,6 +14,9 @@
   `--testLocationInResults`). A test's id is `jest::FILE::full name`, FILE relative to the check's
   directory (so it is the same on every reconstructed state); a file that failed to run is one
   record `jest::FILE`, an error.
+- vitest's `--reporter=json` report has jest's shape (`testResults[]`, `assertionResults[]` with
+  `fullName`, `status`, `failureMessages`, `location` with `--includeTaskLocation`), read by the
+  same reader into ids `vitest::FILE::full name`.
 
 The same contract as the JUnit reader: at most testreport.MAX_BYTES of input, MAX_TESTS tests and
 MAX_TEXT characters of failure text each; whatever cannot be read (not UTF-8, not JSON where JSON
@@ -33,7 +36,7 @@ from pathlib import Path
 from vacant.policy.contract import testreport
 from vacant.policy.contract.testreport import ERROR, FAILED, PASSED, SKIPPED, ReportError, TestResult
 
-GO, JEST = "go", "jest"
+GO, JEST, VITEST = "go", "jest", "vitest"
 MAX_DEPTH = 16  # a go event is flat; a jest report nests five deep
 _FRAMING = re.compile(r"^\s*(?:=== (?:RUN|PAUSE|CONT|NAME)\b|--- (?:FAIL|PASS|SKIP):|(?:FAIL|PASS|ok)\s*$)")
 _BUILD_FAILED = re.compile(r"^FAIL\s+(?P<package>\S+)\s+\[(?:build|setup) failed\]\s*$")
@@ -268,19 +271,20 @@ def _relative(name: str, root: Path) -> str:
     return name
 
 
-def parse_jest_json(data: bytes, root: Path) -> list[TestResult]:
-    """Every test in a jest `--json` report; files relative to `root` (the check's directory)."""
+def parse_jest_json(data: bytes, root: Path, runner: str = JEST) -> list[TestResult]:
+    """Every test in a jest `--json` report (or vitest's, the same shape: `runner` names which);
+    files relative to `root` (the check's directory)."""
     report = _json(_text(data), "the report")
     files = report.get("testResults") if isinstance(report, dict) else None
     if not isinstance(files, list):
-        raise ReportError("not a jest report: no testResults list")
+        raise ReportError(f"not a {runner} report: no testResults list")
     results: list[TestResult] = []
     for number, entry in enumerate(files, 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) \
                 or not isinstance(entry.get("assertionResults", []), list):
             raise ReportError(f"testResults[{number}]: needs a name and an assertionResults list")
         path = _relative(entry["name"], root)
-        cases = [_jest_case(case, path, number) for case in entry.get("assertionResults", [])]
+        cases = [_jest_case(case, path, number, runner) for case in entry.get("assertionResults", [])]
         if len(results) + len(cases) > testreport.MAX_TESTS:
             raise ReportError(f"more than {testreport.MAX_TESTS} tests")
         results.extend(cases)
@@ -288,12 +292,12 @@ def parse_jest_json(data: bytes, root: Path) -> list[TestResult]:
         message = message if isinstance(message, str) else ""
         if entry.get("status") == "failed" and not any(case.broken for case in cases):
             details = _capped([_ANSI.sub("", message)])  # the file did not run (a syntax or import error)
-            results.append(TestResult(("jest",), path, "", ERROR, _first_words(details, False) or "the test file failed",
+            results.append(TestResult((runner,), path, "", ERROR, _first_words(details, False) or "the test file failed",
                                       details, file=path))
     return results
 
 
-def _jest_case(case: object, path: str, number: int) -> TestResult:
+def _jest_case(case: object, path: str, number: int, runner: str) -> TestResult:
     if not isinstance(case, dict):
         raise ReportError(f"testResults[{number}]: an assertion result is an object")
     full, status, messages = case.get("fullName"), case.get("status"), case.get("failureMessages", [])
@@ -303,11 +307,11 @@ def _jest_case(case: object, path: str, number: int) -> TestResult:
     location = case.get("location")
     line = location.get("line") if isinstance(location, dict) else None
     details = _capped(_ANSI.sub("", message) + "\n" for message in messages)
-    return TestResult(("jest",), path, full, _JEST_OUTCOME.get(status, SKIPPED), _first_words(details, False), details,
+    return TestResult((runner,), path, full, _JEST_OUTCOME.get(status, SKIPPED), _first_words(details, False), details,
                       file=path, line=line if isinstance(line, int) and not isinstance(line, bool) else None)
 
 
 def read_json_report(path: Path, kind: str, root: Path) -> list[TestResult]:
     """The report of runner `kind` at `path`, read within MAX_BYTES (ReportError when it cannot)."""
     data = testreport.read_bytes(path)
-    return parse_go_json(data, go_module(root)) if kind == GO else parse_jest_json(data, root)
+    return parse_go_json(data, go_module(root)) if kind == GO else parse_jest_json(data, root, kind)

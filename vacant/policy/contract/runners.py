@@ -33,6 +33,16 @@ A check's command stays as the contract wrote it. Around it:
   --testLocationInResults` right after its name (its printed output is the same); `npm test` gets
   them after `--` when package.json's `test` script ends in a jest run. A selection adds
   `--testNamePattern '^full name$'` (escaped), and every other test file ignored.
+- vitest writes jest's JSON shape: a vitest the command runs (`vitest`, `vitest run`, `npx vitest`,
+  `node_modules/.bin/vitest`, `pnpm vitest`, ... at a command's start; `npm test` when
+  package.json's `test` script ends in a vitest run) gets `--reporter=default --reporter=json
+  --outputFile.json=SCRATCH --includeTaskLocation` after its name (and `run`). Reporters named on
+  the command line replace the configured ones, so this also overrides the failures-only `agent`
+  reporter vitest picks when it sees an agent's environment (`CLAUDECODE`, `AI_AGENT`, ...: the
+  check runs in the agent's environment), and the printed output stays the full default one. A
+  selection adds `--testNamePattern='^(?:full name|...)$'` (escaped); vitest has no exact file
+  filter that leaves the command's own filters alone, so other files load, and their tests that
+  match no name are skipped.
 - Python writes no bytecode in a check (`PYTHONDONTWRITEBYTECODE`): a reconstructed file can have
   the size and second of the one before it, and a `.pyc` written on one state would answer for
   it on the next.
@@ -51,7 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vacant.policy.contract import testreport
-from vacant.policy.contract.runner_json import GO, JEST, read_json_report
+from vacant.policy.contract.runner_json import GO, JEST, VITEST, read_json_report
 from vacant.policy.contract.runner_sources import (
     GO_REPORT_ENV,
     GO_RUN_ENV,
@@ -70,13 +80,18 @@ READS = "reads.json"
 UNITTEST_REPORT = "unittest.xml"
 GO_REPORT = "go.jsonl"
 JEST_REPORT = "jest.json"
+VITEST_REPORT = "vitest.json"
 _NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
 _UNITTEST = re.compile(r"(?<![\w.-])-m\s+unittest(?![\w.])")
 _GO = re.compile(r"(?<![\w./-])go(?![\w.-])")
 # where a command starts (a line, `;`, `&&`, `||`, `|`, `(`, `$(`), then env assignments and a launcher
 _COMMAND_START = r"(?:^|(?<=[;&|(\n`]))\s*(?:(?:then|do|else|exec|time|command|env|cross-env)\s+)*(?:[A-Za-z_]\w*=\S*\s+)*"
-_JEST = re.compile(_COMMAND_START + r"(?:(?:npx|bunx|yarn|pnpm)(?:\s+(?:exec|-\S+))*\s+|node\s+)?"
-                   r"(?:\S*/)?jest(?:\.js)?(?=\s|$|[;&|)])", re.MULTILINE)
+_LAUNCHER = r"(?:(?:npx|bunx|yarn|pnpm)(?:\s+(?:exec|-\S+))*\s+|node\s+)?"
+_JEST = re.compile(_COMMAND_START + _LAUNCHER + r"(?:\S*/)?jest(?:\.js)?(?=\s|$|[;&|)])", re.MULTILINE)
+# vitest at a command's start, with its `run` subcommand if any (options go after it); not its
+# other subcommands (watch, bench, list, ...), which are no test run to read
+_VITEST = re.compile(_COMMAND_START + _LAUNCHER + r"(?:\S*/)?vitest(?:\.mjs)?(?:\s+run)?(?=\s|$|[;&|)])"
+                     r"(?!\s+(?:watch|dev|bench|init|list|related)(?:\s|$))", re.MULTILINE)
 _NPM_TEST = re.compile(_COMMAND_START + r"npm\s+(?:(?:run|run-script)\s+test|test|t)(?=\s|$|[;&|)])"
                        r"(?P<dashes>\s+--(?=\s|$))?", re.MULTILINE)
 PACKAGE_JSON_CAP = 1 << 20
@@ -139,6 +154,7 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     if junit is None:
         _plan_go(plan, select)
         _plan_jest(plan, select)
+        _plan_vitest(plan, select)
     reports.append(pytest_report)
     if junit is None and _UNITTEST.search(command):  # unittest writes no report of its own: a reporter does
         paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
@@ -230,17 +246,49 @@ def _plan_jest(plan: RunPlan, select: tuple[str, ...]) -> None:
     report = plan.scratch / JEST_REPORT
     extra = f" --json --outputFile={shlex.quote(str(report))} --testLocationInResults" + _jest_selection(select)
     command = _JEST.sub(lambda m: m.group(0) + extra, plan.command, count=1)
-    if command == plan.command and _jest_script(plan.cwd):
-        command = _NPM_TEST.sub(lambda m: m.group(0) + ("" if m.group("dashes") else " --") + extra,
-                                plan.command, count=1)
+    if command == plan.command and _script_ends_in(plan.cwd, _JEST):
+        command = _after_npm_test(plan.command, extra)
     if command != plan.command:
         plan.command = command
         plan.reports.append(report)
         plan.kinds[report] = JEST
 
 
-def _jest_script(cwd: Path) -> bool:
-    """Whether package.json's `test` script ends in a jest run (so `npm test -- ARGS` reaches it)."""
+def _after_npm_test(command: str, extra: str) -> str:
+    """`extra` passed through `npm test` to the script's last command (after `--`)."""
+    return _NPM_TEST.sub(lambda m: m.group(0) + ("" if m.group("dashes") else " --") + extra, command, count=1)
+
+
+def _plan_vitest(plan: RunPlan, select: tuple[str, ...]) -> None:
+    """vitest's JSON report to scratch and its default reporter forced, a selection by full name
+    (module docstring)."""
+    if "vitest" not in plan.command and "npm" not in plan.command:
+        return
+    if re.search(r"--(?:outputFile|json)\b|--reporter[= ]json\b", plan.command):
+        return  # the command routes its own JSON: two outputFile options would clash
+    report = plan.scratch / VITEST_REPORT
+    extra = (f" --reporter=default --reporter=json --outputFile.json={shlex.quote(str(report))} --includeTaskLocation"
+             + _vitest_selection(select))
+    command = _VITEST.sub(lambda m: m.group(0) + extra, plan.command, count=1)
+    if command == plan.command and _script_ends_in(plan.cwd, _VITEST):
+        command = _after_npm_test(plan.command, extra)
+    if command != plan.command:
+        plan.command = command
+        plan.reports.append(report)
+        plan.kinds[report] = VITEST
+
+
+def _vitest_selection(select: tuple[str, ...]) -> str:
+    """`--testNamePattern='^(?:full name|...)$'` (escaped) for vitest ids naming a test."""
+    parts = [test_id.split("::", 2) for test_id in select]
+    if not parts or any(len(part) != 3 or part[0] != VITEST or not part[2] for part in parts):
+        return ""
+    names = "|".join(regex_literal(part[2]) for part in parts)
+    return " --testNamePattern=" + shlex.quote(f"^(?:{names})$")
+
+
+def _script_ends_in(cwd: Path, runner: re.Pattern[str]) -> bool:
+    """Whether package.json's `test` script ends in a run of `runner` (so `npm test -- ARGS` reaches it)."""
     try:
         with open(Path(cwd) / "package.json", "rb") as handle:
             manifest = json.loads(handle.read(PACKAGE_JSON_CAP + 1))
@@ -251,7 +299,7 @@ def _jest_script(cwd: Path) -> bool:
     if not isinstance(script, str):
         return False
     last = None
-    for last in _JEST.finditer(script):
+    for last in runner.finditer(script):
         pass
     return last is not None and not re.search(r"[;&|]", script[last.end():])
 

@@ -196,3 +196,63 @@ def test_npm_test_running_jest_reports_per_test(tmp_path):
         plan.cleanup()
     assert result.exit_code == 1 and reported is not None
     assert reported.outcomes() == {"jest::a.test.js::one": "failed", "jest::a.test.js::two": "skipped"}
+
+
+def _vitest_options(report):
+    return f" --reporter=default --reporter=json --outputFile.json={report} --includeTaskLocation"
+
+
+@pytest.mark.parametrize("command, after", [
+    ("vitest", "vitest"), ("vitest run", "vitest run"), ("npx vitest run test/", "npx vitest run"),
+    ("CI=1 node_modules/.bin/vitest --run", "node_modules/.bin/vitest"), ("pnpm exec vitest run -t x", "vitest run"),
+    ("make build && vitest run", "vitest run"), ("node node_modules/vitest/vitest.mjs run", "vitest.mjs run"),
+])
+def test_a_vitest_run_gets_its_json_report_and_the_default_reporter_after_its_name(command, after, tmp_path):
+    made, _env, _path, kinds = _plan(command, tmp_path=tmp_path)
+    assert list(kinds.values()) == ["vitest"]
+    [report] = kinds
+    assert made == command.replace(after, after + _vitest_options(report), 1)
+
+
+@pytest.mark.parametrize("command", [
+    "vitest watch", "vitest list", "vitest bench", "echo vitest", "cat vitest.config.ts", "myvitest",
+    "vitest run --reporter=json --outputFile=out.json", "vitest run --outputFile.junit=j.xml",
+])
+def test_other_vitest_commands_are_left_as_written(command, tmp_path):
+    made, _env, _path, kinds = _plan(command, tmp_path=tmp_path)
+    assert made == command and "vitest" not in kinds.values()
+
+
+def test_vitest_selection_names_each_test_by_its_full_name(tmp_path):
+    made, *_ = _plan("vitest run", ("vitest::test/a.test.ts::group (x) adds [1]", "vitest::b.test.ts::t|u"),
+                     tmp_path=tmp_path)
+    assert made.endswith(" --testNamePattern='^(?:group \\(x\\) adds \\[1\\]|t\\|u)$'")
+    for unselectable in [("vitest::test/a.test.ts",), ("jest::a.test.js::x",), ("vitest::a.ts::x", "pytest::a::b")]:
+        made, *_ = _plan("vitest run", unselectable, tmp_path=tmp_path)
+        assert "--testNamePattern" not in made, unselectable
+
+
+@pytest.mark.slow
+def test_npm_test_running_vitest_in_an_agents_environment_reports_per_test(tmp_path, monkeypatch):
+    """CLAUDECODE makes vitest pick its failures-only `agent` reporter: forced back to the default
+    one, the check's output still names the passing test, and the JSON report has every test."""
+    from runner_tools import jest_modules
+
+    vitest = jest_modules() / ".bin" / "vitest"
+    monkeypatch.setenv("CLAUDECODE", "1")
+    (tmp_path / "package.json").write_text(json.dumps({"type": "module", "scripts": {"test": f"{vitest} run"}}))
+    (tmp_path / "a.test.js").write_text("import { test, expect } from 'vitest';\n"
+                                        "test('one', () => { expect(1).toBe(2); });\ntest('two', () => {});\n"
+                                        "test('three', () => {});\n")
+    plan = plan_run("npm test", tmp_path, None, ("vitest::a.test.js::one", "vitest::a.test.js::two"))
+    try:
+        result = run_command(plan.command, tmp_path, 120, tmp_path, extra_env=plan.environment(os.environ["PATH"]))
+        reported = read_reports(plan)
+    finally:
+        plan.cleanup()
+    assert result.exit_code == 1 and reported is not None
+    assert reported.outcomes() == {"vitest::a.test.js::one": "failed", "vitest::a.test.js::two": "passed",
+                                   "vitest::a.test.js::three": "skipped"}
+    assert "✓ two" in result.output  # the default reporter's line for a passing test
+    [finding] = checks.test_findings("vitest", reported, tmp_path)
+    assert (finding.path, finding.line, finding.test) == ("a.test.js", 2, "vitest::a.test.js::one")
