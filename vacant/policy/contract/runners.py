@@ -73,6 +73,7 @@ from vacant.policy.contract.runner_sources import (
     UNITTEST_SITE_SOURCE,
 )
 from vacant.policy.contract.testreport import ReportError, TestResult, read_junit
+from vacant.policy.contract.wrappers import unwrap
 
 PYTEST_REPORT = "pytest.xml"
 PLUGIN = "_vacant_select"
@@ -151,12 +152,14 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     paths: list[str] = []
     reports = list(own)
     plan = RunPlan(command, env, scratch, reports, {path: _stamp(path) for path in own}, tuple(select), cwd=Path(cwd))
+    runs = command  # what the command runs, wrappers read (vacant.policy.contract.wrappers)
     if junit is None:
-        _plan_go(plan, select)
+        runs = _unwrapped(plan)
+        _plan_go(plan, select, runs)
         _plan_jest(plan, select)
         _plan_vitest(plan, select)
     reports.append(pytest_report)
-    if junit is None and _UNITTEST.search(command):  # unittest writes no report of its own: a reporter does
+    if junit is None and _UNITTEST.search(runs):  # unittest writes no report of its own: a reporter does
         paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
         env[UNITTEST_REPORT_ENV] = str(scratch / UNITTEST_REPORT)
         reports.append(scratch / UNITTEST_REPORT)
@@ -173,6 +176,18 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in options) + (
         " " + env_in["PYTEST_ADDOPTS"] if env_in.get("PYTEST_ADDOPTS") else "")
     return plan
+
+
+def _unwrapped(plan: RunPlan) -> str:
+    """The command with what its wrapper runs (`make test`'s recipe, ...) after it; a recipe that
+    may run in make's place does, when its runner takes its report options as arguments (jest,
+    vitest), which make cannot pass on."""
+    found = unwrap(plan.command, plan.cwd)
+    if found is None or found.command is None:
+        return plan.command
+    if found.in_place and (_JEST.search(found.command) or _VITEST.search(found.command)):
+        plan.command = found.command
+    return plan.command + "\n" + found.command
 
 
 def _source_dir(directory: Path, module: str, source: str) -> str:
@@ -196,9 +211,9 @@ def regex_literal(text: str) -> str:
     return _REGEX_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
 
 
-def _plan_go(plan: RunPlan, select: tuple[str, ...]) -> None:
-    """vacant's `go` first on the PATH of a command that names go (module docstring)."""
-    if not _GO.search(plan.command) or _noexec(plan.scratch):
+def _plan_go(plan: RunPlan, select: tuple[str, ...], runs: str) -> None:
+    """vacant's `go` first on the PATH of a command that names go, or runs it (module docstring)."""
+    if not _GO.search(runs) or _noexec(plan.scratch):
         return  # on a noexec mount it could not run: go's text is read instead
     directory = plan.scratch / "go-bin"
     directory.mkdir()
