@@ -1,5 +1,5 @@
-"""The real test runners the runner tests drive: Debian's Go (scripts/setup installs golang-go)
-and jest and vitest, installed at test time from npm with `npm ci` against fixtures/runners/package-lock.json
+"""The real test runners the runner tests drive: Debian's Go and cargo (scripts/setup installs
+golang-go and cargo when missing; a rustup install works too) and jest and vitest, installed at test time from npm with `npm ci` against fixtures/runners/package-lock.json
 (exact versions, integrity hashes; node_modules is never committed). A missing toolchain fails
 the test that needs it, never skips it."""
 
@@ -21,6 +21,8 @@ STAMP = RUNNERS / "node_modules" / ".vacant-installed"
 # and safe to share, so the standard library is compiled once, not in every test's fresh HOME
 _REAL_HOME_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "go-build"
 GOCACHE = os.environ.get("GOCACHE") or str(_REAL_HOME_CACHE)
+# a rustup-installed cargo is a proxy that finds its toolchains under the developer's home
+RUSTUP_HOME = os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")
 
 
 def go_env(monkeypatch: pytest.MonkeyPatch) -> str:
@@ -32,6 +34,20 @@ def go_env(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("GOTOOLCHAIN", "local")  # never a toolchain download (Go 1.21 on)
     monkeypatch.setenv("GOPROXY", "off")
     return go
+
+
+def cargo_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The real `cargo` (failing the test when it is missing), offline (test crates have no
+    dependencies), its toolchains found where rustup keeps them when it is rustup's proxy."""
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.fail("cargo is missing: scripts/setup installs Debian's cargo (apt-get install cargo)")
+    if Path(RUSTUP_HOME).is_dir():
+        monkeypatch.setenv("RUSTUP_HOME", RUSTUP_HOME)
+    monkeypatch.setenv("CARGO_NET_OFFLINE", "true")
+    monkeypatch.setenv("CARGO_TERM_COLOR", "never")
+    monkeypatch.delenv("RUST_BACKTRACE", raising=False)
+    return cargo
 
 
 def jest_modules() -> Path:
@@ -50,3 +66,17 @@ def jest_modules() -> Path:
                 pytest.fail(f"npm ci of the pinned jest and vitest failed: {done.stderr[-2000:]}")
             STAMP.touch()
     return RUNNERS / "node_modules"
+
+
+def run_planned(command: str, cwd: Path, select: tuple[str, ...] = ()) -> tuple[object, object, str]:
+    """A check's command run as vacant plans it (its report routed, `select` alone): the run's
+    result, what its runner reported, and the command as it ran."""
+    from vacant.policy.contract.checks import run_command
+    from vacant.policy.contract.runners import plan_run, read_reports
+
+    plan = plan_run(command, cwd, None, select)
+    try:
+        result = run_command(plan.command, cwd, 120, cwd, extra_env=plan.environment(os.environ["PATH"]))
+        return result, read_reports(plan), plan.command
+    finally:
+        plan.cleanup()

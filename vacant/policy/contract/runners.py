@@ -43,6 +43,15 @@ A check's command stays as the contract wrote it. Around it:
   selection adds `--testNamePattern='^(?:full name|...)$'` (escaped); vitest has no exact file
   filter that leaves the command's own filters alone, so other files load, and their tests that
   match no name are skipped.
+- `cargo test` has no stable machine report: when the command names cargo (or its wrapper runs
+  it), a `cargo` of vacant's (vacant.policy.contract.runner_sources) comes first on its PATH and
+  runs the real one's `cargo test` with `--no-fail-fast`, keeping its text (stdout and stderr in
+  order) as the report vacant.policy.contract.runner_json reads; a selection adds `--exact NAME...`
+  after the command's `--` (libtest takes several names; each runs in every test binary that has
+  it). Each run builds in a target directory of its own (`CARGO_TARGET_DIR`, removed after it):
+  cargo takes a local crate for fresh by its files' modification times, and a file rebuilt for
+  one state can be older than the build of another, whose binary would answer for it. Any other
+  cargo command runs untouched.
 - Python writes no bytecode in a check (`PYTHONDONTWRITEBYTECODE`): a reconstructed file can have
   the size and second of the one before it, and a `.pyc` written on one state would answer for
   it on the next.
@@ -61,8 +70,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vacant.policy.contract import testreport
-from vacant.policy.contract.runner_json import GO, JEST, VITEST, read_json_report
+from vacant.policy.contract.runner_json import CARGO, GO, JEST, VITEST, read_json_report
 from vacant.policy.contract.runner_sources import (
+    CARGO_REPORT_ENV,
+    CARGO_SELECT_ENV,
+    CARGO_WRAPPER_SOURCE,
     GO_REPORT_ENV,
     GO_RUN_ENV,
     GO_WRAPPER_SOURCE,
@@ -82,9 +94,11 @@ UNITTEST_REPORT = "unittest.xml"
 GO_REPORT = "go.jsonl"
 JEST_REPORT = "jest.json"
 VITEST_REPORT = "vitest.json"
+CARGO_REPORT = "cargo.txt"
 _NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
 _UNITTEST = re.compile(r"(?<![\w.-])-m\s+unittest(?![\w.])")
 _GO = re.compile(r"(?<![\w./-])go(?![\w.-])")
+_CARGO = re.compile(r"(?<![\w./-])cargo(?![\w.-])")
 # where a command starts (a line, `;`, `&&`, `||`, `|`, `(`, `$(`), then env assignments and a launcher
 _COMMAND_START = r"(?:^|(?<=[;&|(\n`]))\s*(?:(?:then|do|else|exec|time|command|env|cross-env)\s+)*(?:[A-Za-z_]\w*=\S*\s+)*"
 _LAUNCHER = r"(?:(?:npx|bunx|yarn|pnpm)(?:\s+(?:exec|-\S+))*\s+|node\s+)?"
@@ -156,6 +170,7 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     if junit is None:
         runs = _unwrapped(plan)
         _plan_go(plan, select, runs)
+        _plan_cargo(plan, select, runs)
         _plan_jest(plan, select)
         _plan_vitest(plan, select)
     reports.append(pytest_report)
@@ -211,19 +226,24 @@ def regex_literal(text: str) -> str:
     return _REGEX_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
 
 
-def _plan_go(plan: RunPlan, select: tuple[str, ...], runs: str) -> None:
-    """vacant's `go` first on the PATH of a command that names go, or runs it (module docstring)."""
-    if not _GO.search(runs) or _noexec(plan.scratch):
-        return  # on a noexec mount it could not run: go's text is read instead
-    directory = plan.scratch / "go-bin"
+def _shim(plan: RunPlan, program: str, source: str) -> None:
+    """vacant's `program` (a Python `source` that runs the real one) first on the check's PATH."""
+    directory = plan.scratch / f"{program}-bin"
     directory.mkdir()
-    script = directory / "go_json.py"
-    script.write_text(GO_WRAPPER_SOURCE)
-    wrapper = directory / "go"
+    script = directory / f"{program}_shim.py"
+    script.write_text(source)
+    wrapper = directory / program
     wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))} "
                        f"{testreport.MAX_BYTES} \"$@\"\n")
     wrapper.chmod(0o755)
     plan.path_first.append(str(directory))
+
+
+def _plan_go(plan: RunPlan, select: tuple[str, ...], runs: str) -> None:
+    """vacant's `go` first on the PATH of a command that names go, or runs it (module docstring)."""
+    if not _GO.search(runs) or _noexec(plan.scratch):
+        return  # on a noexec mount it could not run: go's text is read instead
+    _shim(plan, "go", GO_WRAPPER_SOURCE)
     report = plan.scratch / GO_REPORT
     plan.env[GO_REPORT_ENV] = str(report)
     plan.reports.append(report)
@@ -231,6 +251,31 @@ def _plan_go(plan: RunPlan, select: tuple[str, ...], runs: str) -> None:
     pattern = go_run_pattern(select)
     if pattern:
         plan.env[GO_RUN_ENV] = pattern
+
+
+def _plan_cargo(plan: RunPlan, select: tuple[str, ...], runs: str) -> None:
+    """vacant's `cargo` first on the PATH of a command that names cargo, or runs it (module docstring)."""
+    if not _CARGO.search(runs) or _noexec(plan.scratch):
+        return
+    _shim(plan, "cargo", CARGO_WRAPPER_SOURCE)
+    report = plan.scratch / CARGO_REPORT
+    plan.env[CARGO_REPORT_ENV] = str(report)
+    plan.reports.append(report)
+    plan.kinds[report] = CARGO
+    # cargo decides a local crate is fresh by its files' mtimes, and a reconstructed state's file
+    # can be older than a build of another state's: each run builds in its own target directory
+    plan.env["CARGO_TARGET_DIR"] = str(plan.scratch / "cargo-target")
+    names = cargo_names(select)
+    if names:
+        plan.env[CARGO_SELECT_ENV] = json.dumps(names)
+
+
+def cargo_names(select: tuple[str, ...]) -> list[str] | None:
+    """libtest's exact names for the selected cargo tests (`cargo::CRATE::SOURCE::path::name`);
+    None when one of them names no single test (a binary's record: run them all)."""
+    names = [test_id.split("::", 3)[3] for test_id in select
+             if test_id.startswith("cargo::") and test_id.count("::") >= 3]
+    return sorted(set(names)) if names and len(names) == len(select) and all(names) else None
 
 
 def _noexec(directory: Path) -> bool:

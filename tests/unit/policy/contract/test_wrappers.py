@@ -6,7 +6,6 @@ and npm, the wrapped runner reports per test and runs one test alone."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import subprocess
@@ -16,10 +15,9 @@ import textwrap
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from runner_tools import run_planned
 
-from vacant.policy.contract.checks import run_command
 from vacant.policy.contract.red_first import add_check
-from vacant.policy.contract.runners import plan_run, read_reports
 from vacant.policy.contract.wrappers import make_recipe, nox_commands, tox_commands, unwrap, wrapper_note
 
 PY = sys.executable
@@ -41,7 +39,7 @@ _LINE = st.lists(_WORD, min_size=1, max_size=4).map(lambda words: "echo " + " ".
 @pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(recipe=st.lists(_LINE, min_size=1, max_size=3), silent=st.booleans(), others=st.booleans())
-def test_a_plain_recipe_is_what_make_would_run(recipe, silent, others, tmp_path):
+def test_a_plain_recipe_is_what_make_wouldrun_planned(recipe, silent, others, tmp_path):
     lines = [("@" if silent else "") + line for line in recipe]
     text = (".PHONY: test\n" + ("build:\n\techo building\n\n" if others else "") + "test:\n"
             + "".join(f"\t{line}\n" for line in lines) + ("\nlint:\n\techo lint\n" if others else ""))
@@ -97,7 +95,7 @@ def test_a_target_that_is_a_file_runs_only_when_phony(tmp_path):
     ("pnpm test", "vitest run", "vitest run"), ("yarn test --watch=false", "jest", "jest --watch=false"),
     ("npm run build", "vitest", None),
 ])
-def test_a_package_script_is_what_npm_pnpm_and_yarn_test_run(command, script, runs, tmp_path):
+def test_a_package_script_is_what_npm_pnpm_and_yarn_testrun_planned(command, script, runs, tmp_path):
     (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": script, "build": "tsc"}}))
     found = unwrap(command, tmp_path)
     assert (found.command if found else None) == runs
@@ -167,15 +165,6 @@ UNITTEST_SUITE = {"tests/__init__.py": "",
                                         "    def test_sub(self):\n        self.assertEqual(1 - 1, 0)\n"}
 
 
-def _run(command, cwd, select=()):
-    plan = plan_run(command, cwd, None, select)
-    try:
-        result = run_command(plan.command, cwd, 120, cwd, extra_env=plan.environment(os.environ["PATH"]))
-        return result, read_reports(plan), plan.command
-    finally:
-        plan.cleanup()
-
-
 @pytest.mark.parametrize("wrapper", ["make", pytest.param("npm", marks=pytest.mark.slow)])
 def test_unittest_behind_make_test_and_npm_test_reports_per_test_and_runs_one_alone(wrapper, tmp_path):
     for rel, text in UNITTEST_SUITE.items():
@@ -187,11 +176,11 @@ def test_unittest_behind_make_test_and_npm_test_reports_per_test_and_runs_one_al
         (tmp_path / "Makefile").write_text(f".PHONY: test\ntest:\n\t@{inner}\n")
     else:
         (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": inner}}))
-    result, reported, ran = _run(f"{wrapper} test", tmp_path)
+    result, reported, ran = run_planned(f"{wrapper} test", tmp_path)
     assert ran == f"{wrapper} test" and result.exit_code != 0  # the wrapper runs, as written
     assert reported.outcomes() == {"unittest::tests.test_calc.Calc::test_add": "failed",
                                    "unittest::tests.test_calc.Calc::test_sub": "passed"}
-    result, reported, _ = _run(f"{wrapper} test", tmp_path, ("unittest::tests.test_calc.Calc::test_sub",))
+    result, reported, _ = run_planned(f"{wrapper} test", tmp_path, ("unittest::tests.test_calc.Calc::test_sub",))
     assert result.exit_code == 0 and reported.outcomes() == {"unittest::tests.test_calc.Calc::test_sub": "passed"}
 
 
@@ -205,7 +194,7 @@ def test_vitest_behind_make_test_runs_in_makes_place_per_test(tmp_path, monkeypa
     (tmp_path / "a.test.js").write_text("import { test, expect } from 'vitest';\n"
                                         "test('one', () => { expect(1).toBe(2); });\ntest('two', () => {});\n")
     (tmp_path / "Makefile").write_text(f".PHONY: test\ntest:\n\t{vitest} run\n")
-    result, reported, ran = _run("make test", tmp_path, ("vitest::a.test.js::one",))
+    result, reported, ran = run_planned("make test", tmp_path, ("vitest::a.test.js::one",))
     assert ran.startswith(f"{vitest} run --reporter=default") and result.exit_code == 1
     assert reported.outcomes() == {"vitest::a.test.js::one": "failed", "vitest::a.test.js::two": "skipped"}
 
