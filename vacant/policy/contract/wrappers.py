@@ -303,8 +303,9 @@ def wrapper_note(command: str, cwd: Path) -> str | None:
     if found is None:
         return None
     if found.command is None:
-        return (f"`{found.wrapper}` runs whole, one finding for the check: vacant cannot tell which test runner it "
-                f"calls ({found.why}); name the runner's command in the check for a finding per test")
+        return (f"`{found.wrapper}` runs whole, one finding for the check, unless it runs pytest (which vacant "
+                f"reaches through the environment): vacant cannot tell which test runner it calls ({found.why}); "
+                "name the runner's command in the check for a finding per test")
     if not found.env_reaches and re.search(r"\b(?:pytest|py\.test|unittest)\b", found.command):
         return (f"`{found.wrapper}` passes its commands only the variables its pass_env names, so pytest's or "
                 "unittest's report options do not reach them: add `PYTEST_ADDOPTS`, `PYTHONPATH` and `VACANT_*` "
