@@ -158,7 +158,7 @@ def test_vitest_each_failing_test_is_a_finding_on_its_step_rechecked_together(ws
     (ws / "test" / "other.test.js").write_text("import { test, expect } from 'vitest';\ntest('adds', () => { expect(1).toBe(1); });\n")
     (ws / "lib.js").write_text(VITEST_LIB)
     (ws / "package.json").write_text('{"name": "w", "private": true, "type": "module"}\n')
-    (ws / "vacant.toml").write_text(f'[[check]]\nname = "vitest"\ncommand = "{vitest} run test/"\ntimeout = 120\n')
+    (ws / "vacant.toml").write_text(f'[[check]]\nname = "vitest"\ncommand = "{vitest} run"\ntimeout = 120\n')
     seen = _spy(monkeypatch)
     steps = [{"README.md": "r\n"}, {"lib.js": VITEST_LIB.replace("a * b", "a * b + 1")}, {"NOTES.md": "n\n"}]
     report = stop(ws, record_steps(ws, steps)).report
@@ -172,8 +172,8 @@ def test_vitest_each_failing_test_is_a_finding_on_its_step_rechecked_together(ws
     assert whole["select"] == () and "--reporter=json" in whole["command"] and "--testNamePattern" not in whole["command"]
     assert "vitest::test/lib.test.js::adds" in whole["tests"]  # a passing test: the agent reporter was overridden
     assert replay and all(run["select"] == (first, second) and "--testNamePattern=" in run["command"] for run in replay)
-    for run in replay:  # the two selected ran; every other test was skipped, not run
-        assert {first, second} <= set(run["tests"])
+    for run in replay:  # the two selected ran, and no other file's test
+        assert {first, second} <= set(run["tests"]) and not any("other.test.js" in test for test in run["tests"])
 
 
 RS_LIB = textwrap.dedent('''\

@@ -40,9 +40,9 @@ A check's command stays as the contract wrote it. Around it:
   the command line replace the configured ones, so this also overrides the failures-only `agent`
   reporter vitest picks when it sees an agent's environment (`CLAUDECODE`, `AI_AGENT`, ...: the
   check runs in the agent's environment), and the printed output stays the full default one. A
-  selection adds `--testNamePattern='^(?:full name|...)$'` (escaped); vitest has no exact file
-  filter that leaves the command's own filters alone, so other files load, and their tests that
-  match no name are skipped.
+  selection adds `--testNamePattern='^(?:full name|...)$'` (escaped) and the tests' files as
+  filters (vitest runs every file whose path holds one of its filters: with none of the command's
+  own, only those files run; with some, what they ran, since they held those files).
 - `cargo test` has no stable machine report: when the command names cargo (or its wrapper runs
   it), a `cargo` of vacant's (vacant.policy.contract.runner_sources) comes first on its PATH and
   runs the real one's `cargo test` with `--no-fail-fast`, keeping its text (stdout and stderr in
@@ -168,11 +168,13 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     plan = RunPlan(command, env, scratch, reports, {path: _stamp(path) for path in own}, tuple(select), cwd=Path(cwd))
     runs = command  # what the command runs, wrappers read (vacant.policy.contract.wrappers)
     if junit is None:
-        runs = _unwrapped(plan)
+        runs, in_place = _unwrapped(plan)
         _plan_go(plan, select, runs)
         _plan_cargo(plan, select, runs)
         _plan_jest(plan, select)
         _plan_vitest(plan, select)
+        if in_place:  # as make runs its recipe's line
+            plan.command = shlex.join(["/bin/sh", "-c", plan.command])
     reports.append(pytest_report)
     if junit is None and _UNITTEST.search(runs):  # unittest writes no report of its own: a reporter does
         paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
@@ -193,16 +195,19 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     return plan
 
 
-def _unwrapped(plan: RunPlan) -> str:
-    """The command with what its wrapper runs (`make test`'s recipe, ...) after it; a recipe that
-    may run in make's place does, when its runner takes its report options as arguments (jest,
-    vitest), which make cannot pass on."""
+def _unwrapped(plan: RunPlan) -> tuple[str, bool]:
+    """The command with what its wrapper runs (`make test`'s recipe, ...) after it, and whether
+    the recipe now runs in make's place: a one-line recipe does when its runner takes its report
+    options as arguments (jest, vitest), which make cannot pass on (the caller runs it as make
+    would, `/bin/sh -c LINE`, once the options are in)."""
     found = unwrap(plan.command, plan.cwd)
     if found is None or found.command is None:
-        return plan.command
+        return plan.command, False
+    runs = plan.command + "\n" + found.command
     if found.in_place and (_JEST.search(found.command) or _VITEST.search(found.command)):
         plan.command = found.command
-    return plan.command + "\n" + found.command
+        return runs, True
+    return runs, False
 
 
 def _source_dir(directory: Path, module: str, source: str) -> str:
@@ -339,12 +344,16 @@ def _plan_vitest(plan: RunPlan, select: tuple[str, ...]) -> None:
 
 
 def _vitest_selection(select: tuple[str, ...]) -> str:
-    """`--testNamePattern='^(?:full name|...)$'` (escaped) for vitest ids naming a test."""
+    """`--testNamePattern='^(?:full name|...)$'` (escaped) for vitest ids naming a test, and their
+    files as filters: vitest runs the files whose path holds one of its filters, so with the
+    command's own filters (which hold these files, or the whole run would not have reported them)
+    it runs what those did, and without, only these files (and any whose path holds theirs)."""
     parts = [test_id.split("::", 2) for test_id in select]
     if not parts or any(len(part) != 3 or part[0] != VITEST or not part[2] for part in parts):
         return ""
     names = "|".join(regex_literal(part[2]) for part in parts)
-    return " --testNamePattern=" + shlex.quote(f"^(?:{names})$")
+    files = " ".join(shlex.quote(path) for path in sorted({part[1] for part in parts}))
+    return " --testNamePattern=" + shlex.quote(f"^(?:{names})$") + " " + files
 
 
 def _script_ends_in(cwd: Path, runner: re.Pattern[str]) -> bool:

@@ -8,8 +8,8 @@ runner's report as if the check named it).
   whose errors make ignores (`-`), no `.ONESHELL`, `SHELL` or `include` in the file, and the
   target `.PHONY` or no file of its name (else make may decide it is up to date and run nothing).
   and every line a whole shell command (its quotes closed). Such a recipe is what make runs, line
-  by line, each in its own `/bin/sh -c`, stopping at the first failure: `(line1) && (line2)`
-  runs the same, so it may run in make's place (`in_place`).
+  by line, each as `/bin/sh -c LINE`, stopping at the first failure; a recipe of one line may run
+  so in make's place (`in_place`).
 - `npm test`, `npm run test`, `pnpm test`, `yarn test`: package.json's `scripts.test`.
 - `uv run X ...`: X and its arguments (uv runs it in the project's environment, whose variables it
   inherits).
@@ -116,9 +116,9 @@ def _make(args: list[str], cwd: Path) -> Unwrapped:
         return Unwrapped(wrapper, None, recipe)
     if not _phony(text, target) and (cwd / target).exists():
         return Unwrapped(wrapper, None, f"`{target}` is not .PHONY and a file of that name exists")
-    # each line in its own subshell, ended by a newline (a `#` comment in it ends there too)
-    return Unwrapped(wrapper, recipe[0] if len(recipe) == 1 else " && ".join(f"({line}\n)" for line in recipe),
-                     in_place=True)
+    # make runs each line as `/bin/sh -c LINE`, stopping at the first failure: one line may run so
+    # in make's place; several stay make's (a line that is no whole command fails alone there)
+    return Unwrapped(wrapper, "\n".join(recipe), in_place=len(recipe) == 1)
 
 
 def _phony(text: str, target: str) -> bool:

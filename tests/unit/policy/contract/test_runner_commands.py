@@ -222,7 +222,7 @@ def test_other_vitest_commands_are_left_as_written(command, tmp_path):
 def test_vitest_selection_names_each_test_by_its_full_name(tmp_path):
     made, *_ = _plan("vitest run", ("vitest::test/a.test.ts::group (x) adds [1]", "vitest::b.test.ts::t|u"),
                      tmp_path=tmp_path)
-    assert made.endswith(" --testNamePattern='^(?:group \\(x\\) adds \\[1\\]|t\\|u)$'")
+    assert made.endswith(" --testNamePattern='^(?:group \\(x\\) adds \\[1\\]|t\\|u)$' b.test.ts test/a.test.ts")
     for unselectable in [("vitest::test/a.test.ts",), ("jest::a.test.js::x",), ("vitest::a.ts::x", "pytest::a::b")]:
         made, *_ = _plan("vitest run", unselectable, tmp_path=tmp_path)
         assert "--testNamePattern" not in made, unselectable
