@@ -104,7 +104,8 @@ FINDING_FIELDS = (
     Field("evidence", "object", "how the grade was reached (below)"),
     Field("test", "string|null", "the failing test's id (its suites, class name and name from the runner's JUnit "
                                  "report, joined by `::`; `go::PACKAGE::TestName/subtest` from `go test -json`, "
-                                 "`jest::FILE::full name` from jest's `--json`), when the check's runner reported per "
+                                 "`jest::FILE::full name` from jest's `--json`, `vitest::FILE::full name` from vitest's "
+                                 "JSON reporter, `cargo::CRATE::SOURCE::path::test` from `cargo test`), when the check's runner reported per "
                                  "test; `path` and `line` are then its assert line (the failure's line)"),
     Field("diff", "string|null", "what the change that broke it changed (a short unified diff rebuilt from the "
                                  "recorded states): the hunk at the finding's location first when that change "

@@ -47,6 +47,7 @@ from vacant.policy.contract.contract import (
     parse_contract,
 )
 from vacant.policy.contract.probe_reasons import MISSING_CODE, Verdict, classify
+from vacant.policy.contract.wrappers import wrapper_note
 
 TAIL_LINES = 6  # lines of the probe's output shown with every outcome
 TAIL_WIDTH = 200
@@ -174,6 +175,9 @@ def add_check(
     if result.timed_out:
         raise CheckRefused(_with_tail(_too_slow(check, guard, cap, result), added.tail))
     (_judge_guard if guard else _judge_acceptance)(added, result, allow_broken, root)
+    note = wrapper_note(check.command, root)
+    if note:
+        added.warnings.append(note)
     check.probe = Probe(
         exit_code=result.exit_code, seconds=round(result.seconds, 3), at=at, timed_out=False, env=tool,
         broken=verdict.reason if verdict is not None and verdict.broken else None,

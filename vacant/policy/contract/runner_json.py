@@ -14,6 +14,18 @@
   `--testLocationInResults`). A test's id is `jest::FILE::full name`, FILE relative to the check's
   directory (so it is the same on every reconstructed state); a file that failed to run is one
   record `jest::FILE`, an error.
+- vitest's `--reporter=json` report has jest's shape (`testResults[]`, `assertionResults[]` with
+  `fullName`, `status`, `failureMessages`, `location` with `--includeTaskLocation`), read by the
+  same reader into ids `vitest::FILE::full name`.
+- `cargo test` has no stable machine format (libtest's `--format json` needs nightly's
+  `-Z unstable-options`), so its own text is read, stdout and stderr in the order cargo wrote them:
+  `Running unittests src/lib.rs (target/debug/deps/calc-HASH)` (or `Running tests/it.rs (...)`,
+  `Doc-tests calc`) opens a test binary's section, `test PATH ... ok|FAILED|ignored` is a result,
+  `---- PATH stdout ----` opens a failure's text (its `panicked at FILE:LINE:COL:` line and the
+  message after it). A test's id is `cargo::CRATE::SOURCE::path::to::test` (`doc` for SOURCE of a
+  doc-test); a binary that did not build is one record `cargo::CRATE` (`error: could not compile`,
+  with the compiler's `--> FILE:LINE:COL`), an error that answers for its tests, and a binary that
+  started tests but never said `test result:` (it crashed) is one record for its SOURCE.
 
 The same contract as the JUnit reader: at most testreport.MAX_BYTES of input, MAX_TESTS tests and
 MAX_TEXT characters of failure text each; whatever cannot be read (not UTF-8, not JSON where JSON
@@ -33,7 +45,7 @@ from pathlib import Path
 from vacant.policy.contract import testreport
 from vacant.policy.contract.testreport import ERROR, FAILED, PASSED, SKIPPED, ReportError, TestResult
 
-GO, JEST = "go", "jest"
+GO, JEST, VITEST, CARGO = "go", "jest", "vitest", "cargo"
 MAX_DEPTH = 16  # a go event is flat; a jest report nests five deep
 _FRAMING = re.compile(r"^\s*(?:=== (?:RUN|PAUSE|CONT|NAME)\b|--- (?:FAIL|PASS|SKIP):|(?:FAIL|PASS|ok)\s*$)")
 _BUILD_FAILED = re.compile(r"^FAIL\s+(?P<package>\S+)\s+\[(?:build|setup) failed\]\s*$")
@@ -268,19 +280,20 @@ def _relative(name: str, root: Path) -> str:
     return name
 
 
-def parse_jest_json(data: bytes, root: Path) -> list[TestResult]:
-    """Every test in a jest `--json` report; files relative to `root` (the check's directory)."""
+def parse_jest_json(data: bytes, root: Path, runner: str = JEST) -> list[TestResult]:
+    """Every test in a jest `--json` report (or vitest's, the same shape: `runner` names which);
+    files relative to `root` (the check's directory)."""
     report = _json(_text(data), "the report")
     files = report.get("testResults") if isinstance(report, dict) else None
     if not isinstance(files, list):
-        raise ReportError("not a jest report: no testResults list")
+        raise ReportError(f"not a {runner} report: no testResults list")
     results: list[TestResult] = []
     for number, entry in enumerate(files, 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) \
                 or not isinstance(entry.get("assertionResults", []), list):
             raise ReportError(f"testResults[{number}]: needs a name and an assertionResults list")
         path = _relative(entry["name"], root)
-        cases = [_jest_case(case, path, number) for case in entry.get("assertionResults", [])]
+        cases = [_jest_case(case, path, number, runner) for case in entry.get("assertionResults", [])]
         if len(results) + len(cases) > testreport.MAX_TESTS:
             raise ReportError(f"more than {testreport.MAX_TESTS} tests")
         results.extend(cases)
@@ -288,12 +301,12 @@ def parse_jest_json(data: bytes, root: Path) -> list[TestResult]:
         message = message if isinstance(message, str) else ""
         if entry.get("status") == "failed" and not any(case.broken for case in cases):
             details = _capped([_ANSI.sub("", message)])  # the file did not run (a syntax or import error)
-            results.append(TestResult(("jest",), path, "", ERROR, _first_words(details, False) or "the test file failed",
+            results.append(TestResult((runner,), path, "", ERROR, _first_words(details, False) or "the test file failed",
                                       details, file=path))
     return results
 
 
-def _jest_case(case: object, path: str, number: int) -> TestResult:
+def _jest_case(case: object, path: str, number: int, runner: str) -> TestResult:
     if not isinstance(case, dict):
         raise ReportError(f"testResults[{number}]: an assertion result is an object")
     full, status, messages = case.get("fullName"), case.get("status"), case.get("failureMessages", [])
@@ -303,11 +316,128 @@ def _jest_case(case: object, path: str, number: int) -> TestResult:
     location = case.get("location")
     line = location.get("line") if isinstance(location, dict) else None
     details = _capped(_ANSI.sub("", message) + "\n" for message in messages)
-    return TestResult(("jest",), path, full, _JEST_OUTCOME.get(status, SKIPPED), _first_words(details, False), details,
+    return TestResult((runner,), path, full, _JEST_OUTCOME.get(status, SKIPPED), _first_words(details, False), details,
                       file=path, line=line if isinstance(line, int) and not isinstance(line, bool) else None)
+
+
+# -- cargo test (libtest's text) ---------------------------------------------------------------
+
+_CARGO_RUNNING = re.compile(r"^\s*Running (?:unittests )?(?P<source>\S+) \((?:\S*/)?(?P<binary>[^/\s]+?)(?:-[0-9a-f]{16})?(?:\.exe)?\)\s*$")
+_CARGO_DOC = re.compile(r"^\s*Doc-tests (?P<crate>\S+)\s*$")
+_CARGO_RESULT = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<outcome>ok|FAILED|ignored(?:, .*)?)$")
+_CARGO_FAILURE = re.compile(r"^---- (?P<name>.+?) std(?:out|err) ----$")
+_CARGO_SUMMARY = re.compile(r"^test result: ")
+_CARGO_PANIC = re.compile(r"^thread '.*' (?:\(\d+\) )?panicked at (?P<place>[^\s]+?):?$")
+_CARGO_COMPILE = re.compile(r"^error: could not compile `(?P<crate>[^`]+)`")
+_CARGO_OUTCOME = {"ok": PASSED, "FAILED": FAILED}
+
+
+@dataclass
+class _CargoBinary:
+    crate: str
+    source: str
+    outcomes: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, list[str]] = field(default_factory=dict)
+    running: bool = False
+    finished: bool = False
+
+
+class _CargoText:
+    """The test binaries and results of `cargo test`'s text so far."""
+
+    def __init__(self) -> None:
+        self.binaries: list[_CargoBinary] = []
+        self.failure: list[str] | None = None  # the failure text being read
+        self.compiler: list[str] = []  # the compiler's lines before the current binary
+        self.broken: list[TestResult] = []
+        self.count = 0
+
+    def line(self, line: str) -> None:
+        running, doc = _CARGO_RUNNING.match(line), _CARGO_DOC.match(line)
+        if running:
+            self._start(running.group("binary").replace("-", "_"), running.group("source"))
+            return
+        if doc:
+            self._start(doc.group("crate"), "doc")
+            return
+        compile_error = _CARGO_COMPILE.match(line)
+        if compile_error:
+            self._did_not_build(compile_error.group("crate"), line)
+            return
+        binary = self.binaries[-1] if self.binaries else None
+        if binary is None:
+            if sum(map(len, self.compiler)) < testreport.MAX_TEXT:
+                self.compiler.append(line + "\n")
+            return
+        self._in_binary(binary, line)
+
+    def _start(self, crate: str, source: str) -> None:
+        self.binaries.append(_CargoBinary(crate, source))
+        self.failure, self.compiler = None, []
+
+    def _in_binary(self, binary: _CargoBinary, line: str) -> None:
+        result, failure = _CARGO_RESULT.match(line), _CARGO_FAILURE.match(line)
+        if line.startswith("running "):
+            binary.running = True
+        elif result and self.failure is None:
+            if result.group("name") not in binary.outcomes:
+                self.count += 1
+                if self.count > testreport.MAX_TESTS:
+                    raise ReportError(f"more than {testreport.MAX_TESTS} tests")
+            binary.outcomes[result.group("name")] = _CARGO_OUTCOME.get(result.group("outcome"), SKIPPED)
+        elif failure:
+            self.failure = binary.failures.setdefault(failure.group("name"), [])
+        elif _CARGO_SUMMARY.match(line) or line == "failures:":
+            self.failure = None
+            binary.finished |= bool(_CARGO_SUMMARY.match(line))
+        elif self.failure is not None and sum(map(len, self.failure)) < testreport.MAX_TEXT:
+            self.failure.append(line + "\n")
+
+    def _did_not_build(self, crate: str, line: str) -> None:
+        """`could not compile CRATE`: one record for the crate (its lib and its test build may each
+        say so; the first, which follows the compiler's errors, is kept)."""
+        crate = crate.replace("-", "_")
+        if not any(result.classname == crate for result in self.broken):
+            details = _capped([*self.compiler, line + "\n"])
+            words = next((text.strip().removeprefix("error: ") for text in self.compiler if text.startswith("error")), "")
+            self.broken.append(TestResult(("cargo",), crate, "", ERROR,
+                                          f"build failed: {words}" if words else "build failed", details))
+        self.compiler = []
+
+    def results(self) -> list[TestResult]:
+        out = list(self.broken)
+        for binary in self.binaries:
+            for name, outcome in binary.outcomes.items():
+                details = _capped(binary.failures.get(name, []))
+                out.append(TestResult(("cargo", binary.crate), binary.source, name, outcome, _panic_message(details),
+                                      details, file=None if binary.source == "doc" else binary.source))
+            if binary.running and not binary.finished:
+                out.append(TestResult(("cargo", binary.crate), binary.source, "", ERROR,
+                                      "the test binary did not finish (it crashed or was killed)", ""))
+        return out
+
+
+def _panic_message(details: str) -> str:
+    """The panic's message: the line after `panicked at FILE:LINE:COL:` (else the first line)."""
+    lines = details.splitlines()
+    for at, line in enumerate(lines):
+        if _CARGO_PANIC.match(line.strip()):
+            rest = [text.strip() for text in lines[at + 1:] if text.strip()]
+            return rest[0] if rest else line.strip()
+    return _first_words(details, False)
+
+
+def parse_cargo_text(data: bytes) -> list[TestResult]:
+    """Every test `cargo test`'s text (stdout and stderr in order) tells of."""
+    text = _CargoText()
+    for line in _ANSI.sub("", _text(data)).splitlines():
+        text.line(line.rstrip("\r"))
+    return text.results()
 
 
 def read_json_report(path: Path, kind: str, root: Path) -> list[TestResult]:
     """The report of runner `kind` at `path`, read within MAX_BYTES (ReportError when it cannot)."""
     data = testreport.read_bytes(path)
-    return parse_go_json(data, go_module(root)) if kind == GO else parse_jest_json(data, root)
+    if kind == CARGO:
+        return parse_cargo_text(data)
+    return parse_go_json(data, go_module(root)) if kind == GO else parse_jest_json(data, root, kind)

@@ -1,7 +1,8 @@
 """The Python source vacant puts in front of a test runner (written to a scratch directory, never
 into the workspace): the read trace both share, pytest's selection plugin, and the reporter that
-makes `python -m unittest` write JUnit XML and run only the selected tests, and the `go` in front
-of the real one that has `go test` write its JSON events to a report.
+makes `python -m unittest` write JUnit XML and run only the selected tests, the `go` in front
+of the real one that has `go test` write its JSON events to a report, and the `cargo` in front of
+the real one that keeps `cargo test`'s text as its report.
 
 Each is a string: it runs inside the check's own Python, not vacant's, so it imports nothing of
 vacant. vacant.policy.contract.runners writes them and sets the environment they read."""
@@ -13,6 +14,8 @@ READS_ENV = "VACANT_READS_FILE"
 UNITTEST_REPORT_ENV = "VACANT_UNITTEST_REPORT"
 GO_REPORT_ENV = "VACANT_GO_REPORT"
 GO_RUN_ENV = "VACANT_GO_RUN"
+CARGO_REPORT_ENV = "VACANT_CARGO_REPORT"
+CARGO_SELECT_ENV = "VACANT_CARGO_SELECT"
 
 # every file opened and directory listed under the check's directory, and any child process
 TRACE_SOURCE = r'''
@@ -296,6 +299,56 @@ def main():
     for thread in threads:
         thread.join()
     out.close()
+    return code if code >= 0 else 128 - code
+
+sys.exit(main())
+'''
+
+# `cargo` first on the check's PATH: `cargo test` runs with `--no-fail-fast` (every test binary
+# runs, not only those before the first failing one) and, for a selection, `--exact NAME...`
+# after its `--` (libtest's filters: each name exactly, in every binary); its stdout and stderr go
+# through one pipe, in the order cargo wrote them, to the check's stdout and to the report (at
+# most CAP bytes). Any other cargo command runs untouched; no real cargo: exit 127.
+CARGO_WRAPPER_SOURCE = r'''
+import json, os, shutil, subprocess, sys
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+CAP = int(sys.argv[1])
+
+def real_cargo():
+    dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and os.path.realpath(d) != HERE]
+    return shutil.which("cargo", path=os.pathsep.join(dirs))
+
+def test_args(args, names):
+    cut = args.index("--") if "--" in args else len(args)
+    cargo_side, libtest = args[:cut], args[cut + 1:]
+    if "--no-fail-fast" not in cargo_side:
+        cargo_side = cargo_side + ["--no-fail-fast"]
+    if names:
+        libtest = libtest + ["--exact"] + names
+    return cargo_side + (["--"] + libtest if libtest or "--" in args else [])
+
+def main():
+    cargo, args = real_cargo(), sys.argv[2:]
+    if cargo is None:
+        sys.stderr.write("cargo: command not found\n")
+        return 127
+    report = os.environ.get("''' + CARGO_REPORT_ENV + r'''")
+    at = next((i for i, a in enumerate(args) if not a.startswith("+")), len(args))  # `cargo +nightly test`
+    if at >= len(args) or args[at] not in ("test", "t") or not report:
+        os.execv(cargo, [cargo] + args)
+    names = json.loads(os.environ.get("''' + CARGO_SELECT_ENV + r'''") or "[]")
+    proc = subprocess.Popen([cargo] + args[:at + 1] + test_args(args[at + 1:], names),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    left = CAP + 1
+    with open(report, "ab") as out:
+        for line in iter(proc.stdout.readline, b""):
+            if left > 0:
+                out.write(line[:left])
+                left -= len(line)
+            sys.stdout.buffer.write(line)
+            sys.stdout.flush()
+    code = proc.wait()
     return code if code >= 0 else 128 - code
 
 sys.exit(main())

@@ -33,6 +33,25 @@ A check's command stays as the contract wrote it. Around it:
   --testLocationInResults` right after its name (its printed output is the same); `npm test` gets
   them after `--` when package.json's `test` script ends in a jest run. A selection adds
   `--testNamePattern '^full name$'` (escaped), and every other test file ignored.
+- vitest writes jest's JSON shape: a vitest the command runs (`vitest`, `vitest run`, `npx vitest`,
+  `node_modules/.bin/vitest`, `pnpm vitest`, ... at a command's start; `npm test` when
+  package.json's `test` script ends in a vitest run) gets `--reporter=default --reporter=json
+  --outputFile.json=SCRATCH --includeTaskLocation` after its name (and `run`). Reporters named on
+  the command line replace the configured ones, so this also overrides the failures-only `agent`
+  reporter vitest picks when it sees an agent's environment (`CLAUDECODE`, `AI_AGENT`, ...: the
+  check runs in the agent's environment), and the printed output stays the full default one. A
+  selection adds `--testNamePattern='^(?:full name|...)$'` (escaped) and the tests' files as
+  filters (vitest runs every file whose path holds one of its filters: with none of the command's
+  own, only those files run; with some, what they ran, since they held those files).
+- `cargo test` has no stable machine report: when the command names cargo (or its wrapper runs
+  it), a `cargo` of vacant's (vacant.policy.contract.runner_sources) comes first on its PATH and
+  runs the real one's `cargo test` with `--no-fail-fast`, keeping its text (stdout and stderr in
+  order) as the report vacant.policy.contract.runner_json reads; a selection adds `--exact NAME...`
+  after the command's `--` (libtest takes several names; each runs in every test binary that has
+  it). Each run builds in a target directory of its own (`CARGO_TARGET_DIR`, removed after it):
+  cargo takes a local crate for fresh by its files' modification times, and a file rebuilt for
+  one state can be older than the build of another, whose binary would answer for it. Any other
+  cargo command runs untouched.
 - Python writes no bytecode in a check (`PYTHONDONTWRITEBYTECODE`): a reconstructed file can have
   the size and second of the one before it, and a `.pyc` written on one state would answer for
   it on the next.
@@ -51,8 +70,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vacant.policy.contract import testreport
-from vacant.policy.contract.runner_json import GO, JEST, read_json_report
+from vacant.policy.contract.runner_json import CARGO, GO, JEST, VITEST, read_json_report
 from vacant.policy.contract.runner_sources import (
+    CARGO_REPORT_ENV,
+    CARGO_SELECT_ENV,
+    CARGO_WRAPPER_SOURCE,
     GO_REPORT_ENV,
     GO_RUN_ENV,
     GO_WRAPPER_SOURCE,
@@ -63,6 +85,7 @@ from vacant.policy.contract.runner_sources import (
     UNITTEST_SITE_SOURCE,
 )
 from vacant.policy.contract.testreport import ReportError, TestResult, read_junit
+from vacant.policy.contract.wrappers import unwrap
 
 PYTEST_REPORT = "pytest.xml"
 PLUGIN = "_vacant_select"
@@ -70,13 +93,20 @@ READS = "reads.json"
 UNITTEST_REPORT = "unittest.xml"
 GO_REPORT = "go.jsonl"
 JEST_REPORT = "jest.json"
+VITEST_REPORT = "vitest.json"
+CARGO_REPORT = "cargo.txt"
 _NODE_TEST = re.compile(r"(?<![\w-])--test(?![\w-])")
 _UNITTEST = re.compile(r"(?<![\w.-])-m\s+unittest(?![\w.])")
 _GO = re.compile(r"(?<![\w./-])go(?![\w.-])")
+_CARGO = re.compile(r"(?<![\w./-])cargo(?![\w.-])")
 # where a command starts (a line, `;`, `&&`, `||`, `|`, `(`, `$(`), then env assignments and a launcher
 _COMMAND_START = r"(?:^|(?<=[;&|(\n`]))\s*(?:(?:then|do|else|exec|time|command|env|cross-env)\s+)*(?:[A-Za-z_]\w*=\S*\s+)*"
-_JEST = re.compile(_COMMAND_START + r"(?:(?:npx|bunx|yarn|pnpm)(?:\s+(?:exec|-\S+))*\s+|node\s+)?"
-                   r"(?:\S*/)?jest(?:\.js)?(?=\s|$|[;&|)])", re.MULTILINE)
+_LAUNCHER = r"(?:(?:npx|bunx|yarn|pnpm)(?:\s+(?:exec|-\S+))*\s+|node\s+)?"
+_JEST = re.compile(_COMMAND_START + _LAUNCHER + r"(?:\S*/)?jest(?:\.js)?(?=\s|$|[;&|)])", re.MULTILINE)
+# vitest at a command's start, with its `run` subcommand if any (options go after it); not its
+# other subcommands (watch, bench, list, ...), which are no test run to read
+_VITEST = re.compile(_COMMAND_START + _LAUNCHER + r"(?:\S*/)?vitest(?:\.mjs)?(?:\s+run)?(?=\s|$|[;&|)])"
+                     r"(?!\s+(?:watch|dev|bench|init|list|related)(?:\s|$))", re.MULTILINE)
 _NPM_TEST = re.compile(_COMMAND_START + r"npm\s+(?:(?:run|run-script)\s+test|test|t)(?=\s|$|[;&|)])"
                        r"(?P<dashes>\s+--(?=\s|$))?", re.MULTILINE)
 PACKAGE_JSON_CAP = 1 << 20
@@ -136,11 +166,17 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     paths: list[str] = []
     reports = list(own)
     plan = RunPlan(command, env, scratch, reports, {path: _stamp(path) for path in own}, tuple(select), cwd=Path(cwd))
+    runs = command  # what the command runs, wrappers read (vacant.policy.contract.wrappers)
     if junit is None:
-        _plan_go(plan, select)
+        runs, in_place = _unwrapped(plan)
+        _plan_go(plan, select, runs)
+        _plan_cargo(plan, select, runs)
         _plan_jest(plan, select)
+        _plan_vitest(plan, select)
+        if in_place:  # as make runs its recipe's line
+            plan.command = shlex.join(["/bin/sh", "-c", plan.command])
     reports.append(pytest_report)
-    if junit is None and _UNITTEST.search(command):  # unittest writes no report of its own: a reporter does
+    if junit is None and _UNITTEST.search(runs):  # unittest writes no report of its own: a reporter does
         paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
         env[UNITTEST_REPORT_ENV] = str(scratch / UNITTEST_REPORT)
         reports.append(scratch / UNITTEST_REPORT)
@@ -157,6 +193,21 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in options) + (
         " " + env_in["PYTEST_ADDOPTS"] if env_in.get("PYTEST_ADDOPTS") else "")
     return plan
+
+
+def _unwrapped(plan: RunPlan) -> tuple[str, bool]:
+    """The command with what its wrapper runs (`make test`'s recipe, ...) after it, and whether
+    the recipe now runs in make's place: a one-line recipe does when its runner takes its report
+    options as arguments (jest, vitest), which make cannot pass on (the caller runs it as make
+    would, `/bin/sh -c LINE`, once the options are in)."""
+    found = unwrap(plan.command, plan.cwd)
+    if found is None or found.command is None:
+        return plan.command, False
+    runs = plan.command + "\n" + found.command
+    if found.in_place and (_JEST.search(found.command) or _VITEST.search(found.command)):
+        plan.command = found.command
+        return runs, True
+    return runs, False
 
 
 def _source_dir(directory: Path, module: str, source: str) -> str:
@@ -180,19 +231,24 @@ def regex_literal(text: str) -> str:
     return _REGEX_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
 
 
-def _plan_go(plan: RunPlan, select: tuple[str, ...]) -> None:
-    """vacant's `go` first on the PATH of a command that names go (module docstring)."""
-    if not _GO.search(plan.command) or _noexec(plan.scratch):
-        return  # on a noexec mount it could not run: go's text is read instead
-    directory = plan.scratch / "go-bin"
+def _shim(plan: RunPlan, program: str, source: str) -> None:
+    """vacant's `program` (a Python `source` that runs the real one) first on the check's PATH."""
+    directory = plan.scratch / f"{program}-bin"
     directory.mkdir()
-    script = directory / "go_json.py"
-    script.write_text(GO_WRAPPER_SOURCE)
-    wrapper = directory / "go"
+    script = directory / f"{program}_shim.py"
+    script.write_text(source)
+    wrapper = directory / program
     wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))} "
                        f"{testreport.MAX_BYTES} \"$@\"\n")
     wrapper.chmod(0o755)
     plan.path_first.append(str(directory))
+
+
+def _plan_go(plan: RunPlan, select: tuple[str, ...], runs: str) -> None:
+    """vacant's `go` first on the PATH of a command that names go, or runs it (module docstring)."""
+    if not _GO.search(runs) or _noexec(plan.scratch):
+        return  # on a noexec mount it could not run: go's text is read instead
+    _shim(plan, "go", GO_WRAPPER_SOURCE)
     report = plan.scratch / GO_REPORT
     plan.env[GO_REPORT_ENV] = str(report)
     plan.reports.append(report)
@@ -200,6 +256,31 @@ def _plan_go(plan: RunPlan, select: tuple[str, ...]) -> None:
     pattern = go_run_pattern(select)
     if pattern:
         plan.env[GO_RUN_ENV] = pattern
+
+
+def _plan_cargo(plan: RunPlan, select: tuple[str, ...], runs: str) -> None:
+    """vacant's `cargo` first on the PATH of a command that names cargo, or runs it (module docstring)."""
+    if not _CARGO.search(runs) or _noexec(plan.scratch):
+        return
+    _shim(plan, "cargo", CARGO_WRAPPER_SOURCE)
+    report = plan.scratch / CARGO_REPORT
+    plan.env[CARGO_REPORT_ENV] = str(report)
+    plan.reports.append(report)
+    plan.kinds[report] = CARGO
+    # cargo decides a local crate is fresh by its files' mtimes, and a reconstructed state's file
+    # can be older than a build of another state's: each run builds in its own target directory
+    plan.env["CARGO_TARGET_DIR"] = str(plan.scratch / "cargo-target")
+    names = cargo_names(select)
+    if names:
+        plan.env[CARGO_SELECT_ENV] = json.dumps(names)
+
+
+def cargo_names(select: tuple[str, ...]) -> list[str] | None:
+    """libtest's exact names for the selected cargo tests (`cargo::CRATE::SOURCE::path::name`);
+    None when one of them names no single test (a binary's record: run them all)."""
+    names = [test_id.split("::", 3)[3] for test_id in select
+             if test_id.startswith("cargo::") and test_id.count("::") >= 3]
+    return sorted(set(names)) if names and len(names) == len(select) and all(names) else None
 
 
 def _noexec(directory: Path) -> bool:
@@ -230,17 +311,53 @@ def _plan_jest(plan: RunPlan, select: tuple[str, ...]) -> None:
     report = plan.scratch / JEST_REPORT
     extra = f" --json --outputFile={shlex.quote(str(report))} --testLocationInResults" + _jest_selection(select)
     command = _JEST.sub(lambda m: m.group(0) + extra, plan.command, count=1)
-    if command == plan.command and _jest_script(plan.cwd):
-        command = _NPM_TEST.sub(lambda m: m.group(0) + ("" if m.group("dashes") else " --") + extra,
-                                plan.command, count=1)
+    if command == plan.command and _script_ends_in(plan.cwd, _JEST):
+        command = _after_npm_test(plan.command, extra)
     if command != plan.command:
         plan.command = command
         plan.reports.append(report)
         plan.kinds[report] = JEST
 
 
-def _jest_script(cwd: Path) -> bool:
-    """Whether package.json's `test` script ends in a jest run (so `npm test -- ARGS` reaches it)."""
+def _after_npm_test(command: str, extra: str) -> str:
+    """`extra` passed through `npm test` to the script's last command (after `--`)."""
+    return _NPM_TEST.sub(lambda m: m.group(0) + ("" if m.group("dashes") else " --") + extra, command, count=1)
+
+
+def _plan_vitest(plan: RunPlan, select: tuple[str, ...]) -> None:
+    """vitest's JSON report to scratch and its default reporter forced, a selection by full name
+    (module docstring)."""
+    if "vitest" not in plan.command and "npm" not in plan.command:
+        return
+    if re.search(r"--(?:outputFile|json)\b|--reporter[= ]json\b", plan.command):
+        return  # the command routes its own JSON: two outputFile options would clash
+    report = plan.scratch / VITEST_REPORT
+    extra = (f" --reporter=default --reporter=json --outputFile.json={shlex.quote(str(report))} --includeTaskLocation"
+             + _vitest_selection(select))
+    command = _VITEST.sub(lambda m: m.group(0) + extra, plan.command, count=1)
+    if command == plan.command and _script_ends_in(plan.cwd, _VITEST):
+        command = _after_npm_test(plan.command, extra)
+    if command != plan.command:
+        plan.command = command
+        plan.reports.append(report)
+        plan.kinds[report] = VITEST
+
+
+def _vitest_selection(select: tuple[str, ...]) -> str:
+    """`--testNamePattern='^(?:full name|...)$'` (escaped) for vitest ids naming a test, and their
+    files as filters: vitest runs the files whose path holds one of its filters, so with the
+    command's own filters (which hold these files, or the whole run would not have reported them)
+    it runs what those did, and without, only these files (and any whose path holds theirs)."""
+    parts = [test_id.split("::", 2) for test_id in select]
+    if not parts or any(len(part) != 3 or part[0] != VITEST or not part[2] for part in parts):
+        return ""
+    names = "|".join(regex_literal(part[2]) for part in parts)
+    files = " ".join(shlex.quote(path) for path in sorted({part[1] for part in parts}))
+    return " --testNamePattern=" + shlex.quote(f"^(?:{names})$") + " " + files
+
+
+def _script_ends_in(cwd: Path, runner: re.Pattern[str]) -> bool:
+    """Whether package.json's `test` script ends in a run of `runner` (so `npm test -- ARGS` reaches it)."""
     try:
         with open(Path(cwd) / "package.json", "rb") as handle:
             manifest = json.loads(handle.read(PACKAGE_JSON_CAP + 1))
@@ -251,7 +368,7 @@ def _jest_script(cwd: Path) -> bool:
     if not isinstance(script, str):
         return False
     last = None
-    for last in _JEST.finditer(script):
+    for last in runner.finditer(script):
         pass
     return last is not None and not re.search(r"[;&|]", script[last.end():])
 

@@ -201,16 +201,20 @@ _PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')  # a P
 _JS_FRAME = re.compile(r"^\s*at (?:.*\()?(?:file://)?(?P<path>[^\s()]+?):(?P<line>\d+):\d+\)?\s*$")  # node
 # Go: `    lib_test.go:7: got 1` (t.Errorf), `./lib.go:3:9: syntax error` (the compiler)
 _GO_LINE = re.compile(r"^\s*(?P<path>[^\s:]+\.go):(?P<line>\d+)(?::\d+)?: ")
+# Rust: a panic's `thread 'x' panicked at src/lib.rs:14:9:`, the compiler's `  --> src/lib.rs:6:40`
+_RS_LINE = re.compile(r"^(?:thread '.*' (?:\(\d+\) )?panicked at |\s*--> )(?P<path>[^\s:]+\.rs):(?P<line>\d+):\d+:?\s*$")
 _GO_FRAME = re.compile(r"^\t(?P<path>\S+\.go):(?P<line>\d+)(?: \+0x[0-9a-f]+)?\s*$")  # a panic's stack
 
 
 def frames(details: str) -> list[tuple[str, int]]:
     """The (path as written, line) frames a failure's traceback names, outermost first. A JS stack
     lists the innermost first, so its frames are reversed; node's own (`node:…`) are left out.
-    Go's lines are in order; a panic's stack lists the innermost first, like a JS one."""
+    Go's lines are in order; a panic's stack lists the innermost first, like a JS one (and a Rust
+    backtrace's `at ./src/lib.rs:14:9` lines, read as JS frames); a Rust panic's place and the
+    compiler's `-->` are in order."""
     python, js = [], []
     for raw in details.splitlines():
-        match = _PY_LINE.match(raw) or _PY_FRAME.match(raw) or _GO_LINE.match(raw)
+        match = _PY_LINE.match(raw) or _PY_FRAME.match(raw) or _GO_LINE.match(raw) or _RS_LINE.match(raw)
         if match:
             python.append((match.group("path"), int(match.group("line"))))
             continue

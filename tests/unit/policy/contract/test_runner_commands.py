@@ -11,7 +11,7 @@ import subprocess
 import textwrap
 
 import pytest
-from runner_tools import go_env
+from runner_tools import go_env, run_planned
 
 from vacant.attribute.statechecks import reports_on
 from vacant.core.findings import Finding
@@ -61,7 +61,8 @@ def test_a_contract_junit_report_wins_over_the_runners_own_json(tmp_path):
 def test_vacants_go_comes_first_only_for_a_command_that_names_go(command, wrapped, tmp_path):
     made, env, path, kinds = _plan(command, tmp_path=tmp_path)
     assert made == command
-    assert bool(path) == wrapped and ("go" in kinds.values()) == wrapped and ("VACANT_GO_REPORT" in env) == wrapped
+    assert any(p.endswith("/go-bin") for p in path) == wrapped
+    assert ("go" in kinds.values()) == wrapped and ("VACANT_GO_REPORT" in env) == wrapped
 
 
 def test_go_and_jest_selections():
@@ -188,11 +189,110 @@ def test_npm_test_running_jest_reports_per_test(tmp_path):
     jest = jest_modules() / ".bin" / "jest"
     (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": f"{jest} --ci -i --watchman=false"}}))
     (tmp_path / "a.test.js").write_text("test('one', () => { expect(1).toBe(2); });\ntest('two', () => {});\n")
-    plan = plan_run("npm test", tmp_path, None, ("jest::a.test.js::one",))
-    try:
-        result = run_command(plan.command, tmp_path, 120, tmp_path, extra_env=plan.environment(os.environ["PATH"]))
-        reported = read_reports(plan)
-    finally:
-        plan.cleanup()
+    result, reported, _ = run_planned("npm test", tmp_path, ("jest::a.test.js::one",))
     assert result.exit_code == 1 and reported is not None
     assert reported.outcomes() == {"jest::a.test.js::one": "failed", "jest::a.test.js::two": "skipped"}
+
+
+def _vitest_options(report):
+    return f" --reporter=default --reporter=json --outputFile.json={report} --includeTaskLocation"
+
+
+@pytest.mark.parametrize("command, after", [
+    ("vitest", "vitest"), ("vitest run", "vitest run"), ("npx vitest run test/", "npx vitest run"),
+    ("CI=1 node_modules/.bin/vitest --run", "node_modules/.bin/vitest"), ("pnpm exec vitest run -t x", "vitest run"),
+    ("make build && vitest run", "vitest run"), ("node node_modules/vitest/vitest.mjs run", "vitest.mjs run"),
+])
+def test_a_vitest_run_gets_its_json_report_and_the_default_reporter_after_its_name(command, after, tmp_path):
+    made, _env, _path, kinds = _plan(command, tmp_path=tmp_path)
+    assert list(kinds.values()) == ["vitest"]
+    [report] = kinds
+    assert made == command.replace(after, after + _vitest_options(report), 1)
+
+
+@pytest.mark.parametrize("command", [
+    "vitest watch", "vitest list", "vitest bench", "echo vitest", "cat vitest.config.ts", "myvitest",
+    "vitest run --reporter=json --outputFile=out.json", "vitest run --outputFile.junit=j.xml",
+])
+def test_other_vitest_commands_are_left_as_written(command, tmp_path):
+    made, _env, _path, kinds = _plan(command, tmp_path=tmp_path)
+    assert made == command and "vitest" not in kinds.values()
+
+
+def test_vitest_selection_names_each_test_by_its_full_name(tmp_path):
+    made, *_ = _plan("vitest run", ("vitest::test/a.test.ts::group (x) adds [1]", "vitest::b.test.ts::t|u"),
+                     tmp_path=tmp_path)
+    assert made.endswith(" --testNamePattern='^(?:group \\(x\\) adds \\[1\\]|t\\|u)$' b.test.ts test/a.test.ts")
+    for unselectable in [("vitest::test/a.test.ts",), ("jest::a.test.js::x",), ("vitest::a.ts::x", "pytest::a::b")]:
+        made, *_ = _plan("vitest run", unselectable, tmp_path=tmp_path)
+        assert "--testNamePattern" not in made, unselectable
+
+
+@pytest.mark.slow
+def test_npm_test_running_vitest_in_an_agents_environment_reports_per_test(tmp_path, monkeypatch):
+    """CLAUDECODE makes vitest pick its failures-only `agent` reporter: forced back to the default
+    one, the check's output still names the passing test, and the JSON report has every test."""
+    from runner_tools import jest_modules
+
+    vitest = jest_modules() / ".bin" / "vitest"
+    monkeypatch.setenv("CLAUDECODE", "1")
+    (tmp_path / "package.json").write_text(json.dumps({"type": "module", "scripts": {"test": f"{vitest} run"}}))
+    (tmp_path / "a.test.js").write_text("import { test, expect } from 'vitest';\n"
+                                        "test('one', () => { expect(1).toBe(2); });\ntest('two', () => {});\n"
+                                        "test('three', () => {});\n")
+    result, reported, _ = run_planned("npm test", tmp_path, ("vitest::a.test.js::one", "vitest::a.test.js::two"))
+    assert result.exit_code == 1 and reported is not None
+    assert reported.outcomes() == {"vitest::a.test.js::one": "failed", "vitest::a.test.js::two": "passed",
+                                   "vitest::a.test.js::three": "skipped"}
+    assert "✓ two" in result.output  # the default reporter's line for a passing test
+    [finding] = checks.test_findings("vitest", reported, tmp_path)
+    assert (finding.path, finding.line, finding.test) == ("a.test.js", 2, "vitest::a.test.js::one")
+
+
+@pytest.mark.parametrize("command, wrapped", [
+    ("cargo test", True), ("cargo test --release -- --test-threads=1", True), ("cd crate && cargo t", True),
+    ("make test", True), ("cargo-nextest run", False), ("echo cargos", False), ("go test ./...", False),
+])
+def test_vacants_cargo_comes_first_for_a_command_that_runs_cargo(command, wrapped, tmp_path):
+    (tmp_path / "Makefile").write_text(".PHONY: test\ntest:\n\tcargo test --all\n")
+    made, env, path, kinds = _plan(command, tmp_path=tmp_path)
+    assert made == command
+    assert ("cargo" in kinds.values()) == wrapped and ("VACANT_CARGO_REPORT" in env) == wrapped
+    assert any(p.endswith("/cargo-bin") for p in path) == wrapped
+
+
+def test_cargo_selection_is_each_tests_exact_path():
+    assert runners.cargo_names(("cargo::calc::src/lib.rs::tests::adds", "cargo::it::tests/it.rs::adds")) \
+        == ["adds", "tests::adds"]
+    assert runners.cargo_names(("cargo::calc::doc::src/lib.rs - add (line 3)",)) == ["src/lib.rs - add (line 3)"]
+    for whole in [("cargo::calc",), ("cargo::calc::src/lib.rs",), ("cargo::c::s::t", "go::m::TestA")]:
+        assert runners.cargo_names(whole) is None, whole
+
+
+@pytest.mark.parametrize("args, select, passed", [
+    ("test", (), "test --no-fail-fast"),
+    ("test --release", ("cargo::c::src/lib.rs::tests::a", "cargo::c::src/lib.rs::b"),
+     "test --release --no-fail-fast -- --exact b tests::a"),
+    ("test --no-fail-fast -- --test-threads=1", ("cargo::c::src/lib.rs::a",),
+     "test --no-fail-fast -- --test-threads=1 --exact a"),
+    ("+stable test --", (), "+stable test --no-fail-fast --"),
+    ("build --release", ("cargo::c::src/lib.rs::a",), "build --release"),
+])
+def test_vacants_cargo_passes_the_real_one_its_arguments(args, select, passed, tmp_path):
+    real = tmp_path / "bin"
+    real.mkdir()
+    (real / "cargo").write_text("#!/bin/sh\necho \"$@\"\necho 'a line on stderr' >&2\n")
+    (real / "cargo").chmod(0o755)
+    plan = plan_run("cargo " + args, tmp_path, None, select)
+    try:
+        done = subprocess.run(plan.command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=30,
+                              env={**os.environ, **plan.environment(str(real))})
+        [report] = plan.kinds
+        kept = report.read_text() if report.exists() else None
+    finally:
+        plan.cleanup()
+    assert done.stdout.splitlines()[0] == passed
+    if args.startswith("build"):
+        assert kept is None and done.stderr == "a line on stderr\n"  # not a test run: untouched
+    else:  # both streams, in order, to the check's output and the report
+        assert done.stdout == kept == passed + "\na line on stderr\n"

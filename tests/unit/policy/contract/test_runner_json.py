@@ -287,3 +287,85 @@ def test_brackets_inside_strings_and_wide_flat_arrays_are_not_depth():
     [result] = parse_go_json("\n".join(map(json.dumps, stream)).encode())
     assert time.monotonic() - started < 1.0
     assert (result.outcome, frames(result.details)) == ("failed", [("x_test.go", 4)])
+
+
+# -- cargo test's text -------------------------------------------------------------------------------
+
+RS_NAME = st.lists(st.text("abcxyz_09", min_size=1, max_size=8), min_size=1, max_size=3).map("::".join)
+CARGO_OUTCOMES = {"ok": "passed", "FAILED": "failed", "ignored": "skipped", "ignored, slow": "skipped"}
+
+
+@st.composite
+def cargo_binaries(draw):
+    """Test binaries: (crate, source, {test path: (libtest word, panic line, message)}, finished)."""
+    binaries = []
+    for number in range(draw(st.integers(1, 3))):
+        crate = draw(st.sampled_from(["calc", "it", "more_tests"]))
+        source = draw(st.sampled_from(["src/lib.rs", "src/main.rs", "tests/it.rs"])) if number else "src/lib.rs"
+        tests = draw(st.dictionaries(RS_NAME, st.tuples(st.sampled_from(sorted(CARGO_OUTCOMES)), st.integers(1, 999),
+                                                        WORDS.filter(lambda w: "----" not in w and "\n" not in w)),
+                                     max_size=5))
+        binaries.append((crate, source, tests, draw(st.booleans()) or not tests))
+    return binaries
+
+
+def write_cargo(binaries, shuffle: random.Random) -> bytes:
+    """What cargo test prints (stderr's framing and stdout's results, in the order written)."""
+    out = ["   Compiling calc v0.1.0 (/w)", "    Finished `test` profile [unoptimized] target(s) in 0.1s"]
+    for crate, source, tests, finished in binaries:
+        kind = "unittests " if source.startswith("src/") else ""
+        out += [f"     Running {kind}{source} (target/debug/deps/{crate}-0123456789abcdef)", "",
+                f"running {len(tests)} tests"]
+        names = list(tests)
+        shuffle.shuffle(names)  # libtest prints each as it finishes, in any order
+        out += [f"test {name} ... {tests[name][0]}" for name in names]
+        if not finished:
+            out.append("error: test failed, to rerun pass `--lib`")
+            continue
+        failed = [name for name in names if tests[name][0] == "FAILED"]
+        if failed:
+            out += ["", "failures:", ""]
+            for name in failed:
+                out += [f"---- {name} stdout ----", "", f"thread '{name}' (4242) panicked at {source}:{tests[name][1]}:5:",
+                        tests[name][2], "note: run with `RUST_BACKTRACE=1`", ""]
+            out += ["", "failures:", *[f"    {name}" for name in failed], ""]
+        out += [f"test result: {'FAILED' if failed else 'ok'}. 0 passed; 0 failed; 0 ignored", ""]
+    return "\n".join(out).encode()
+
+
+def expected_cargo(binaries) -> dict:
+    expected = {}
+    for crate, source, tests, finished in binaries:
+        for name, (word, line, message) in tests.items():
+            failed = word == "FAILED" and finished
+            expected[f"cargo::{crate}::{source}::{name}"] = (CARGO_OUTCOMES[word], message if failed else "",
+                                                            (source, line) if failed else None)
+        if tests and not finished:
+            expected[f"cargo::{crate}::{source}"] = ("error", "the test binary did not finish (it crashed or was killed)", None)
+    return expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(binaries=cargo_binaries(), shuffle=st.randoms(use_true_random=False))
+def test_cargo_text_read_back_what_a_separate_writer_wrote(binaries, shuffle):
+    results = runner_json.parse_cargo_text(write_cargo(binaries, shuffle))
+    got = {r.id: (r.outcome, r.message, (frames(r.details) or [None])[0]) for r in results}
+    assert got == expected_cargo(binaries)
+
+
+def test_cargo_a_crate_that_did_not_build_is_one_error_at_the_compiler_line():
+    text = ("   Compiling calc v0.1.0 (/w)\nerror[E0308]: mismatched types\n --> src/lib.rs:6:40\n  |\n"
+            "error: could not compile `calc` (lib) due to 1 previous error\n"
+            "warning: build failed, waiting for other jobs to finish...\n"
+            "error: could not compile `calc` (lib test) due to 1 previous error\n")
+    [result] = runner_json.parse_cargo_text(text.encode())
+    assert (result.id, result.outcome, result.message) == ("cargo::calc", "error", "build failed: error[E0308]: mismatched types")
+    assert frames(result.details) == [("src/lib.rs", 6)]
+
+
+def test_cargo_text_is_bounded_like_the_other_reports(monkeypatch):
+    monkeypatch.setattr(testreport, "MAX_TESTS", 3)
+    many = "     Running tests/it.rs (target/debug/deps/it-0123456789abcdef)\n" + "".join(
+        f"test t{n} ... ok\n" for n in range(5))
+    assert "more than 3" in _refused(lambda: runner_json.parse_cargo_text(many.encode()))
+    assert "not UTF-8" in _refused(lambda: runner_json.parse_cargo_text(b"test a ... ok\n\xff"))
