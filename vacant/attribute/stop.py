@@ -303,10 +303,14 @@ class Pipeline:
         chosen = {}
         for check, _guard in self.contract.all_checks():
             record = testinputs.load(self.log.run_dir, check.name, check.command, start["baseline"])
-            if record is not None:
+            if record is None:
+                continue
+            try:
                 chosen[check.name] = testinputs.select(record, self.timeline.states[0],
                                                        self.timeline.states[self.timeline.last], os.environ,
                                                        self.root, live)
+            except (ValueError, TypeError, OSError):
+                continue  # a record that does not hold together: the check runs whole
         return chosen
 
     def _site(self, scratch_dir: Path) -> Site | None:

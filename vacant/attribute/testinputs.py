@@ -86,6 +86,10 @@ class Reads:
                 "unknown": self.unknown, "pathdirs": sorted(self.pathdirs)}
 
 
+def _text(raw: Any) -> str | None:
+    return raw if isinstance(raw, str) else None
+
+
 def _strings(raw: Any) -> frozenset[str]:
     if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
         raise ValueError("a path list is not a list of strings")
@@ -112,23 +116,24 @@ class Record:
     modules: dict[str, Reads]
     tests: list[TestRead]  # in the order they ran
     stats: dict[str, list[int] | None] = field(default_factory=dict)  # host path -> [size, mtime_ns]
+    names: frozenset[str] = frozenset()  # every module name (each dotted part) an import looked for
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, "check": self.check, "command": self.command, "baseline": self.baseline,
                 "env": self.env, "session": self.session.to_json(),
                 "modules": {key: reads.to_json() for key, reads in self.modules.items()},
                 "tests": [{"id": t.id, "module": t.module, "reads": t.reads.to_json(), "outcome": t.outcome}
-                          for t in self.tests], "stats": self.stats}
+                          for t in self.tests], "stats": self.stats, "names": sorted(self.names)}
 
     @classmethod
     def of(cls, data: Any) -> Record:
         if not isinstance(data, dict) or data.get("version") != VERSION:
             raise ValueError("not a test-inputs record of this version")
-        tests = [TestRead(str(t["id"]), t.get("module"), Reads.of(t["reads"]), t.get("outcome"))
+        tests = [TestRead(str(t["id"]), _text(t.get("module")), Reads.of(t["reads"]), _text(t.get("outcome")))
                  for t in data["tests"]]
         return cls(str(data["check"]), str(data["command"]), str(data["baseline"]), str(data["env"]),
                    Reads.of(data["session"]), {str(k): Reads.of(v) for k, v in data["modules"].items()}, tests,
-                   {str(k): v for k, v in data.get("stats", {}).items()})
+                   {str(k): v for k, v in data.get("stats", {}).items()}, _strings(data.get("names", [])))
 
 
 def report_id(nodeid: str, suite: str, prefix: str) -> str:
@@ -153,9 +158,10 @@ def record_of(check: str, command: str, baseline: str, environ: Mapping[str, str
     tests = []
     for test in raw["tests"]:
         ident = report_id(str(test["nodeid"]), suite, prefix)
-        tests.append(TestRead(ident, test.get("module"), Reads.of(test), outcomes.get(ident)))
+        tests.append(TestRead(ident, _text(test.get("module")), Reads.of(test), outcomes.get(ident)))
     record = Record(check, command, baseline, env_key(environ),
-                    Reads.of(raw["global"]), {str(k): Reads.of(v) for k, v in raw["modules"].items()}, tests)
+                    Reads.of(raw["global"]), {str(k): Reads.of(v) for k, v in raw["modules"].items()}, tests,
+                    names=_strings(raw.get("names", [])))
     live = tuple(live)
     for reads in [record.session, *record.modules.values(), *(test.reads for test in tests)]:
         for path in _host_paths(reads, root, live):
@@ -227,8 +233,9 @@ class _Changes:
         if kind == "dir":
             return _under(path, self.live) or children(self.base, path) != children(self.final, path)
         if kind == "pathdir":
-            return _under(path, self.live) or _importable(children(self.base, path)) != _importable(
-                children(self.final, path))
+            names = self.record.names
+            return _under(path, self.live) or _importable(self.base, path, names) != _importable(
+                self.final, path, names)
         before, after = content(self.base, path), content(self.final, path)
         if before != after:
             return True
@@ -241,9 +248,14 @@ class _Changes:
 _IMPORTABLE = (".py", ".pyc", ".pyd", ".so", ".pth")
 
 
-def _importable(names: frozenset[str]) -> frozenset[str]:
-    """The names the import system could find a module by (a directory, or a module's file)."""
-    return frozenset(name for name in names if "." not in name or name.endswith(_IMPORTABLE))
+def _importable(manifest: Manifest, directory: str, looked_for: frozenset[str]) -> frozenset[str]:
+    """The entries of `directory` the import system could find a module by: a module's file, a
+    package (a directory holding `__init__.py`), and any entry named as a module some import
+    looked for (a namespace package, or one that was not found before)."""
+    prefix = "" if directory in (".", "") else directory.rstrip("/") + "/"
+    return frozenset(name for name in children(manifest, directory)
+                     if name.endswith(_IMPORTABLE) or name.split(".", 1)[0] in looked_for
+                     or f"{prefix}{name}/__init__.py" in manifest)
 
 
 def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str, str], root: Path,

@@ -30,7 +30,7 @@ from vacant.store.states import read_manifest_of
 
 COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
 MODULES, DATA = 4, 3
-KINDS = ("module", "shared", "data", "cached", "fixture", "spawn")
+KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional")
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,8 @@ def module_source(tests: list[Case]) -> str:
             "data": f"assert open('data/d{data}.txt').read().strip() == 'ok'",
             "cached": f"assert shared.cached({data}) == 'ok'",
             "fixture": "assert shared_text == 'ok'",
+            "optional": f"assert getattr(__import__('importlib').util.find_spec('extra{data}') and "
+                        f"__import__('extra{data}'), 'OK', True)",
             "spawn": "assert subprocess.run([sys.executable, '-c', "
                      f"\"print(open('data/d{data}.txt').read().strip())\"], capture_output=True, "
                      "text=True).stdout.strip() == 'ok'",
@@ -81,7 +83,8 @@ def module_source(tests: list[Case]) -> str:
 tests_st = st.lists(st.builds(Case, st.sampled_from(KINDS), st.integers(0, MODULES - 1)), min_size=1, max_size=4)
 suites = st.lists(tests_st, min_size=1, max_size=4)
 # a change: (what, which, broken?) -- a module's value, a data file, the conftest's data file, a test file's tests
-changes = st.lists(st.tuples(st.sampled_from(("module", "data", "conftest", "tests", "new test file")),
+changes = st.lists(st.tuples(st.sampled_from(("module", "data", "conftest", "tests", "new test file", "optional",
+                                               "notes")),
                              st.integers(0, MODULES - 1), st.booleans(), tests_st), min_size=1, max_size=4)
 
 
@@ -105,6 +108,10 @@ def apply(files: dict[str, str], change: tuple[str, int, bool, list[Case]], coun
         files[f"pkg/m{which}.py"] = f"VALUE = {which + 100 if broken else which}\n"
     elif what == "data":
         files[f"data/d{which % DATA}.txt"] = "bad\n" if broken else "ok\n"
+    elif what == "optional":  # a module an import looked for and did not find, now there
+        files[f"extra{which % DATA}/__init__.py"] = f"OK = {not broken}\n"
+    elif what == "notes":  # a directory of no module's name: no import can find it
+        files[f"notes/n{which}.md"] = "n\n"
     elif what == "conftest":
         files["tests/conftest.py"] = conftest(which % DATA)
     elif what == "tests":
@@ -154,12 +161,15 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list) ->
 @example(suite=[[Case("fixture", 0)], [Case("fixture", 0)]], history=[("data", 0, True, [Case("module", 0)])])
 @example(suite=[[Case("spawn", 2)]], history=[("data", 2, True, [Case("module", 0)])])
 @example(suite=[[Case("shared", 0)], [Case("module", 0)]], history=[("module", 0, True, [Case("module", 0)])])
+@example(suite=[[Case("optional", 1)], [Case("module", 1)]], history=[("optional", 1, True, [Case("module", 0)]),
+                                                                    ("notes", 0, True, [Case("module", 0)])])
 def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
     tmp = tmp_path_factory.mktemp("selection")
     selected, whole, _ = selected_against_whole(tmp, suite, history)
     assert selected == whole
 
 
+@pytest.mark.slow
 def test_a_change_to_one_module_leaves_the_tests_that_never_read_it_out(tmp_path):
     """Not everything runs: a change to pkg/m3 reruns the tests whose module imports it (all,
     here: every test file imports every module) -- so this suite imports it from one file only."""
@@ -246,3 +256,25 @@ def _baseline_key(run_dir: Path) -> str:
     from vacant.store.run import RunView
 
     return next(r for r in RunView.load(run_dir).records if r["type"] == "run_start")["baseline"]
+
+
+def test_a_record_that_does_not_hold_together_runs_the_check_whole(tmp_path):
+    """A missing, garbled or stale record is no record (the check runs whole); one that names a
+    test as not passed on the baseline leaves it in, whatever it says the test read."""
+    empty = testinputs.Reads()
+    record = testinputs.Record("suite", COMMAND, "base", testinputs.env_key({}), empty, {"t.py": empty},
+                               [testinputs.TestRead("a", "t.py", empty, "passed"),
+                                testinputs.TestRead("b", "t.py", empty, "failed"),
+                                testinputs.TestRead("c", "t.py", empty, None)])
+    chosen = testinputs.select(record, {}, {}, {}, tmp_path, ())
+    assert chosen.skip.tests == ("a",) and chosen.why == {"b": testinputs.NOT_PASSED, "c": testinputs.NOT_PASSED}
+    assert testinputs.select(record, {}, {}, {"PATH": "/elsewhere"}, tmp_path, ()).skip.tests == ()
+    testinputs.save(tmp_path, record)
+    assert testinputs.load(tmp_path, "suite", COMMAND, "base") is not None
+    assert testinputs.load(tmp_path, "suite", COMMAND, "another baseline") is None
+    assert testinputs.load(tmp_path, "suite", "pytest -x", "base") is None
+    path = testinputs.record_path(tmp_path, "suite")
+    for garbage in ("", "[]", "{", '{"version": 1}', '{"version": 1, "check": "suite", "command": 1, "baseline": '
+                    '"base", "env": "", "session": {"files": [1]}, "modules": {}, "tests": []}', "\x00" * 10):
+        path.write_text(garbage)
+        assert testinputs.load(tmp_path, "suite", COMMAND, "base") is None, garbage

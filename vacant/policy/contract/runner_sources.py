@@ -417,6 +417,9 @@ def _tracked(real, resolve):
             _STACK.pop()
             for loaded in set(sys.modules) - before:
                 _CLOSURE.setdefault(loaded, frame)  # an inner import's own frame came first
+                rel, out = _where(getattr(sys.modules.get(loaded), "__file__", None) or 0)
+                if rel is not None or out is not None:  # an extension module is mapped, never open()ed
+                    frame["files" if rel is not None else "outside"].add(rel if rel is not None else out)
             for name in resolve(*args, **kwargs):
                 known = _CLOSURE.get(name)
                 if known is not None and known is not frame:
@@ -424,12 +427,20 @@ def _tracked(real, resolve):
             _merge(_STACK[-1], frame)
     return wrapper
 
+_NAMES = set()  # every name an import looked for: a directory added by that name may now be found
+
+def _looked_for(names):
+    for name in names:
+        _NAMES.update(name.split("."))
+    return names
+
 def _import_names(name, globals=None, locals=None, fromlist=(), level=0):
-    return _touched(name, fromlist, level, globals)
+    return _looked_for(_touched(name, fromlist, level, globals))
 
 def _import_module_names(name, package=None):
     try:
-        return _touched(importlib.util.resolve_name(name, package) if name.startswith(".") else name, (), 0, None)
+        return _looked_for(_touched(importlib.util.resolve_name(name, package) if name.startswith(".") else name,
+                                    (), 0, None))
     except (ImportError, ValueError):
         return []
 
@@ -455,6 +466,13 @@ import importlib.util, importlib._bootstrap_external as _external
 _external._LoaderBasics.exec_module = _own_frame(_external._LoaderBasics.exec_module)
 builtins.__import__ = _tracked(builtins.__import__, _import_names)
 importlib.import_module = _tracked(importlib.import_module, _import_module_names)
+_find_spec = importlib.util.find_spec
+
+def _finding(name, package=None):
+    _import_module_names(name, package)
+    return _find_spec(name, package)
+
+importlib.util.find_spec = _finding
 sys.addaudithook(_audit)
 
 import pytest
@@ -512,6 +530,6 @@ def pytest_unconfigure(config):
     tests = [dict(_plain(test), nodeid=test["nodeid"], module=test["module"]) for test in _TESTS]
     with open(_TARGET, "w") as out:
         json.dump({"version": 1, "suite": suite, "prefix": prefix, "executable": sys.executable,
-                   "python": sys.version, "global": _plain(_GLOBAL),
+                   "python": sys.version, "global": _plain(_GLOBAL), "names": sorted(_NAMES),
                    "modules": {key: _plain(sink) for key, sink in _MODULES.items()}, "tests": tests}, out)
 '''
