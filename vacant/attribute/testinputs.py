@@ -136,28 +136,15 @@ class Record:
                    {str(k): v for k, v in data.get("stats", {}).items()}, _strings(data.get("names", [])))
 
 
-def report_id(nodeid: str, suite: str, prefix: str) -> str:
-    """The id pytest's JUnit report gives a node (as the selection plugin computes it)."""
-    path, bracket, params = nodeid.partition("[")
-    names = path.split("::")
-    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
-    names[-1] += bracket + params
-    classname = ".".join(names[:-1])
-    if prefix:
-        classname = prefix + "." + classname
-    return "::".join(part for part in (suite, classname, names[-1]) if part)
-
-
 def record_of(check: str, command: str, baseline: str, environ: Mapping[str, str], raw: Any,
               outcomes: Mapping[str, str], root: Path, live: Iterable[str]) -> Record:
     """The record of a whole recorded run (`raw`: what the plugin wrote), with the host's stat of
     every file it read outside the recorded state (`live`: the paths shown live over a state)."""
     if not isinstance(raw, dict) or raw.get("version") != 1:
         raise ValueError("the plugin wrote no record of its version")
-    suite, prefix = str(raw.get("suite") or ""), str(raw.get("prefix") or "")
     tests = []
     for test in raw["tests"]:
-        ident = report_id(str(test["nodeid"]), suite, prefix)
+        ident = str(test["id"])  # the id the runner's report gives it (the plugin computes it as the report does)
         tests.append(TestRead(ident, _text(test.get("module")), Reads.of(test), outcomes.get(ident)))
     record = Record(check, command, baseline, env_key(environ),
                     Reads.of(raw["global"]), {str(k): Reads.of(v) for k, v in raw["modules"].items()}, tests,

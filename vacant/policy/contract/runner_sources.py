@@ -58,6 +58,22 @@ def _write_reads():
 
 '''
 
+# the id pytest's JUnit report gives a node (suite name, class name from the node id's path, name)
+REPORT_ID_SOURCE = r'''
+import re
+
+def _report_id(nodeid, suite, prefix):
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    names[-1] += bracket + params
+    classname = ".".join(names[:-1])
+    if prefix:
+        classname = prefix + "." + classname
+    return "::".join(part for part in (suite, classname, names[-1]) if part)
+
+'''
+
 # the plugin pytest loads to run only the named tests; it computes each item's report id the way
 # pytest's junitxml does (suite name, class name from the node id's path, name)
 PLUGIN_SOURCE = TRACE_SOURCE + r'''
@@ -106,16 +122,7 @@ def pytest_ignore_collect(collection_path, config):
         return None
     return True
 
-def _report_id(nodeid, suite, prefix):
-    path, bracket, params = nodeid.partition("[")
-    names = path.split("::")
-    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
-    names[-1] += bracket + params
-    classname = ".".join(names[:-1])
-    if prefix:
-        classname = prefix + "." + classname
-    return "::".join(part for part in (suite, classname, names[-1]) if part)
-
+''' + REPORT_ID_SOURCE + r'''
 def pytest_collection_modifyitems(session, config, items):
     selecting = "''' + SELECT_ENV + r'''" in os.environ
     wanted = set(json.loads(os.environ.get("''' + SELECT_ENV + r'''", "[]")))
@@ -476,7 +483,7 @@ importlib.util.find_spec = _finding
 sys.addaudithook(_audit)
 
 import pytest
-
+''' + REPORT_ID_SOURCE + r'''
 def _rel(path):
     rel, _out = _where(str(path))
     return rel
@@ -527,9 +534,9 @@ def pytest_unconfigure(config):
     except ValueError:
         suite = "pytest"
     prefix = getattr(config.option, "junitprefix", None) or ""
-    tests = [dict(_plain(test), nodeid=test["nodeid"], module=test["module"]) for test in _TESTS]
+    tests = [dict(_plain(test), id=_report_id(test["nodeid"], suite, prefix), module=test["module"]) for test in _TESTS]
     with open(_TARGET, "w") as out:
-        json.dump({"version": 1, "suite": suite, "prefix": prefix, "executable": sys.executable,
+        json.dump({"version": 1, "executable": sys.executable,
                    "python": sys.version, "global": _plain(_GLOBAL), "names": sorted(_NAMES),
                    "modules": {key: _plain(sink) for key, sink in _MODULES.items()}, "tests": tests}, out)
 '''
