@@ -69,7 +69,7 @@ class StateChecks:
             manifest: Manifest | None = None) -> CheckResult:
         directory = self.scratch.at(index) if manifest is None else self.scratch.holding(manifest)
         chosen = self.selections.get(check.name) if index == self.scratch.timeline.last and not select else None
-        skip = chosen.skip if chosen is not None and (chosen.skip.tests or chosen.skip.modules) else None
+        skip = chosen.skip if chosen is not None and chosen.skip.tests else None
         result = run_check(check, directory, select=select, site=self.site, skip=skip)
         self.runs += 1
         self.selected_runs += 1 if select else 0

@@ -276,8 +276,7 @@ def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str
         why[test.id] = reason[0]
         if reason[1] is not None:
             example.setdefault(reason[0], reason[1])
-    return Selection(Skip(tuple(t.id for t in reused), _whole_modules(record, reused, why)), len(reused), why,
-                     example)
+    return Selection(Skip(tuple(t.id for t in reused)), len(reused), why, example)
 
 
 def _own_reason(test: TestRead, record: Record, changes: _Changes) -> tuple[str, str | None] | None:
@@ -288,12 +287,6 @@ def _own_reason(test: TestRead, record: Record, changes: _Changes) -> tuple[str,
         return (UNKNOWN_INPUTS, None)
     path = changes.first(module) or changes.first(test.reads)
     return (CHANGED, path) if path else None
-
-
-def _whole_modules(record: Record, reused: list[TestRead], why: dict[str, str]) -> tuple[str, ...]:
-    """Test modules every recorded test of which is reused: not even collected."""
-    running = {test.module for test in record.tests if test.id in why}
-    return tuple(sorted({test.module for test in reused if test.module and test.module not in running}))
 
 
 # -- where records are kept ---------------------------------------------------------------------

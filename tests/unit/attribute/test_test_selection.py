@@ -6,7 +6,10 @@ The suite is real pytest on real files: modules in a package (`pkg/mN.py`, each 
 shared module that re-exports some of them and caches a data file once per process
 (`functools.cache`, so only the first test to call it reads it), data files read by `open()`, a
 conftest whose session fixture reads a data file, test files whose tests each assert on one of
-those, and tests that read a data file through a child process (unknown inputs). A change sets a
+those, tests that read a data file through a child process (unknown inputs), a test file whose
+import sets a flag in the shared module and tests that are strict about their data only under it
+(a file whose tests are all reused still matters to the process), and tests that import a module
+only if it is there. A change sets a
 module's, a data file's, the conftest's or a test's value, or adds a test file. The oracle is the
 whole run on the final state, unplugged: no model to get wrong."""
 
@@ -30,7 +33,7 @@ from vacant.store.states import read_manifest_of
 
 COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
 MODULES, DATA = 4, 3
-KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional")
+KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional", "setter", "strict")
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ SHARED = textwrap.dedent('''\
 def module_source(tests: list[Case]) -> str:
     lines = ["import subprocess, sys", "import pkg.shared as shared"]
     lines += [f"import pkg.m{n}" for n in range(MODULES)]
+    if any(test.kind == "setter" for test in tests):  # what importing this module does to the process
+        lines.append("shared.STRICT = True")
     for number, test in enumerate(tests):
         data = test.target % DATA
         lines.append(f"def test_{number}({'shared_text' if test.kind == 'fixture' else ''}):")
@@ -71,6 +76,8 @@ def module_source(tests: list[Case]) -> str:
             "data": f"assert open('data/d{data}.txt').read().strip() == 'ok'",
             "cached": f"assert shared.cached({data}) == 'ok'",
             "fixture": "assert shared_text == 'ok'",
+            "setter": "assert True",
+            "strict": f"assert not getattr(shared, 'STRICT', False) or open('data/d{data}.txt').read().strip() == 'ok'",
             "optional": f"assert getattr(__import__('importlib').util.find_spec('extra{data}') and "
                         f"__import__('extra{data}'), 'OK', True)",
             "spawn": "assert subprocess.run([sys.executable, '-c', "
@@ -161,6 +168,7 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list) ->
 @example(suite=[[Case("fixture", 0)], [Case("fixture", 0)]], history=[("data", 0, True, [Case("module", 0)])])
 @example(suite=[[Case("spawn", 2)]], history=[("data", 2, True, [Case("module", 0)])])
 @example(suite=[[Case("shared", 0)], [Case("module", 0)]], history=[("module", 0, True, [Case("module", 0)])])
+@example(suite=[[Case("setter", 0)], [Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
 @example(suite=[[Case("optional", 1)], [Case("module", 1)]], history=[("optional", 1, True, [Case("module", 0)]),
                                                                     ("notes", 0, True, [Case("module", 0)])])
 def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
@@ -186,7 +194,7 @@ def test_a_change_to_one_module_leaves_the_tests_that_never_read_it_out(tmp_path
     write(base, {"pkg/m3.py": "VALUE = 103\n"})
     chosen = testinputs.select(record, before, read_manifest_of(base), {}, base, ())
     assert chosen.summary()["reused"] == 1 and chosen.summary()["ran"] == 2, chosen.summary()
-    assert chosen.skip.modules == ("tests/test_f1.py",)
+    assert chosen.skip.tests == ("pytest::tests.test_f1::test_0",)
     assert chosen.example == {testinputs.CHANGED: "pkg/m3.py"}
 
 

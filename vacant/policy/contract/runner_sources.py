@@ -15,7 +15,6 @@ GO_REPORT_ENV = "VACANT_GO_REPORT"
 GO_RUN_ENV = "VACANT_GO_RUN"
 INPUTS_ENV = "VACANT_INPUTS_FILE"
 SKIP_ENV = "VACANT_SKIP_TESTS"
-SKIP_MODULES_ENV = "VACANT_SKIP_MODULES"
 
 # every file opened and directory listed under the check's directory, and any child process
 TRACE_SOURCE = r'''
@@ -95,19 +94,9 @@ def _wanted_classes(config):
         classes.append(name)
     return classes
 
-def _skipped_module(collection_path):
-    skipped = json.loads(os.environ.get("''' + SKIP_MODULES_ENV + r'''", "[]"))
-    try:
-        rel = os.path.relpath(os.path.realpath(collection_path), os.path.realpath(os.getcwd()))
-    except ValueError:
-        return False
-    return rel in skipped
-
 def pytest_ignore_collect(collection_path, config):
     if collection_path.suffix != ".py" or collection_path.name in ("conftest.py", "__init__.py"):
         return None
-    if _skipped_module(collection_path):
-        return True  # every test it held is reused (its file unchanged, so it holds no new one)
     if "''' + SELECT_ENV + r'''" not in os.environ:
         return None
     classes = _wanted_classes(config)

@@ -62,7 +62,6 @@ from vacant.policy.contract.runner_sources import (
     READS_ENV,
     SELECT_ENV,
     SKIP_ENV,
-    SKIP_MODULES_ENV,
     UNITTEST_REPORT_ENV,
     UNITTEST_SITE_SOURCE,
 )
@@ -109,7 +108,7 @@ class RunPlan:
     def plain(self) -> RunPlan:
         """The same run without the pytest options (a pytest that refused them)."""
         env = {k: v for k, v in self.env.items()
-               if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV, SKIP_ENV, SKIP_MODULES_ENV, INPUTS_ENV)}
+               if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV, SKIP_ENV, INPUTS_ENV)}
         reports = [path for path in self.reports if path.name != PYTEST_REPORT]
         return RunPlan(self.command, env, self.scratch, reports, dict(self.before), self.selected,
                        list(self.path_first), dict(self.kinds), self.cwd)
@@ -134,11 +133,11 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 @dataclass(frozen=True)
 class Skip:
-    """Tests a whole pytest run leaves out (their answer is reused: vacant.attribute.testinputs),
-    and the test files it need not even collect (every test they held is reused)."""
+    """Tests a whole pytest run leaves out (their answer is reused: vacant.attribute.testinputs).
+    Every test file is still collected: what a test module does when imported (a setting, a
+    registration, a patched module) is part of the process the tests that do run see."""
 
     tests: tuple[str, ...] = ()
-    modules: tuple[str, ...] = ()
 
 
 def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...] = (),
@@ -170,11 +169,10 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
         env[SELECT_ENV] = json.dumps(list(select))
         env[READS_ENV] = str(scratch / READS)
         plan.command = _node_selected(plan.command, select) if junit else plan.command
-    elif skip is not None and (skip.tests or skip.modules):
+    elif skip is not None and skip.tests:
         paths.append(_source_dir(scratch / "plugin", PLUGIN, PLUGIN_SOURCE))
         options += ["-p", PLUGIN]
         env[SKIP_ENV] = json.dumps(list(skip.tests))
-        env[SKIP_MODULES_ENV] = json.dumps(list(skip.modules))
     if inputs and not select:
         paths.append(_source_dir(scratch / "inputs", INPUTS_PLUGIN, INPUTS_SOURCE))
         options += ["-p", INPUTS_PLUGIN]
