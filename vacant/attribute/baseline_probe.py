@@ -52,11 +52,38 @@ def probe(root: Path, run_dir: Path) -> list[str]:
         baseline = load_manifest(store, start["baseline"])
         materialize(baseline, scratch, store, live=root)
         # the baseline at the workspace's own path, behind the wall, as the Stop's replays see it
-        vacuous = probe_vacuous(scratch, site=site_for(root, scratch, unrecorded_paths(root, leaves_out(root)) or ()))
+        site = site_for(root, scratch, unrecorded_paths(root, leaves_out(root)) or ())
+        vacuous = probe_vacuous(scratch, site=site)
+        (run_dir / RESULT).write_text(json.dumps({"vacuous": vacuous, "at": time.time()}))
+        record_inputs(root, run_dir, scratch, start["baseline"], site)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    (run_dir / RESULT).write_text(json.dumps({"vacuous": vacuous, "at": time.time()}))
     return vacuous
+
+
+def record_inputs(root: Path, run_dir: Path, scratch: Path, baseline: str, site) -> None:
+    """Each test's inputs on the baseline, for every check that is one plain pytest run
+    (vacant.attribute.testinputs): the Stop leaves out the tests a change cannot affect."""
+    from vacant.attribute import testinputs
+    from vacant.policy.contract.checks import run_check
+    from vacant.policy.contract.contract import ContractError, load_contract
+
+    try:
+        contract = load_contract(root)
+    except ContractError:
+        return
+    for check, _guard in contract.all_checks() if contract else []:
+        if not testinputs.selectable(check.command):
+            continue
+        result = run_check(check, scratch, site=site, inputs=True)
+        if result.inputs is None or result.timed_out:
+            continue
+        try:
+            record = testinputs.record_of(check.name, check.command, baseline, os.environ, result.inputs,
+                                          result.tests, root, site.unrecorded if site else ())
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # a record the plugin did not finish: the check runs whole
+        testinputs.save(run_dir, record)
 
 
 def read(run_dir: Path) -> list[str]:

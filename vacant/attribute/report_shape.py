@@ -12,6 +12,14 @@ from typing import Any, NamedTuple
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.levels import LEVELS
 
+# why a recorded test ran in a Stop's final run (`selection.why`; vacant.attribute.testinputs)
+CHANGED = "an input changed"
+UNKNOWN_INPUTS = "started a process or opened a socket"
+NOT_PASSED = "did not pass on the baseline"
+SESSION = "a session-wide input changed"
+ENVIRONMENT = "the environment changed"
+RAN_BECAUSE = (CHANGED, SESSION, ENVIRONMENT, UNKNOWN_INPUTS, NOT_PASSED)
+
 
 class Field(NamedTuple):
     name: str
@@ -64,7 +72,8 @@ REPORT_FIELDS = (
     Field("reused", "int|null", "the Stop whose checks and findings this one repeats: nothing they stand on changed "
                                 "since (the recorded changes, the contract, the standing flags), so no check ran "
                                 "(`check_runs` 0); null when this Stop ran them"),
-    Field("split", "object", "where this Stop's time went: for each part that ran (`final state`, `bisection`, "
+    Field("split", "object", "where this Stop's time went: for each part that ran (`selection` (which tests "
+                             "the final run leaves out), `final state`, `bisection`, "
                              "`verification` (the counterfactuals), `faithfulness`, `changed tests`, `baseline`), "
                              "its `seconds` and `check_runs`; empty when the answers were reused"),
     Field("questions", "array", "what this Stop asked the person in the ask book (docs/CONTRACT.md, \"Questions for "
@@ -75,6 +84,14 @@ REPORT_FIELDS = (
                                 "agent's step that made the change), `about` (the test or the item's name), `what` "
                                 "(the question in one sentence), `diff` (the test's change), `proposed` (the item as "
                                 "the agent wrote it, TOML; null: removed, or a test)"),
+    Field("selection", "object", "for each check whose tests' inputs the baseline probe recorded "
+                                 ": `recorded` tests, how many "
+                                 "the final run `reused` (their inputs unchanged since they passed on the baseline) "
+                                 "and `ran`, `why` they ran (a count for each of: "
+                                 + ", ".join(f"`{reason}`" for reason in RAN_BECAUSE)
+                                 + "), `example`: the first input behind each reason, and `tests`: the first "
+                                 "ids that ran for each reason; a test not in the record "
+                                 "always runs; empty when no check had a record"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),
     Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
     Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),

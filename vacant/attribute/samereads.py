@@ -70,14 +70,14 @@ class SameReads:
         reads = result.reads
         if not select or reads is None or not reads.complete or result.timed_out:
             return
-        files = {path: content(manifest, path) for path in _with_sources(reads.files)}
+        files = {path: content(manifest, path) for path in with_sources(reads.files)}
         dirs = {path: children(manifest, path) for path in reads.dirs}
         bucket = self.traced.setdefault((name, select), [])
         if len(bucket) < MAX_TRACED:
             bucket.append(Traced(files, dirs, result))
 
 
-def _with_sources(files: frozenset[str]) -> set[str]:
+def with_sources(files: frozenset[str]) -> set[str]:
     """The files, and for each `pkg/__pycache__/mod.cpython-312.pyc` the source `pkg/mod.py`."""
     out = set(files)
     for path in files:

@@ -8,6 +8,10 @@ used first when it is cached.
 A selected run is not repeated on a state whose files it read are the same as where it ran
 (vacant.attribute.samereads), except when a flaky check is being caught (an uncached re-run).
 
+The final state's whole run of a check leaves out the recorded tests whose inputs are unchanged
+since the baseline, where they passed (vacant.attribute.testinputs: `selections`); its result
+reports them as passed.
+
 A finding's status on a state is PRESENT, CLEAN (the check passed there, or its runner reported
 the finding's test as passed) or UNKNOWN (the check failed for something else and never said
 anything about this finding): vacant.attribute.verify tells a masked flip by it.
@@ -15,17 +19,20 @@ anything about this finding): vacant.attribute.verify tells a masked flip by it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vacant.attribute.replay import Scratch
 from vacant.attribute.samereads import SameReads
+from vacant.attribute.testinputs import Selection
 from vacant.attribute.verify import CLEAN, PRESENT, UNKNOWN
 from vacant.core.findings import Finding
 from vacant.policy.contract.checks import CheckResult, Site, run_check
+from vacant.policy.contract.runners import Skip
 from vacant.store.states import Manifest
 
 WHOLE = ()
+NO_TESTS_RAN = 5  # pytest's exit code when every test was left out
 
 
 def status_in(result: CheckResult, finding: Finding) -> str:
@@ -56,14 +63,17 @@ class StateChecks:
     groups: dict[str, tuple[str, ...]] = field(default_factory=dict)  # check -> its failing tests, run together
     rerun: dict[tuple[str, int, tuple[str, ...]], CheckResult] = field(default_factory=dict)  # uncached, shared
     constructed: dict[tuple[str, tuple[str, ...], int], CheckResult] = field(default_factory=dict)
+    selections: dict[str, Selection] = field(default_factory=dict)  # check -> what its final run leaves out
 
     def run(self, check: Any, index: int | None, select: tuple[str, ...] = WHOLE,
             manifest: Manifest | None = None) -> CheckResult:
         directory = self.scratch.at(index) if manifest is None else self.scratch.holding(manifest)
-        result = run_check(check, directory, select=select, site=self.site)
+        chosen = self.selections.get(check.name) if index == self.scratch.timeline.last and not select else None
+        skip = chosen.skip if chosen is not None and chosen.skip.tests else None
+        result = run_check(check, directory, select=select, site=self.site, skip=skip)
         self.runs += 1
         self.selected_runs += 1 if select else 0
-        return result
+        return with_reused(result, skip) if skip is not None else result
 
     def at(self, check: Any, index: int, cached: bool = True, select: tuple[str, ...] = WHOLE) -> CheckResult:
         """The check's run on recorded state `index`; `cached=False` re-runs it (to catch a flaky
@@ -123,6 +133,17 @@ class StateChecks:
                 self.same_reads.note(check.name, select, manifest, known)
         self.constructed[key] = known
         return known
+
+
+def with_reused(result: CheckResult, skip: Skip) -> CheckResult:
+    """A run that left tests out, answering for them: each reused test passed (its inputs are
+    those it passed on); a run where nothing was left to run passed."""
+    tests = {**{test: "passed" for test in skip.tests}, **result.tests}
+    nothing_ran = result.exit_code == NO_TESTS_RAN and not any(
+        outcome in ("failed", "error") for outcome in result.tests.values())
+    if nothing_ran:
+        return replace(result, passed=True, findings=[], tests=tests)
+    return replace(result, tests=tests)
 
 
 def _fingerprint(manifest: Manifest) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
-from vacant.attribute import at_change, authorship, changed_tests, proposals, recordaudit, verify
+from vacant.attribute import at_change, authorship, changed_tests, proposals, recordaudit, testinputs, verify
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.attribution import attribute_finding
 from vacant.attribute.replay import (
@@ -162,6 +162,8 @@ class Pipeline:
         self.authors = authorship.Authors(self.view, self.timeline, self.store, self.root, self.checks.site,
                                           rerun_dir, self.deadline)
         try:
+            with self._part("selection"):
+                self.checks.selections = self._selections()
             with self._part("final state"):
                 checks, findings = self._final_findings()
             graded = [self._grade_one(finding, flag_text) for finding, flag_text in findings]
@@ -204,6 +206,7 @@ class Pipeline:
             "reused": None,
             "split": self.split,
             "questions": self.questions,
+            "selection": {name: chosen.summary() for name, chosen in self.checks.selections.items()},
         }
         return report
 
@@ -259,7 +262,7 @@ class Pipeline:
         return {"run": self.log.run_id, "at": time.time(), "upto": self.upto, **{name: last[name] for name in keep},
                 "findings": findings, "record_problems": record_problems, "check_runs": 0,
                 "budget_s": self.budget_s, "seconds": round(time.monotonic() - started, 3), "reused": last["stop"],
-                "split": {}}
+                "split": {}, "selection": {}}
 
     def _faithful(self, findings: list[tuple[Finding, str | None]], graded: list[Attribution]) -> list[Attribution]:
         """A finding the replay found already present at the baseline is believed only if the replay
@@ -373,6 +376,29 @@ class Pipeline:
         self.questions.append({"ask": answer.ask or None, "kind": kind, "fate": answer.fate, "step": step,
                                "about": about, "what": what, "diff": diff, "proposed": proposed})
         return answer
+
+    def _selections(self) -> dict[str, testinputs.Selection]:
+        """For each check whose inputs the baseline probe recorded, the tests its final run leaves
+        out (vacant.attribute.testinputs); a check without a usable record runs whole."""
+        if self.contract is None or self.timeline.last == 0:
+            return {}
+        import os
+
+        start = next(record for record in self.view.records if record["type"] == "run_start")
+        site = self.checks.site
+        live = site.unrecorded if site is not None else ()
+        chosen = {}
+        for check, _guard in self.contract.all_checks():
+            record = testinputs.load(self.log.run_dir, check.name, check.command, start["baseline"])
+            if record is None:
+                continue
+            try:
+                chosen[check.name] = testinputs.select(record, self.timeline.states[0],
+                                                       self.timeline.states[self.timeline.last], os.environ,
+                                                       self.root, live)
+            except (ValueError, TypeError, OSError):
+                continue  # a record that does not hold together: the check runs whole
+        return chosen
 
     def _site(self, scratch_dir: Path) -> Site | None:
         """Each state checked as if it were the workspace: the scratch at the workspace's own path,

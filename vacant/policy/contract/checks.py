@@ -29,7 +29,16 @@ from vacant.core.sandbox import Placement
 from vacant.core.locations import user_data_dir
 from vacant.core.wall import Wall, ensure_hidden_dirs, wall_for
 from vacant.core.findings import Finding, finding_id, line_text, read_text_lines, test_finding_id
-from vacant.policy.contract.runners import Reads, Reported, plan_run, read_reads, read_reports, refused_options
+from vacant.policy.contract.runners import (
+    Reads,
+    Reported,
+    Skip,
+    plan_run,
+    read_inputs,
+    read_reads,
+    read_reports,
+    refused_options,
+)
 from vacant.policy.contract.testreport import assert_frame, frames, module_candidates
 
 OUTPUT_HEAD = 256 * 1024  # bytes of output kept from the start
@@ -542,11 +551,13 @@ class CheckResult:
     report_problem: str | None = None  # the runner's report could not be read (why)
     reads: Reads | None = None  # what a selected pytest run read (vacant.policy.contract.runners), if traced
     walled: bool = False  # ran behind the wall (vacant/core/sandbox.py); False: as the person, unwalled
+    inputs: dict[str, Any] | None = None  # each test's inputs, raw, when recorded (vacant.attribute.testinputs)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["tests"] = len(self.tests)
         data.pop("reads")  # a replay's cache key, not a result
+        data.pop("inputs")
         data["findings"] = [finding.to_json() for finding in self.findings]
         data["seconds"] = round(self.seconds, 4)
         return data
@@ -634,13 +645,15 @@ def findings_from(name: str, result: CommandResult, root: Path, timeout: float,
 
 
 def run_check(check: CheckLike, root: Path, timeout: float | None = None, precondition: bool = False,
-              select: tuple[str, ...] = (), site: Site | None = None) -> CheckResult:
+              select: tuple[str, ...] = (), site: Site | None = None, inputs: bool = False,
+              skip: Skip | None = None) -> CheckResult:
     """Run one check on the workspace state at `root` (the live one, or a scratch copy); with
     `select`, only those tests where the runner can select them (vacant.policy.contract.runners);
     with a `site`, behind the wall at the workspace's own path (`root` is then where the host
-    holds the state: the state's directory, or the live workspace)."""
+    holds the state: the state's directory, or the live workspace); `inputs` records each test's
+    inputs, `skip` leaves tests out (vacant.attribute.testinputs)."""
     cap = check.timeout if timeout is None else min(timeout, check.timeout)
-    plan = plan_run(check.command, Path(root), getattr(check, "junit", None), select)
+    plan = plan_run(check.command, Path(root), getattr(check, "junit", None), select, inputs=inputs, skip=skip)
     path = check_env(site.seen_as(Path(root)) if site else Path(root)).get("PATH", "")
     walled = {"site": site, "network": bool(getattr(check, "network", False)), "writable": (plan.scratch,)}
     try:
@@ -653,6 +666,7 @@ def run_check(check: CheckLike, root: Path, timeout: float | None = None, precon
             _reports_as_host(plan.reports, site.root, site.state)
         reported = read_reports(plan)
         reads = read_reads(plan)
+        recorded = read_inputs(plan)
     finally:
         plan.cleanup()
     passed = result.exit_code == 0 and not result.timed_out
@@ -665,4 +679,5 @@ def run_check(check: CheckLike, root: Path, timeout: float | None = None, precon
         timed_out=result.timed_out, env_missing=env_missing, findings=findings, truncated=result.truncated,
         command=check.command, precondition=precondition, tests=reported.outcomes() if reported else {},
         report_problem=reported.problem if reported else None, reads=reads, walled=site is not None,
+        inputs=recorded,
     )

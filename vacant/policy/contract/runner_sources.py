@@ -16,6 +16,8 @@ GO_REPORT_ENV = "VACANT_GO_REPORT"
 GO_RUN_ENV = "VACANT_GO_RUN"
 CARGO_REPORT_ENV = "VACANT_CARGO_REPORT"
 CARGO_SELECT_ENV = "VACANT_CARGO_SELECT"
+INPUTS_ENV = "VACANT_INPUTS_FILE"
+SKIP_ENV = "VACANT_SKIP_TESTS"
 
 # every file opened and directory listed under the check's directory, and any child process
 TRACE_SOURCE = r'''
@@ -58,6 +60,22 @@ def _write_reads():
 
 '''
 
+# the id pytest's JUnit report gives a node (suite name, class name from the node id's path, name)
+REPORT_ID_SOURCE = r'''
+import re
+
+def _report_id(nodeid, suite, prefix):
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    names[-1] += bracket + params
+    classname = ".".join(names[:-1])
+    if prefix:
+        classname = prefix + "." + classname
+    return "::".join(part for part in (suite, classname, names[-1]) if part)
+
+'''
+
 # the plugin pytest loads to run only the named tests; it computes each item's report id the way
 # pytest's junitxml does (suite name, class name from the node id's path, name)
 PLUGIN_SOURCE = TRACE_SOURCE + r'''
@@ -82,6 +100,8 @@ def _wanted_classes(config):
 def pytest_ignore_collect(collection_path, config):
     if collection_path.suffix != ".py" or collection_path.name in ("conftest.py", "__init__.py"):
         return None
+    if "''' + SELECT_ENV + r'''" not in os.environ:
+        return None
     classes = _wanted_classes(config)
     try:
         rel = collection_path.relative_to(config.rootpath)
@@ -94,25 +114,20 @@ def pytest_ignore_collect(collection_path, config):
         return None
     return True
 
-def _report_id(nodeid, suite, prefix):
-    path, bracket, params = nodeid.partition("[")
-    names = path.split("::")
-    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
-    names[-1] += bracket + params
-    classname = ".".join(names[:-1])
-    if prefix:
-        classname = prefix + "." + classname
-    return "::".join(part for part in (suite, classname, names[-1]) if part)
-
+''' + REPORT_ID_SOURCE + r'''
 def pytest_collection_modifyitems(session, config, items):
+    selecting = "''' + SELECT_ENV + r'''" in os.environ
     wanted = set(json.loads(os.environ.get("''' + SELECT_ENV + r'''", "[]")))
+    skipped = set(json.loads(os.environ.get("''' + SKIP_ENV + r'''", "[]")))
     try:
         suite = config.getini("junit_suite_name")
     except ValueError:
         suite = "pytest"
     prefix = getattr(config.option, "junitprefix", None)
-    keep = [item for item in items if _report_id(item.nodeid, suite, prefix) in wanted]
-    dropped = [item for item in items if _report_id(item.nodeid, suite, prefix) not in wanted]
+    ids = [_report_id(item.nodeid, suite, prefix) for item in items]
+    runs = [(ident in wanted or not selecting) and ident not in skipped for ident in ids]
+    keep = [item for item, run in zip(items, runs) if run]
+    dropped = [item for item, run in zip(items, runs) if not run]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep
@@ -352,4 +367,218 @@ def main():
     return code if code >= 0 else 128 - code
 
 sys.exit(main())
+'''
+
+
+# The plugin a whole pytest run loads to record each test's inputs (vacant.attribute.testinputs).
+# Every read (a file opened, a directory listed by anything but pytest's own collection, a file
+# outside the check's directory) goes to the innermost "sink" open: the session (every test's),
+# the collection of one test module (its tests'), one test's run (it and every later test's: a
+# value read once and cached in a module serves the tests after it), or an import. An `import`
+# statement that finds its module already loaded still adds what that module's first import read
+# (builtins.__import__ and importlib.import_module are wrapped), so a test module's inputs do not
+# depend on which module imported a shared one first. A process started or a socket opened makes
+# its sink "unknown" (its reads are nobody's to see).
+INPUTS_SOURCE = r'''
+import builtins, importlib, json, os, sys, tempfile
+
+_ROOT = os.path.realpath(os.getcwd())
+_TARGET = os.environ.pop("''' + INPUTS_ENV + r'''", "")
+_SKIP_OUT = tuple(os.path.realpath(p) for p in {tempfile.gettempdir(), os.path.dirname(_TARGET) or _ROOT})
+_SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
+          "socket.connect", "socket.bind", "socket.sendto", "pty.spawn")
+_GLOBAL = {"files": set(), "dirs": set(), "pathdirs": set(), "outside": set(), "unknown": False}
+_MODULES, _TESTS, _CLOSURE = {}, [], {}
+_STACK = [_GLOBAL]
+
+def _sink():
+    return {"files": set(), "dirs": set(), "pathdirs": set(), "outside": set(), "unknown": False}
+
+def _merge(into, part):
+    for key in ("files", "dirs", "pathdirs", "outside"):
+        into[key] |= part[key]
+    into["unknown"] = into["unknown"] or part["unknown"]
+
+def _where(path):
+    try:
+        if isinstance(path, int):
+            return None, None
+        real = os.path.realpath(os.path.join(os.getcwd(), os.fsdecode(path)))
+    except (TypeError, ValueError, OSError):
+        return None, None
+    if real == _ROOT:
+        return ".", None
+    if real.startswith(_ROOT + os.sep):
+        rel = real[len(_ROOT) + 1:]
+        return (None, None) if rel.startswith(".pytest_cache" + os.sep) else (rel, None)
+    if real.startswith(("/proc/", "/dev/", "/sys/")) or any(real == p or real.startswith(p + os.sep) for p in _SKIP_OUT):
+        return None, None  # the run's own temporary files, not an input
+    return None, real
+
+def _writes_only(args):
+    mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
+    if isinstance(mode, str):
+        return "+" not in mode and any(c in mode for c in "wax")
+    return isinstance(flags, int) and flags & 3 == os.O_WRONLY
+
+def _audit(event, args):
+    if event == "open" and args:
+        if _writes_only(args):
+            return  # written, not read: an output of the test, not an input
+        rel, out = _where(args[0])
+        if rel is not None:
+            _STACK[-1]["files"].add(rel)
+        elif out is not None:
+            _STACK[-1]["outside"].add(out)
+    elif event in ("os.listdir", "os.scandir"):
+        caller = sys._getframe(1).f_code.co_filename
+        if os.sep + "_pytest" + os.sep in caller:
+            return  # collection's own walk: which tests exist, never what one test saw
+        rel, out = _where(args[0] if args and args[0] is not None else ".")
+        if rel is not None:
+            # the import system lists a directory to find modules: only importable names matter
+            _STACK[-1]["pathdirs" if caller.startswith("<frozen importlib") else "dirs"].add(rel)
+        elif out is not None:
+            _STACK[-1]["outside"].add(out)
+    elif event.startswith(_SPAWN):
+        _STACK[-1]["unknown"] = True
+
+def _touched(name, fromlist, level, globals_):
+    try:
+        if level:
+            package = (globals_ or {}).get("__package__") or ""
+            name = importlib.util.resolve_name("." * level + name, package)
+    except (ImportError, ValueError, AttributeError):
+        return []
+    parts = name.split(".") if name else []
+    names = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    names += [name + "." + item for item in (fromlist or ()) if isinstance(item, str) and item != "*"]
+    return names
+
+def _tracked(real, resolve):
+    def wrapper(*args, **kwargs):
+        before = set(sys.modules)
+        frame = _sink()
+        _STACK.append(frame)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            _STACK.pop()
+            for loaded in set(sys.modules) - before:
+                _CLOSURE.setdefault(loaded, frame)  # an inner import's own frame came first
+                rel, out = _where(getattr(sys.modules.get(loaded), "__file__", None) or 0)
+                if rel is not None or out is not None:  # an extension module is mapped, never open()ed
+                    frame["files" if rel is not None else "outside"].add(rel if rel is not None else out)
+            for name in resolve(*args, **kwargs):
+                known = _CLOSURE.get(name)
+                if known is not None and known is not frame:
+                    _merge(frame, known)
+            _merge(_STACK[-1], frame)
+    return wrapper
+
+_NAMES = set()  # every name an import looked for: a directory added by that name may now be found
+
+def _looked_for(names):
+    for name in names:
+        _NAMES.update(name.split("."))
+    return names
+
+def _import_names(name, globals=None, locals=None, fromlist=(), level=0):
+    return _looked_for(_touched(name, fromlist, level, globals))
+
+def _import_module_names(name, package=None):
+    try:
+        return _looked_for(_touched(importlib.util.resolve_name(name, package) if name.startswith(".") else name,
+                                    (), 0, None))
+    except (ImportError, ValueError):
+        return []
+
+def _own_frame(real):
+    def exec_module(self, module):
+        frame = _sink()
+        _CLOSURE[module.__name__] = frame  # what this module's first run reads, apart from its package's
+        # where it was found: a file added beside it, or earlier on the path, may shadow it
+        searched = sys.path if "." not in module.__name__ else [os.path.dirname(getattr(module, "__file__", None) or ".")]
+        for entry in searched:
+            rel, _out = _where(entry or ".")
+            if rel is not None:
+                frame["pathdirs"].add(rel)
+        _STACK.append(frame)
+        try:
+            return real(self, module)
+        finally:
+            _STACK.pop()
+            _merge(_STACK[-1], frame)
+    return exec_module
+
+import importlib.util, importlib._bootstrap_external as _external
+_external._LoaderBasics.exec_module = _own_frame(_external._LoaderBasics.exec_module)
+builtins.__import__ = _tracked(builtins.__import__, _import_names)
+importlib.import_module = _tracked(importlib.import_module, _import_module_names)
+_find_spec = importlib.util.find_spec
+
+def _finding(name, package=None):
+    _import_module_names(name, package)
+    return _find_spec(name, package)
+
+importlib.util.find_spec = _finding
+sys.addaudithook(_audit)
+
+import pytest
+''' + REPORT_ID_SOURCE + r'''
+def _rel(path):
+    rel, _out = _where(str(path))
+    return rel
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    if not isinstance(collector, pytest.Module):
+        yield
+        return
+    key = _rel(collector.path) or str(collector.path)
+    frame = _MODULES.setdefault(key, _sink())
+    _STACK.append(frame)
+    try:
+        yield
+    finally:
+        _STACK.pop()
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    frame = _sink()
+    _STACK.append(frame)
+    try:
+        yield
+    finally:
+        _STACK.pop()
+        path = getattr(item, "path", None)
+        _TESTS.append({"nodeid": item.nodeid, "module": _rel(path) if path is not None else None,
+                       "files": frame["files"], "dirs": frame["dirs"], "pathdirs": frame["pathdirs"],
+                       "outside": frame["outside"],
+                       "unknown": frame["unknown"]})
+
+def pytest_configure(config):
+    inipath = getattr(config, "inipath", None)
+    if inipath is not None:
+        rel = _rel(inipath)
+        if rel is not None:
+            _GLOBAL["files"].add(rel)
+
+def _plain(sink):
+    return {"files": sorted(sink["files"]), "dirs": sorted(sink["dirs"]), "pathdirs": sorted(sink["pathdirs"]),
+            "outside": sorted(sink["outside"]), "unknown": bool(sink["unknown"])}
+
+def pytest_unconfigure(config):
+    if not _TARGET:
+        return
+    try:
+        suite = config.getini("junit_suite_name")
+    except ValueError:
+        suite = "pytest"
+    prefix = getattr(config.option, "junitprefix", None) or ""
+    tests = [dict(_plain(test), id=_report_id(test["nodeid"], suite, prefix), module=test["module"]) for test in _TESTS]
+    with open(_TARGET, "w") as out:
+        json.dump({"version": 1, "executable": sys.executable,
+                   "python": sys.version, "global": _plain(_GLOBAL), "names": sorted(_NAMES),
+                   "modules": {key: _plain(sink) for key, sink in _MODULES.items()}, "tests": tests}, out)
 '''

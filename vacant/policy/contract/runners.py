@@ -78,9 +78,12 @@ from vacant.policy.contract.runner_sources import (
     GO_REPORT_ENV,
     GO_RUN_ENV,
     GO_WRAPPER_SOURCE,
+    INPUTS_ENV,
+    INPUTS_SOURCE,
     PLUGIN_SOURCE,
     READS_ENV,
     SELECT_ENV,
+    SKIP_ENV,
     UNITTEST_REPORT_ENV,
     UNITTEST_SITE_SOURCE,
 )
@@ -89,7 +92,10 @@ from vacant.policy.contract.wrappers import unwrap
 
 PYTEST_REPORT = "pytest.xml"
 PLUGIN = "_vacant_select"
+INPUTS_PLUGIN = "_vacant_inputs"
 READS = "reads.json"
+INPUTS = "inputs.json"
+INPUTS_CAP = 64 << 20  # a record past this is not read: the suite runs whole
 UNITTEST_REPORT = "unittest.xml"
 GO_REPORT = "go.jsonl"
 JEST_REPORT = "jest.json"
@@ -131,7 +137,8 @@ class RunPlan:
 
     def plain(self) -> RunPlan:
         """The same run without the pytest options (a pytest that refused them)."""
-        env = {k: v for k, v in self.env.items() if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV)}
+        env = {k: v for k, v in self.env.items()
+               if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV, SKIP_ENV, INPUTS_ENV)}
         reports = [path for path in self.reports if path.name != PYTEST_REPORT]
         return RunPlan(self.command, env, self.scratch, reports, dict(self.before), self.selected,
                        list(self.path_first), dict(self.kinds), self.cwd)
@@ -154,9 +161,19 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return (info.st_ino, info.st_mtime_ns, info.st_size)
 
 
+@dataclass(frozen=True)
+class Skip:
+    """Tests a whole pytest run leaves out (their answer is reused: vacant.attribute.testinputs).
+    Every test file is still collected: what a test module does when imported (a setting, a
+    registration, a patched module) is part of the process the tests that do run see."""
+
+    tests: tuple[str, ...] = ()
+
+
 def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...] = (),
-             base_env: dict[str, str] | None = None) -> RunPlan:
-    """The run of one check's command in `cwd`, with its report routed (module docstring)."""
+             base_env: dict[str, str] | None = None, inputs: bool = False, skip: Skip | None = None) -> RunPlan:
+    """The run of one check's command in `cwd`, with its report routed (module docstring); with
+    `inputs`, pytest records each test's inputs; with `skip`, it leaves those tests out."""
     scratch = Path(tempfile.mkdtemp(prefix="vacant-tests-"))
     env_in = base_env if base_env is not None else os.environ
     env = {"PYTHONDONTWRITEBYTECODE": "1"}
@@ -188,6 +205,14 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
         env[SELECT_ENV] = json.dumps(list(select))
         env[READS_ENV] = str(scratch / READS)
         plan.command = _node_selected(plan.command, select) if junit else plan.command
+    elif skip is not None and skip.tests:
+        paths.append(_source_dir(scratch / "plugin", PLUGIN, PLUGIN_SOURCE))
+        options += ["-p", PLUGIN]
+        env[SKIP_ENV] = json.dumps(list(skip.tests))
+    if inputs and not select:
+        paths.append(_source_dir(scratch / "inputs", INPUTS_PLUGIN, INPUTS_SOURCE))
+        options += ["-p", INPUTS_PLUGIN]
+        env[INPUTS_ENV] = str(scratch / INPUTS)
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(paths + ([env_in["PYTHONPATH"]] if env_in.get("PYTHONPATH") else []))
     env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in options) + (
@@ -443,3 +468,18 @@ def read_reads(plan: RunPlan) -> Reads | None:
         return Reads(frozenset(map(str, data["files"])), frozenset(map(str, data["dirs"])), bool(data["child"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def read_inputs(plan: RunPlan) -> dict | None:
+    """The per-test inputs the recording plugin wrote for this run, raw (None: not recorded);
+    vacant.attribute.testinputs reads them."""
+    if INPUTS_ENV not in plan.env:
+        return None
+    path = plan.scratch / INPUTS
+    try:
+        if path.stat().st_size > INPUTS_CAP:
+            return None
+        data = json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None

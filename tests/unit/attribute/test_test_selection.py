@@ -1,0 +1,288 @@
+"""Only the tests a change can affect (issue 43), and never a missed failure: over generated suites
+and generated change histories, the final state's run that leaves out the tests whose recorded
+inputs are unchanged (vacant.attribute.testinputs) fails exactly the tests a whole run fails.
+
+The suite is real pytest on real files: modules in a package (`pkg/mN.py`, each `VALUE = n`), a
+shared module that re-exports some of them and caches a data file once per process
+(`functools.cache`, so only the first test to call it reads it), data files read by `open()`, a
+conftest whose session fixture reads a data file, test files whose tests each assert on one of
+those, tests that read a data file through a child process (unknown inputs), a test file whose
+import sets a flag in the shared module and tests that are strict about their data only under it
+(a file whose tests are all reused still matters to the process), and tests that import a module
+only if it is there. A change sets a
+module's, a data file's, the conftest's or a test's value, or adds a test file. The oracle is the
+whole run on the final state, unplugged: no model to get wrong."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from vacant.attribute import testinputs
+from vacant.attribute.statechecks import with_reused
+from vacant.policy.contract.checks import run_check
+from vacant.store.states import read_manifest_of
+
+COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
+MODULES, DATA = 4, 3
+KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional", "setter", "strict")
+
+
+@dataclass(frozen=True)
+class Case:
+    kind: str  # what it asserts on (KINDS)
+    target: int  # which module or data file
+
+
+def conftest(fixture_data: int) -> str:
+    return textwrap.dedent(f'''\
+        import pytest
+
+        @pytest.fixture(scope="session")
+        def shared_text():
+            return open("data/d{fixture_data}.txt").read().strip()
+        ''')
+
+
+SHARED = textwrap.dedent('''\
+    import functools
+    from pkg.m0 import VALUE as FIRST
+
+    @functools.cache
+    def cached(n):
+        return open(f"data/d{n}.txt").read().strip()
+    ''')
+
+
+def module_source(tests: list[Case]) -> str:
+    lines = ["import subprocess, sys", "import pkg.shared as shared"]
+    lines += [f"import pkg.m{n}" for n in range(MODULES)]
+    if any(test.kind == "setter" for test in tests):  # what importing this module does to the process
+        lines.append("shared.STRICT = True")
+    for number, test in enumerate(tests):
+        data = test.target % DATA
+        lines.append(f"def test_{number}({'shared_text' if test.kind == 'fixture' else ''}):")
+        lines.append("    " + {
+            "module": f"assert pkg.m{test.target}.VALUE == {test.target}",
+            "shared": "assert shared.FIRST == 0",
+            "data": f"assert open('data/d{data}.txt').read().strip() == 'ok'",
+            "cached": f"assert shared.cached({data}) == 'ok'",
+            "fixture": "assert shared_text == 'ok'",
+            "setter": "assert True",
+            "strict": f"assert not getattr(shared, 'STRICT', False) or open('data/d{data}.txt').read().strip() == 'ok'",
+            "optional": f"assert getattr(__import__('importlib').util.find_spec('extra{data}') and "
+                        f"__import__('extra{data}'), 'OK', True)",
+            "spawn": "assert subprocess.run([sys.executable, '-c', "
+                     f"\"print(open('data/d{data}.txt').read().strip())\"], capture_output=True, "
+                     "text=True).stdout.strip() == 'ok'",
+        }[test.kind])
+    return "\n".join(lines) + "\n"
+
+
+tests_st = st.lists(st.builds(Case, st.sampled_from(KINDS), st.integers(0, MODULES - 1)), min_size=1, max_size=4)
+suites = st.lists(tests_st, min_size=1, max_size=4)
+# a change: (what, which, broken?) -- a module's value, a data file, the conftest's data file, a test file's tests
+changes = st.lists(st.tuples(st.sampled_from(("module", "data", "conftest", "tests", "new test file", "optional",
+                                               "notes")),
+                             st.integers(0, MODULES - 1), st.booleans(), tests_st), min_size=1, max_size=4)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def baseline(suite: list[list[Case]]) -> dict[str, str]:
+    files = {"pytest.ini": "[pytest]\n", "pkg/__init__.py": "", "pkg/shared.py": SHARED, "tests/conftest.py": conftest(0)}
+    files |= {f"pkg/m{n}.py": f"VALUE = {n}\n" for n in range(MODULES)}
+    files |= {f"data/d{n % DATA}.txt": "ok\n" for n in range(MODULES)}
+    files |= {f"tests/test_f{number}.py": module_source(tests) for number, tests in enumerate(suite)}
+    return files
+
+
+def apply(files: dict[str, str], change: tuple[str, int, bool, list[Case]], count: list[int]) -> None:
+    what, which, broken, tests = change
+    if what == "module":
+        files[f"pkg/m{which}.py"] = f"VALUE = {which + 100 if broken else which}\n"
+    elif what == "data":
+        files[f"data/d{which % DATA}.txt"] = "bad\n" if broken else "ok\n"
+    elif what == "optional":  # a module an import looked for and did not find, now there
+        files[f"extra{which % DATA}/__init__.py"] = f"OK = {not broken}\n"
+    elif what == "notes":  # a directory of no module's name: no import can find it
+        files[f"notes/n{which}.md"] = "n\n"
+    elif what == "conftest":
+        files["tests/conftest.py"] = conftest(which % DATA)
+    elif what == "tests":
+        existing = sorted(path for path in files if path.startswith("tests/test_f"))
+        files[existing[which % len(existing)]] = module_source(tests)
+    else:
+        count[0] += 1
+        files[f"tests/test_new{count[0]}.py"] = module_source(tests)
+
+
+def failures(result) -> set[str]:
+    return {test for test, outcome in result.tests.items() if outcome in ("failed", "error")} | (
+        set() if result.passed or result.tests else {"<the run failed without a report>"})
+
+
+def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list) -> tuple[set[str], set[str], testinputs.Selection]:
+    """The failures of the selected run and of the whole run on the final state."""
+    check = SimpleNamespace(name="suite", command=COMMAND, timeout=120)
+    base_dir, final_dir = tmp / "base", tmp / "final"
+    for directory in (base_dir, final_dir):
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True)
+    files = baseline(suite)
+    write(base_dir, files)
+    base_manifest = read_manifest_of(base_dir)
+    recorded = run_check(check, base_dir, inputs=True)
+    assert recorded.passed, recorded.output[-2000:]
+    record = testinputs.record_of("suite", COMMAND, "base", {}, recorded.inputs, recorded.tests, base_dir, ())
+    count = [0]
+    for change in history:
+        apply(files, change, count)
+    write(final_dir, files)
+    # the final state is the baseline's directory changed in place (a record names paths, not places)
+    shutil.rmtree(base_dir)
+    final_dir.rename(base_dir)
+    chosen = testinputs.select(record, base_manifest, read_manifest_of(base_dir), {}, base_dir, ())
+    selected = with_reused(run_check(check, base_dir, skip=chosen.skip), chosen.skip)
+    whole = run_check(check, base_dir)
+    return failures(selected), failures(whole), chosen
+
+
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(suite=suites, history=changes)
+@example(suite=[[Case("cached", 1)], [Case("cached", 1), Case("module", 2)]],
+         history=[("data", 1, True, [Case("module", 0)])])  # only the first test to call it reads it
+@example(suite=[[Case("fixture", 0)], [Case("fixture", 0)]], history=[("data", 0, True, [Case("module", 0)])])
+@example(suite=[[Case("spawn", 2)]], history=[("data", 2, True, [Case("module", 0)])])
+@example(suite=[[Case("shared", 0)], [Case("module", 0)]], history=[("module", 0, True, [Case("module", 0)])])
+@example(suite=[[Case("setter", 0)], [Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("optional", 1)], [Case("module", 1)]], history=[("optional", 1, True, [Case("module", 0)]),
+                                                                    ("notes", 0, True, [Case("module", 0)])])
+def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
+    tmp = tmp_path_factory.mktemp("selection")
+    selected, whole, _ = selected_against_whole(tmp, suite, history)
+    assert selected == whole
+
+
+@pytest.mark.slow
+def test_a_change_to_one_module_leaves_the_tests_that_never_read_it_out(tmp_path):
+    """Not everything runs: a change to pkg/m3 reruns the tests whose module imports it (all,
+    here: every test file imports every module) -- so this suite imports it from one file only."""
+    suite = [[Case("module", 1), Case("data", 1)], [Case("module", 2)]]
+    files = baseline(suite)
+    files["tests/test_f1.py"] = files["tests/test_f1.py"].replace("import pkg.m3\n", "")
+    files["tests/test_f1.py"] = files["tests/test_f1.py"].replace("import pkg.shared as shared\n", "")
+    base = tmp_path / "base"
+    write(base, files)
+    check = SimpleNamespace(name="suite", command=COMMAND, timeout=120)
+    before = read_manifest_of(base)
+    recorded = run_check(check, base, inputs=True)
+    record = testinputs.record_of("suite", COMMAND, "base", {}, recorded.inputs, recorded.tests, base, ())
+    write(base, {"pkg/m3.py": "VALUE = 103\n"})
+    chosen = testinputs.select(record, before, read_manifest_of(base), {}, base, ())
+    assert chosen.summary()["reused"] == 1 and chosen.summary()["ran"] == 2, chosen.summary()
+    assert chosen.skip.tests == ("pytest::tests.test_f1::test_0",)
+    assert chosen.example == {testinputs.CHANGED: "pkg/m3.py"}
+
+
+def test_a_command_that_is_not_one_plain_pytest_run_is_not_selectable():
+    assert testinputs.selectable("pytest -q tests")
+    assert testinputs.selectable(COMMAND)
+    for command in ("pytest && ./deploy.sh", "make test", "pytest --lf", "pytest -k 'a or b'", "tox"):
+        assert not testinputs.selectable(command), command
+
+
+STOP_SUITE = {
+    "pytest.ini": "[pytest]\n",
+    "pkg/__init__.py": "",
+    "pkg/m0.py": "VALUE = 0\n",
+    "pkg/m1.py": "VALUE = 1\n",
+    "tests/test_zero.py": "from pkg.m0 import VALUE\n" + "".join(
+        f"def test_z{n}():\n    assert VALUE == 0\n" for n in range(4)),
+    "tests/test_one.py": "from pkg.m1 import VALUE\n" + "".join(
+        f"def test_o{n}():\n    assert VALUE == 1\n" for n in range(6)),
+}
+
+
+@pytest.mark.slow
+def test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_path, isolated_home):
+    """Through the real recorder, the baseline probe (which records the inputs) and the Stop: a
+    step breaks pkg/m0, which only tests/test_zero.py imports; a step writes notes. The Stop runs
+    test_zero's 4 tests and reuses test_one's 6, says so in its report (`selection`, and its own
+    part of the split), and its findings and levels are those of the same Stop without a record."""
+    from step_histories import record_steps
+
+    from vacant.attribute import baseline_probe
+    from vacant.attribute.stop import Pipeline
+    from vacant.commands.report import render_report
+    from vacant.core.locations import mark_installed
+    from vacant.policy.contract.contract import load_contract
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    mark_installed(root)
+    write(root, STOP_SUITE)
+    (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{COMMAND}"\n')
+    run_dir = record_steps(root, [{"pkg/m0.py": "VALUE = 5\n"}, {"notes.md": "done\n"}])
+    baseline_probe.probe(root, run_dir)
+    assert testinputs.load(run_dir, "suite", COMMAND, _baseline_key(run_dir)) is not None
+
+    report = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    zero = [f"pytest::tests.test_zero::test_z{n}" for n in range(4)]
+    assert report["selection"]["suite"] == {"recorded": 10, "reused": 6, "ran": 4,
+                                            "why": {testinputs.CHANGED: 4},
+                                            "example": {testinputs.CHANGED: "pkg/m0.py"},
+                                            "tests": {testinputs.CHANGED: zero}}, report["selection"]
+    assert report["split"]["selection"]["check_runs"] == 0
+    assert "selection: suite: 6 of 10 recorded test(s) reused" in render_report({**report, "round": 1, "rounds": 3})
+    graded = sorted((f["test"], f["level"], f["flip_step"]) for f in report["findings"])
+    assert [test for test, _, _ in graded] == zero
+
+    shutil.rmtree(run_dir / testinputs.RECORDS)
+    whole = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    assert whole["selection"] == {}
+    assert sorted((f["test"], f["level"], f["flip_step"]) for f in whole["findings"]) == graded
+    assert {check["name"]: check["passed"] for check in whole["checks"]} == {
+        check["name"]: check["passed"] for check in report["checks"]}
+
+
+def _baseline_key(run_dir: Path) -> str:
+
+    from vacant.store.run import RunView
+
+    return next(r for r in RunView.load(run_dir).records if r["type"] == "run_start")["baseline"]
+
+
+def test_a_record_that_does_not_hold_together_runs_the_check_whole(tmp_path):
+    """A missing, garbled or stale record is no record (the check runs whole); one that names a
+    test as not passed on the baseline leaves it in, whatever it says the test read."""
+    empty = testinputs.Reads()
+    record = testinputs.Record("suite", COMMAND, "base", testinputs.env_key({}), empty, {"t.py": empty},
+                               [testinputs.TestRead("a", "t.py", empty, "passed"),
+                                testinputs.TestRead("b", "t.py", empty, "failed"),
+                                testinputs.TestRead("c", "t.py", empty, None)])
+    chosen = testinputs.select(record, {}, {}, {}, tmp_path, ())
+    assert chosen.skip.tests == ("a",) and chosen.why == {"b": testinputs.NOT_PASSED, "c": testinputs.NOT_PASSED}
+    assert testinputs.select(record, {}, {}, {"PATH": "/elsewhere"}, tmp_path, ()).skip.tests == ()
+    testinputs.save(tmp_path, record)
+    assert testinputs.load(tmp_path, "suite", COMMAND, "base") is not None
+    assert testinputs.load(tmp_path, "suite", COMMAND, "another baseline") is None
+    assert testinputs.load(tmp_path, "suite", "pytest -x", "base") is None
+    path = testinputs.record_path(tmp_path, "suite")
+    for garbage in ("", "[]", "{", '{"version": 1}', '{"version": 1, "check": "suite", "command": 1, "baseline": '
+                    '"base", "env": "", "session": {"files": [1]}, "modules": {}, "tests": []}', "\x00" * 10):
+        path.write_text(garbage)
+        assert testinputs.load(tmp_path, "suite", COMMAND, "base") is None, garbage
