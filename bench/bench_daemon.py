@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from vacant.core.locations import mark_installed  # noqa: E402
 from vacant.daemon import lifecycle  # noqa: E402
-from vacant.daemon.paths import info  # noqa: E402
+from vacant.hook.paths import info  # noqa: E402
 
 PYTHON = sys.executable
 SESSION = f"bench-{os.getpid()}-{int(time.time())}"  # a new run each time: a kept tree holds the last run's keys

@@ -51,8 +51,9 @@ import time
 from pathlib import Path
 
 from vacant.core.locations import mark_installed, state_dir
-from vacant.daemon import bundle, lifecycle
-from vacant.daemon.paths import daemon_dir
+from vacant.daemon import lifecycle
+from vacant.hook import bundle
+from vacant.hook.paths import daemon_dir
 from vacant.platforms.settings_file import hook_command
 
 PYTHON = sys.executable

@@ -22,7 +22,7 @@ sys.path[:0] = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] + [
                       os.path.join(sys.prefix, _lib)) if os.path.isdir(path)
 ]
 try:
-    from vacant.hook import main
+    from vacant.hook.entry import main
 
     code = main()
 except BaseException as error:  # noqa: BLE001 - a broken install must not stop the agent, nor open the gate

@@ -47,7 +47,7 @@ import xxhash
 from vacant.core import events
 from vacant.core.locations import mark_installed, run_dir
 from vacant.daemon import lifecycle
-from vacant.daemon.paths import daemon_dir, info
+from vacant.hook.paths import daemon_dir, info
 from vacant.platforms.settings_file import hook_command
 from vacant.store.steplog import StepLog, verify
 

@@ -45,7 +45,7 @@ def play(session: dict, workspace: Path) -> list[str]:
     for item in session["events"]:
         seed(workspace, item.get("write") or {})
         payload = json.dumps(item["payload"]).replace("<ws>", str(workspace)).replace("<transcript>", str(transcript))
-        proc = subprocess.run([sys.executable, "-m", "vacant.hook", "claude"], input=payload.encode(), env=env,
+        proc = subprocess.run([sys.executable, "-m", "vacant.hook.entry", "claude"], input=payload.encode(), env=env,
                               cwd=workspace, capture_output=True, check=False)
         if item["payload"]["hook_event_name"] == "Stop":
             answers.append(proc.stdout.decode() or "(empty: the agent may stop)")

@@ -19,7 +19,7 @@ from vacant.commands import daemon as daemon_cmd
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import read_install, state_dir
-from vacant.daemon import bundle
+from vacant.hook import bundle
 from vacant.platforms.all_platforms import load, names
 from vacant.platforms.base import Diagnosis, advice, diagnosis
 from vacant.platforms.settings_file import hook_command
@@ -71,7 +71,7 @@ def _daemon_line() -> Diagnosis:
 
 def bundle_line(package: Path | None = None) -> Diagnosis:
     """The hot bundle a call answered without the daemon loads vacant's modules from
-    (vacant/daemon/bundle.py): missing or stale is advice (such a call is a few ms slower, never wrong)."""
+    (vacant/hook/bundle.py): missing or stale is advice (such a call is a few ms slower, never wrong)."""
     package = bundle.package_root() if package is None else package
     path = bundle.bundle_path(package)
     if bundle.fresh(package):

@@ -129,7 +129,7 @@ _WITHIN_CALL: dict[str, Path] | None = None  # remember_within_call's: {root as 
 
 
 def remember_within_call(on: bool) -> None:
-    """While one hook call is answered in a process of its own (vacant/hook.py), each workspace's
+    """While one hook call is answered in a process of its own (vacant/hook/entry.py), each workspace's
     state directory is looked up once: the lookup reads the install registry, and a call asks for
     it four or five times (the install check, the recorder, the gate, the scanner). Off again for
     a Stop's pipeline, and never on in a long-lived process (the daemon, the CLI)."""

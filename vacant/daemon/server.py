@@ -1,8 +1,8 @@
-"""The daemon's two doors, one set of rules, and the call they both lead to (vacant/hookcall.py).
+"""The daemon's two doors, one set of rules, and the call they both lead to (vacant/hook/call.py).
 Both carry what the in-process hook gets and gives: a platform, an environment and a payload in;
 the stdout and exit code of the command hook out.
 
-- Unix socket (the lean client, vacant/daemon/client.py; `vacant daemon status|stop` through
+- Unix socket (the lean client, vacant/hook/client.py; `vacant daemon status|stop` through
   lifecycle.request): mode 0600 in the state directory, and the peer's uid must be ours
   (SO_PEERCRED). One framing for every request: the line `H2 <target> <env bytes> <payload
   bytes> <nonce hex>\\n`, then the environment as `key=value` items joined by NUL, then the
@@ -40,11 +40,11 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
-from vacant import hookcall
+from vacant.hook import call as hookcall
 from vacant.core.errlog import log_error
 from vacant.core.locations import find_root
 from vacant.core.trustenv import PEER_PID_ENV, scrub
-from vacant.daemon.client import CWD_ENV, proof
+from vacant.hook.client import CWD_ENV, proof
 from vacant.daemon.scanner import WatchedScanner
 from vacant.platforms.all_platforms import UnknownPlatform
 
@@ -83,7 +83,7 @@ class Core:
         return Refused(status, message)
 
     def answering(self, platform_name: str, raw: bytes, env: dict[str, str]) -> AbstractContextManager[tuple[str, int]]:
-        """The answer to one hook call, to be sent inside the `with` (vacant.hookcall.answering: the
+        """The answer to one hook call, to be sent inside the `with` (vacant.hook.call.answering: the
         call's remaining work, saving the run state, runs after it, so the agent does not wait)."""
         self.last_request = time.monotonic()
         self.requests += 1

@@ -6,7 +6,7 @@ them: the hook imports only the platform it serves, through vacant/platforms/lea
 Everything else that differs by platform derives from this list: `vacant do`'s platforms, programs
 and aliases, `vacant experiment`'s agents, the hook's lean registry (`hook_table`: modules, pre-tool
 event names, facts), the lean client's table (`client_table`, generated into
-vacant/daemon/client.py), every platform's deny for the failure paths (`deny_table`, generated
+vacant/hook/client.py), every platform's deny for the failure paths (`deny_table`, generated
 into vacant/platforms/deny.py), and the facts registered below for the layers that cannot import this
 module (the gate's guarded settings files, the exporters' providers).
 """
@@ -61,7 +61,7 @@ def event_names(*kinds: str) -> list[str]:
 
 
 def client_table() -> str:
-    """The lean client's platform table (vacant/daemon/client.py imports builtins only, so the
+    """The lean client's platform table (vacant/hook/client.py imports builtins only, so the
     registry's facts are generated into it; a test fails on drift)."""
     prefixes = sorted({prefix for platform in REGISTERED for prefix in platform.hook_env})
     forwarded = tuple(prefixes)  # the platforms' own variables; the few of vacant's are named in the client

@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 
 from vacant.core.locations import mark_installed, state_dir
-from vacant.daemon.paths import daemon_dir
+from vacant.hook.paths import daemon_dir
 
 REPO = Path(__file__).resolve().parents[3]
 PROBE = r"""
 import gc, io, json, sys
 passes = []
 gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "stop" else None)
-sys.path.insert(0, sys.argv[1] + "/vacant/daemon")
+sys.path.insert(0, sys.argv[1] + "/vacant/hook")
 import client
 del sys.path[0]
 sys.argv = ["vacant-hook-client", "claude"]
@@ -30,7 +30,7 @@ code = client.main(package_root=%r)
 sys.stdout = out
 locations = sys.modules.get("vacant.core.locations")
 print(json.dumps({"code": code, "passes": len(passes), "enabled": gc.isenabled(),
-                  "answered_in_process": "vacant.hook" in sys.modules,
+                  "answered_in_process": "vacant.hook.entry" in sys.modules,
                   "state_dirs_remembered": getattr(locations, "_WITHIN_CALL", None)}, default=str))
 """ % str(REPO)
 

@@ -21,7 +21,7 @@ import pytest
 
 from vacant.core.locations import mark_installed, state_dir
 from vacant.daemon import lifecycle
-from vacant.daemon.paths import daemon_dir
+from vacant.hook.paths import daemon_dir
 
 LAUNCHER = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
 
@@ -44,7 +44,7 @@ STDLIB_ALLOWED = {
 VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.gate.", "vacant.record.", "vacant.platforms.")
 VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant.policy.gate", "vacant.policy.shipped",
                "vacant.record", "vacant.platforms",
-               "vacant.hook", "vacant.hookcall", "vacant.daemon", "vacant.daemon.paths"}
+               "vacant.hook.entry", "vacant.hook.call", "vacant.daemon", "vacant.hook.paths"}
 # a Claude call loads Claude's platform only (vacant/platforms/lean_registry.py), and the asks of
 # ACT calls only when one is held
 VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vacant.platforms.opencode",
@@ -130,7 +130,7 @@ def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspa
         proc = run_fallback(workspace, call, n)
         assert proc.returncode == 0, proc.stderr.decode()[-2000:]
         loaded = imported(proc.stderr) - bare - {"client"}
-        assert "vacant.hook" in loaded, "the call was not answered in-process: this measured no fallback"
+        assert "vacant.hook.entry" in loaded, "the call was not answered in-process: this measured no fallback"
         where = f"{call['hook_event_name']}:{call['tool_name']}"
         vacant = {name for name in loaded if name.startswith("vacant") or name == "deny"}
         third_party = {name for name in loaded - vacant if name.split(".")[0] in ("xxhash",)}
@@ -164,7 +164,7 @@ def test_with_a_contract_a_file_call_after_the_first_still_loads_no_pattern_modu
         proc = run_fallback(workspace, call, n)
         assert proc.returncode == 0, proc.stderr.decode()[-2000:]
         loaded = imported(proc.stderr)
-        assert "vacant.hook" in loaded, "the call was not answered in-process: this measured no fallback"
+        assert "vacant.hook.entry" in loaded, "the call was not answered in-process: this measured no fallback"
         if n:
             assert not loaded & PATTERNS, f"call {n} imported {sorted(loaded & PATTERNS)} and matched no pattern"
     state = state_dir(workspace)

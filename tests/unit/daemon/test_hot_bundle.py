@@ -1,4 +1,4 @@
-"""The hot bundle (vacant/daemon/bundle.py, read by the lean client's `HotModules`).
+"""The hot bundle (vacant/hook/bundle.py, read by the lean client's `HotModules`).
 
 - Never stale: on generated histories of writes and builds under a clock with a coarse timestamp
   tick (the racy case: a rewrite of the same size in the tick a build saw), every module the
@@ -29,8 +29,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vacant.core.locations import mark_installed, state_dir
-from vacant.daemon import bundle, lifecycle
-from vacant.daemon.paths import daemon_dir, spawn
+from vacant.daemon import lifecycle
+from vacant.hook import bundle
+from vacant.hook.paths import daemon_dir, spawn
 
 sys.path.insert(0, str(Path(bundle.__file__).parent))
 import client  # noqa: E402 - the launcher's top-level module, as the hook imports it
@@ -172,7 +173,7 @@ def packages(tmp_path_factory) -> dict[str, Path]:
 
 DRIVER = """
 import json, posix, sys
-sys.path.insert(0, {root!r} + "/vacant/daemon")
+sys.path.insert(0, {root!r} + "/vacant/hook")
 import client
 del sys.path[0]
 sys.argv = ["client", "claude"]
@@ -239,7 +240,7 @@ def test_a_fallback_call_imports_vacant_from_the_bundle_alone_and_answers_alike(
             act(spaces[name], call, n)
             stdout, code, modules = _fallback(package, spaces[name], body, n)
             answers[name] = (stdout.replace(str(spaces[name]), "WS"), code)
-            assert "vacant.hook" in modules, f"{where}: not answered in-process"
+            assert "vacant.hook.entry" in modules, f"{where}: not answered in-process"
             searched = modules.pop("searched")
             hashed |= "xxhash" in modules
             extension = modules.pop("xxhash._xxhash", None)  # an extension module: its own loader either way
@@ -272,7 +273,7 @@ CONSOLE_DRIVER = """
 import json, posix, sys
 sys.path.insert(0, {root!r})
 sys.path.append({site!r})  # where site processing puts the environment's packages (xxhash)
-from vacant.daemon import client  # as the `vacant-hook` console script imports it
+from vacant.hook import client  # as the `vacant-hook` console script imports it
 before = set(sys.modules)
 sys.argv = ["vacant-hook", "claude"]
 code = client.main()
@@ -300,7 +301,7 @@ def test_the_console_script_serves_the_bundle_of_the_package_it_runs_from(packag
     stderr = proc.stderr.decode()
     assert "LOADERS " in stderr, stderr[-2000:]
     loaders = json.loads(stderr.rpartition("LOADERS ")[2])
-    assert "vacant.hook" in loaders, "not answered in-process"
+    assert "vacant.hook.entry" in loaders, "not answered in-process"
     assert {loader for loader in loaders.values()} == {"HotModules"}, loaders
     errors = state_dir(workspace) / "errors.log"
     assert not errors.exists(), errors.read_text()
@@ -342,7 +343,7 @@ def test_doctor_says_whether_the_bundle_is_fresh(tmp_path) -> None:
     assert (missing.status, "missing" in missing.detail) == ("warn", True), missing
     bundle.build(package)
     assert bundle_line(package).status == "ok"
-    source = package / "vacant" / "hookcall.py"
+    source = package / "vacant" / "hook" / "call.py"
     source.write_text(source.read_text() + "\n")
     stale = bundle_line(package)
     assert (stale.status, "stale" in stale.detail) == ("warn", True), stale

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-DAEMON_DIR = Path(__file__).resolve().parents[3] / "vacant" / "daemon"
+DAEMON_DIR = Path(__file__).resolve().parents[3] / "vacant" / "hook"
 PROBE = r"""
 import sys
 lean = sys.argv[1] == "lean"

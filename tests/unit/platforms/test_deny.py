@@ -5,8 +5,8 @@ gets nothing there (the recorder fails open).
 The places, each of which reads the registry's deny table (vacant/platforms/deny.py):
 - `hookcall.fail_closed` on a payload it could not read, and on a parsed call whose platform
   cannot render;
-- the in-process hook's last line (vacant/hook.py `_failed`), whatever stopped it: KeyboardInterrupt too;
-- the lean client's `last_resort` (vacant/daemon/client.py);
+- the in-process hook's last line (vacant/hook/entry.py `_failed`), whatever stopped it: KeyboardInterrupt too;
+- the lean client's `last_resort` (vacant/hook/client.py);
 - the launcher (vacant/vacant-hook-client.py) as a real process, from a copy of the package that
   cannot be imported: `package` (vacant/__init__.py raises: the client imports, and its last resort
   answers) and `modules` (every module raises but the launcher and the deny table it loads: not
@@ -39,9 +39,9 @@ from captured_payloads import captured, in_workspace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vacant import hookcall
+from vacant.hook import call as hookcall
 from vacant.core.calls import HookCall, Response
-from vacant.daemon import client
+from vacant.hook import client
 from vacant.platforms import deny
 from vacant.platforms.all_platforms import ALIASES, PLATFORMS, REGISTERED, deny_table
 
@@ -264,8 +264,8 @@ def test_opencodes_plugin_blocks_the_tool_when_its_hook_cannot_import_vacant(kin
                          ids=lambda error: type(error).__name__)
 @pytest.mark.parametrize("name", PRE)
 def test_the_in_process_hook_denies_whatever_stopped_it(name, error, payloads, tmp_path, monkeypatch, capsys):
-    """vacant/hook.py's own last line (`_failed`), whatever raised: a SIGINT's KeyboardInterrupt too."""
-    from vacant import hook
+    """vacant/hook/entry.py's own last line (`_failed`), whatever raised: a SIGINT's KeyboardInterrupt too."""
+    from vacant.hook import entry as hook
 
     def stopped(*args, **kwargs):
         raise error

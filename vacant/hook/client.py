@@ -37,7 +37,7 @@ import time
 
 TOOL_CEILING_S = 40.0  # the whole call, daemon and fallback: well below the platforms' 60 s
 STOP_CEILING_S = 570.0  # below the 600 s Stop timeout `vacant init` writes
-SPAWN_GRACE_S = 10.0  # vacant.daemon.paths.SPAWN_GRACE_S (a test holds them equal)
+SPAWN_GRACE_S = 10.0  # vacant.hook.paths.SPAWN_GRACE_S (a test holds them equal)
 TOOL_TIMEOUT_S = 20.0  # the daemon's share of a tool call (at most half the whole deadline)
 STOP_TIMEOUT_S = 560.0  # the Stop pipeline may replay for minutes
 SESSION_START_WAIT_S = 10.0
@@ -348,7 +348,7 @@ def _exited(pid: int) -> bool:
 
 def coming_up(state: str) -> bool:
     """A daemon was started for the state directory `state` a moment ago and has not come up
-    since: what vacant.daemon.paths.recently_spawned says, told from two stat calls (no import, no
+    since: what vacant.hook.paths.recently_spawned says, told from two stat calls (no import, no
     read). Never True where it says False (a test holds it to it): a daemon writes its start-up
     time (`started`) into daemon.json before the file itself, so a daemon.json last written before
     the spawn marker holds no daemon started since. False whenever unsure."""
@@ -377,7 +377,7 @@ def start_daemon(project: str | None) -> int | None:
     from pathlib import Path  # only when no daemon runs: the in-process fallback follows anyway
 
     from vacant.core.locations import find_root, installed
-    from vacant.daemon.paths import spawn
+    from vacant.hook.paths import spawn
 
     root = Path(project) if project else find_root(Path.cwd())
     if not installed(root):
@@ -405,7 +405,7 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
     started = time.monotonic()
     # No cyclic garbage collection in a tool call's process: it lives a few milliseconds and leaves
     # by os._exit, and the collector's passes over the modules it imports cost 1-2 ms of each call
-    # answered in-process (a Stop's pipeline turns it back on: vacant/hook.py)
+    # answered in-process (a Stop's pipeline turns it back on: vacant/hook/entry.py)
     gc.disable()
     raw, argv = b"", sys.argv[1:] if argv is None else argv
     platform = argv[0] if argv else ""
@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None, package_root: str | None = None) -> int:
         deadline = started + budget(env, ceiling(raw, platform))
         if package_root is not None:
             _importable(package_root)
-        elif __name__ == "vacant.daemon.client":  # the `vacant-hook` console script: imported from the package
+        elif __name__ == "vacant.hook.client":  # the `vacant-hook` console script: imported from the package
             _serve_bundle_of(__file__.rpartition("/")[0].rpartition("/")[0].rpartition("/")[0])
         answer = None
         if len(argv) == 1:
@@ -440,7 +440,7 @@ def in_process(argv: list[str], raw: bytes, deadline: float, project: str | None
     """The fallback (vacant.hook.main: it prints the answer and never raises); then, when no daemon
     runs, start one, once the answer is out. Starting one never changes the answer nor the exit code."""
     slow_imports()
-    from vacant import hook  # only when the daemon could not answer
+    from vacant.hook import entry as hook  # only when the daemon could not answer
 
     code = hook.main(argv, raw, deadline=deadline)
     if then_start:
@@ -594,9 +594,9 @@ def lean_pathlib() -> None:
                 del modules[name]
 
 
-# -- the hot bundle (vacant/daemon/bundle.py) ----------------------------------------------------
+# -- the hot bundle (vacant/hook/bundle.py) ----------------------------------------------------
 
-BUNDLE_FORMAT = 2  # vacant.daemon.bundle.FORMAT (a test holds them equal)
+BUNDLE_FORMAT = 2  # vacant.hook.bundle.FORMAT (a test holds them equal)
 BUNDLE_MAX_INDEX = 1 << 20
 _package_root: str | None = None  # the launcher's, once main has it: the one package the bundle may serve
 _bundle_tried = False
@@ -609,7 +609,7 @@ def _serve_bundle_of(package_root: str) -> None:
 
 
 def bundle_file(package_root: str) -> str:
-    """vacant.daemon.bundle.bundle_path, for the package under `package_root`."""
+    """vacant.hook.bundle.bundle_path, for the package under `package_root`."""
     return f"{package_root}/vacant/__pycache__/vacant-hot.{sys.implementation.cache_tag}.bundle"
 
 
@@ -642,7 +642,7 @@ def hot_bundle(package_root: str) -> bool:
 class HotModules:
     """Finder and loader of the bundle's modules (a meta path entry, before the path finder)."""
 
-    HEADER_BYTES = 8  # vacant.daemon.bundle.HEADER_BYTES
+    HEADER_BYTES = 8  # vacant.hook.bundle.HEADER_BYTES
 
     def __init__(self, fd: int, index: dict, base: int, size: int, prefix: str) -> None:
         self.fd, self.index, self.base, self.size, self.prefix = fd, index, base, size, prefix

@@ -1,12 +1,12 @@
 """The in-process hook: the process that answers one platform hook call, payload on stdin. The
 installed commands (`vacant-hook PLATFORM`, the `vacant-hook-client.py` launcher) are the lean
-client (vacant/daemon/client.py), which asks the workspace's daemon first and falls back to
+client (vacant/hook/client.py), which asks the workspace's daemon first and falls back to
 `main` here.
 
 This module keeps the process's concerns only: the environment scrub (vacant/core/trustenv.py:
 the hook never trusts its environment), stdin, the whole-call deadline (an alarm below every
 platform's hook timeout: a timeout there would run the tool), the exit code. The call itself is
-answered by vacant/hookcall.py, as in the daemon; its `fail_closed` also decides what a failure
+answered by vacant/hook/call.py, as in the daemon; its `fail_closed` also decides what a failure
 anywhere in this process means: a call that may be ACT is denied, any other fails open (exit 0,
 nothing printed, `errors.log` in the state directory says why).
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from vacant.core.errlog import log_error
 from vacant.core.locations import remember_within_call
 from vacant.core.trustenv import budget, scrub
-from vacant.hookcall import decided_read, fail_closed, run
+from vacant.hook.call import decided_read, fail_closed, run
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:

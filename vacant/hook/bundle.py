@@ -1,5 +1,5 @@
 """The hot bundle: the compiled code of the modules a tool call answered in-process imports, in one
-file the lean client loads them from (vacant/daemon/client.py `hot_bundle`).
+file the lean client loads them from (vacant/hook/client.py `hot_bundle`).
 
 Why: a call answered in-process (no daemon yet: a session's first calls, a daemon still starting)
 imports about forty of vacant's modules, and the import system's own work per module (its finders
@@ -49,13 +49,12 @@ RACY_S = 3.0
 # module a fallback Read, Write, Edit or Bash call of Claude imports to this list), and each
 # platform's hook module with its package
 HOT_MODULES: tuple[str, ...] = tuple(dict.fromkeys((
-    "vacant", "vacant.hook", "vacant.hookcall",
+    "vacant", "vacant.hook", "vacant.hook.entry", "vacant.hook.call", "vacant.hook.paths",
     "vacant.core", "vacant.core.atomic", "vacant.core.calls", "vacant.core.children", "vacant.core.errlog",
     "vacant.core.events", "vacant.core.filelock", "vacant.core.githead", "vacant.core.globs",
     "vacant.core.installcheck", "vacant.core.lazyre", "vacant.core.leanjson", "vacant.core.leanstd",
     "vacant.core.locations", "vacant.core.platform_facts", "vacant.core.redact", "vacant.core.safeio",
     "vacant.core.secret_patterns", "vacant.core.sha", "vacant.core.trustenv", "vacant.core.wall",
-    "vacant.daemon", "vacant.daemon.paths",
     "vacant.platforms", "vacant.platforms.base", "vacant.platforms.driver", "vacant.platforms.lean_registry",
     "vacant.policy", "vacant.policy.shipped", "vacant.policy.gate", "vacant.policy.gate.gate",
     "vacant.policy.gate.modes", "vacant.policy.gate.rules", "vacant.policy.gate.scope", "vacant.policy.gate.writes",

@@ -1,7 +1,7 @@
 """One hook call answered, whichever door it came in by. Parse the payload, check the installed
 workspace (once), record it (the recorder runs the gate on a pre-tool call), run the Stop
 pipeline at a Stop, render the platform's answer; and the one rule for a call vacant fails on
-(`fail_closed`). Both doors use it: the in-process entry (vacant/hook.py, which keeps the
+(`fail_closed`). Both doors use it: the in-process entry (vacant/hook/entry.py, which keeps the
 process's own concerns: stdin, the whole-call deadline, the exit code, the environment scrub)
 and the daemon (vacant/daemon/server.py, which keeps its sockets' concerns).
 
