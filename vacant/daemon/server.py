@@ -47,6 +47,7 @@ from vacant.core.trustenv import PEER_PID_ENV, scrub
 from vacant.hook.client import CWD_ENV, proof
 from vacant.daemon.scanner import WatchedScanner
 from vacant.platforms.all_platforms import UnknownPlatform
+from vacant.platforms.lean_registry import project_dir, project_env
 
 MAX_BODY = 32 * 1024 * 1024  # a Read of a large file comes back whole in tool_response
 MAX_HEADER = 256 * 1024
@@ -88,7 +89,7 @@ class Core:
         self.last_request = time.monotonic()
         self.requests += 1
         client_cwd = env.get(CWD_ENV)  # platforms that find the workspace from the hook's cwd (Codex)
-        if client_cwd and not env.get("CLAUDE_PROJECT_DIR") and find_root(Path(client_cwd)).resolve() != self.root:
+        if client_cwd and not project_dir(platform_name, env) and find_root(Path(client_cwd)).resolve() != self.root:
             raise Refused(409, f"the hook ran in {client_cwd}, another workspace's directory")
         return _refusing(hookcall.answering(platform_name, raw, env, self.served))
 
@@ -274,7 +275,7 @@ class _HttpHandler(http.server.BaseHTTPRequestHandler):
             return
         core = self.server.core
         try:
-            with core.answering(platform, raw, {"CLAUDE_PROJECT_DIR": str(core.root)}) as (stdout, _code):
+            with core.answering(platform, raw, project_env(platform, str(core.root))) as (stdout, _code):
                 self._send(200, stdout.encode())
         except Refused as refusal:
             self._refuse(refusal.status, str(refusal))

@@ -25,7 +25,7 @@ from vacant.core.calls import HookCall, Response
 from vacant.core.errlog import log_error
 from vacant.core.locations import INSTALL_RECORD, install_gone, installed_root
 from vacant.core.trustenv import PEER_PID_ENV, do_verified
-from vacant.platforms.lean_registry import load
+from vacant.platforms.lean_registry import load, project_dir
 from vacant.record.recorder import DO_ENV, Recorder
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
@@ -177,7 +177,7 @@ def _answer(platform_name: str, raw: bytes, env: dict[str, str], served: Served 
         denied = fail_closed(platform_name, raw, error, env)
         if denied is None:
             raise
-        log_error(_root_of(env), f"vacant-hook {platform_name}: could not read the payload "
+        log_error(root_of(platform_name, env), f"vacant-hook {platform_name}: could not read the payload "
                                  f"({type(error).__name__}: {str(error)[:200]}); denied: it may be a pre-tool call")
         return denied
     if call.kind == "ignore":
@@ -259,8 +259,11 @@ def stop_pipeline(recorder: Recorder, call: HookCall, env: dict[str, str] | None
     return Response(system_message=outcome.system_message or "")
 
 
-def _root_of(env: dict[str, str]) -> Path | None:
-    return Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else None
+def root_of(platform_name: str, env: dict[str, str]) -> Path | None:
+    """The project's root as the platform's hook environment names it: where a failure before the
+    payload is read is logged (None: vacant's data directory)."""
+    named = project_dir(platform_name, env)
+    return Path(named) if named else None
 
 
 def _hook_pid(env) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 from vacant.core.errlog import log_error
 from vacant.core.locations import remember_within_call
 from vacant.core.trustenv import budget, scrub
-from vacant.hook.call import decided_read, fail_closed, run
+from vacant.hook.call import decided_read, fail_closed, root_of, run
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -56,10 +56,6 @@ def _before_stop(env: dict) -> None:
     _arm(budget(env, STOP_BUDGET_S))
 
 
-def _root_of(env: dict) -> Path | None:
-    return Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else None
-
-
 def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: float | None = None) -> int:
     """`raw`: the payload when the caller already read stdin (the lean client's fallback);
     `deadline`: the whole call's (time.monotonic()), when the caller started the clock already.
@@ -72,7 +68,7 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: floa
     try:
         scrub(os.environ)  # before anything reads a variable (locations, the platform, the gate)
         remember_within_call(True)  # the state directory looked up once in this call (a Stop: again)
-        root = _root_of(os.environ)
+        root = root_of(platform_name, os.environ)
         raw = sys.stdin.buffer.read() if given is None else given
         if deadline is None:
             deadline = time.monotonic() + budget(os.environ, DEFAULT_BUDGET_S)

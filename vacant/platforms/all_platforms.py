@@ -29,6 +29,7 @@ REGISTERED = (
     copilot.PLATFORM,
     command.PLATFORM,
 )
+DEFAULT = claude.PLATFORM.name  # what `vacant doctor --platform` means when not given
 
 PLATFORMS = {platform.name: platform for platform in REGISTERED}
 ALIASES = {alias: platform.name for platform in REGISTERED for alias in platform.aliases}
@@ -71,10 +72,17 @@ def client_table() -> str:
     stops = [f'"{event}"'.encode() for event in event_names("stop", "subagent_stop")]
     return "\n".join([
         f"FORWARDED_PREFIXES = {forwarded!r}",
+        f"PROJECT_DIR_ENV = {_project_dir_env()!r}",
         f"SESSION_START_MARKS = {tuple(starts)!r}",
         f"HTTP_PLATFORMS = {waiting!r}",
         f"STOP_MARKS = {tuple(stops)!r}",
     ]) + "\n"
+
+
+def _project_dir_env() -> dict[str, tuple[str, ...]]:
+    """{name or alias: the variables naming the project's root in its hooks' environment}, for the
+    platforms that have any."""
+    return {name: p.project_dir_env for p in REGISTERED if p.project_dir_env for name in (p.name, *p.aliases)}
 
 
 def hook_table() -> str:
@@ -86,6 +94,7 @@ def hook_table() -> str:
     return "\n".join([
         "MODULES = {", *modules, "}",
         f"NAMES = {tuple(sorted(PLATFORMS))!r}",
+        f"PROJECT_DIR_ENV = {_project_dir_env()!r}",
         "FACTS = (", *facts, ")",
     ]) + "\n"
 
