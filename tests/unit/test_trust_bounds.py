@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vacant.hook import entry as hook
+from vacant.hook import call as hook
 from vacant.core import safeio
 from vacant.core.locations import run_dir, state_dir
 from vacant.platforms.base import read_file_bytes

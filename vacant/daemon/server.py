@@ -84,14 +84,14 @@ class Core:
         return Refused(status, message)
 
     def answering(self, platform_name: str, raw: bytes, env: dict[str, str]) -> AbstractContextManager[tuple[str, int]]:
-        """The answer to one hook call, to be sent inside the `with` (vacant.hook.call.answering: the
+        """The answer to one hook call, to be sent inside the `with` (vacant.hook.call.serving: the
         call's remaining work, saving the run state, runs after it, so the agent does not wait)."""
         self.last_request = time.monotonic()
         self.requests += 1
         client_cwd = env.get(CWD_ENV)  # platforms that find the workspace from the hook's cwd (Codex)
         if client_cwd and not project_dir(platform_name, env) and find_root(Path(client_cwd)).resolve() != self.root:
             raise Refused(409, f"the hook ran in {client_cwd}, another workspace's directory")
-        return _refusing(hookcall.answering(platform_name, raw, env, self.served))
+        return _refusing(hookcall.serving(platform_name, raw, env, self.served))
 
     def status(self) -> dict[str, object]:
         from vacant.daemon.watcher import max_user_watches, watch_count  # cheap; status only

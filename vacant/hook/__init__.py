@@ -6,7 +6,7 @@
   vacant/platforms/deny.py). It imports builtins only at its top: it is loaded as a top-level
   module, without this package.
 - entry.py: the in-process answer's process (environment scrub, stdin, the whole-call deadline,
-  the exit code); `python -m vacant.hook PLATFORM` runs it alone.
+  the exit code); `python -m vacant.hook.entry PLATFORM` runs it alone.
 - call.py: the one answer to a call, whichever door it came in by (the in-process entry and the
   daemon, vacant/daemon/server.py), and the one rule for a call vacant fails on (`fail_closed`).
 - paths.py: where a workspace's daemon keeps its files, and how to start one detached.

@@ -45,7 +45,7 @@ FORMAT = 2  # 2: another package's modules too (xxhash), an extension module's e
 THIRD_PARTY = ("xxhash", "xxhash.version", "xxhash._xxhash")
 HEADER_BYTES = 8
 RACY_S = 3.0
-# what a tool call answered in-process imports (tests/unit/daemon/test_hot_bundle.py holds every
+# what a tool call answered in-process imports (tests/unit/hook/test_hot_bundle.py holds every
 # module a fallback Read, Write, Edit or Bash call of Claude imports to this list), and each
 # platform's hook module with its package
 HOT_MODULES: tuple[str, ...] = tuple(dict.fromkeys((

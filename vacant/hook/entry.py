@@ -21,9 +21,8 @@ import sys
 from pathlib import Path
 
 from vacant.core.errlog import log_error
-from vacant.core.locations import remember_within_call
 from vacant.core.trustenv import budget, scrub
-from vacant.hook.call import decided_read, fail_closed, root_of, run
+from vacant.hook.call import answering, decided_read, fail_closed, look_up, root_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -52,7 +51,6 @@ def _before_stop(env: dict) -> None:
     """A Stop runs the pipeline (minutes, threads, many objects): its own deadline, and the
     collector the launchers switch off for a tool call's few milliseconds back on."""
     gc.enable()
-    remember_within_call(False)
     _arm(budget(env, STOP_BUDGET_S))
 
 
@@ -67,7 +65,6 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: floa
     given, raw, root, platform_name = raw, b"", None, argv[0] if argv else ""
     try:
         scrub(os.environ)  # before anything reads a variable (locations, the platform, the gate)
-        remember_within_call(True)  # the state directory looked up once in this call (a Stop: again)
         root = root_of(platform_name, os.environ)
         raw = sys.stdin.buffer.read() if given is None else given
         if deadline is None:
@@ -81,8 +78,11 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: floa
             log_error(root, f"usage: vacant-hook PLATFORM (got {argv!r})")
             return 0
         env = dict(os.environ)
-        # a Stop keeps to its own, smaller budget
-        stdout, code = run(argv[0], raw, env, before_stop=lambda: _before_stop(env))
+        found = look_up(argv[0], raw, env)  # the payload parsed and the workspace found, once
+        if found.stops:
+            _before_stop(env)
+        with answering(found, env) as (stdout, code):
+            pass
         signal.setitimer(signal.ITIMER_REAL, 0)
     except BaseException as error:  # noqa: BLE001 - deny what may act, fail open on the rest
         return _failed(platform_name, raw, root, error)

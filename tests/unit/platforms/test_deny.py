@@ -271,8 +271,7 @@ def test_the_in_process_hook_denies_whatever_stopped_it(name, error, payloads, t
         raise error
 
     monkeypatch.setattr(hook, "scrub", lambda environ: [])  # the test process's environment stays whole
-    monkeypatch.setattr(hook, "remember_within_call", lambda on: None)  # no memo left on in this process
-    monkeypatch.setattr(hook, "run", stopped)
+    monkeypatch.setattr(hook, "look_up", stopped)
     reason = hookcall.UNREADABLE.format(error=f"{type(error).__name__}: {str(error)[:200]}")
     pre, others = payloads[name]
     for raw in pre:

@@ -13,7 +13,7 @@ import pytest
 
 from vacant.core.locations import state_dir
 
-from vacant.hook import entry as hook
+from vacant.hook import call as hook
 from vacant.core.calls import HookCall
 from vacant.platforms.all_platforms import PLATFORMS
 from vacant.policy.gate import gate, modes
@@ -410,7 +410,7 @@ def test_claude_and_codex_render_the_deny(ws, monkeypatch):
 PROBE = """
 import sys, json
 before = set(sys.modules)
-from vacant.hook.entry import run
+from vacant.hook.call import run
 out = run("claude", sys.stdin.buffer.read(), {"CLAUDE_PROJECT_DIR": sys.argv[1]})
 extra = sorted({m.split(".")[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names) - {"vacant", "xxhash", "_xxhash"})
 print(json.dumps([extra, out[0]]))

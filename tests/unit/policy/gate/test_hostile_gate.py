@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from vacant.hook import entry as hook
+from vacant.hook import call as hook
 from vacant.core.calls import HookCall
 from vacant.platforms.all_platforms import PLATFORMS
 from vacant.policy.gate.asks import answer as person

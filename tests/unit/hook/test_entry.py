@@ -20,8 +20,8 @@ FORBIDDEN = ("pydantic", "typer", "rich", "click", "pathspec", "watchdog", "typi
 PROBE = """
 import sys, json
 before = set(sys.modules)
-import vacant.hook
-from vacant.hook.entry import run
+import vacant.hook.entry
+from vacant.hook.call import run
 run("claude", sys.stdin.buffer.read(), {"CLAUDE_PROJECT_DIR": sys.argv[1]})
 stdlib = set(sys.stdlib_module_names)
 extra = sorted({m.split(".")[0] for m in set(sys.modules) - before} - stdlib - {"vacant", "xxhash", "_xxhash"})
@@ -67,7 +67,7 @@ def _counted(pattern, flags):
 calling = False
 re._compile = _counted
 re.purge()
-from vacant.hook.entry import run
+from vacant.hook.call import run
 calling = True
 run("claude", sys.stdin.buffer.read(), {"CLAUDE_PROJECT_DIR": sys.argv[1]})
 loaded = sorted(name for name in ("json", "shlex", "json.decoder", "vacant.attribute", "vacant.policy.contract")
@@ -115,7 +115,7 @@ def test_a_file_tool_call_compiles_no_pattern_and_loads_no_json_module(tmp_path,
 
 
 def test_import_alone_loads_nothing_heavy():
-    code = "import sys, vacant.hook; print([m for m in sys.modules if m.split('.')[0] in %r])" % (FORBIDDEN,)
+    code = "import sys, vacant.hook.entry, vacant.hook.call; print([m for m in sys.modules if m.split('.')[0] in %r])" % (FORBIDDEN,)
     proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
 

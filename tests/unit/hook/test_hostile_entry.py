@@ -30,10 +30,10 @@ from vacant.core.locations import registry_path, state_dir
 from vacant.platforms.settings_file import hook_command
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HOOK = shlex.split(hook_command("claude"))  # the launcher as installed
 # the in-process hook as the client falls back to it (no daemon yet, or a dead one)
-IN_PROCESS = [sys.executable, "-I", "-S", str(REPO / "vacant" / "vacant-hook.py"), "claude"]
+IN_PROCESS = [sys.executable, "-I", "-m", "vacant.hook.entry", "claude"]
 
 
 @pytest.fixture
