@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vacant.core.locations import mark_installed, state_dir
+from vacant.core.locations import mark_installed
 from vacant.hook.paths import daemon_dir
 
 REPO = Path(__file__).resolve().parents[3]
