@@ -10,7 +10,10 @@
 - call.py: the one answer to a call, whichever door it came in by (the in-process entry and the
   daemon, vacant/daemon/server.py), and the one rule for a call vacant fails on (`fail_closed`).
 - paths.py: where a workspace's daemon keeps its files, and how to start one detached.
-- bundle.py: the hot bundle's writer (the client reads it).
+- bundle.py: the hot bundle's writer.
+- lean.py: the import-time tricks of the hook path in one room (pathlib without its rare
+  modules, the hot bundle's reader), switched on once by the client's slow path; its docstring
+  lists every trick, the ones kept elsewhere too, with what each saves.
 
 This package's __init__ imports nothing: the fallback imports it before the hot bundle serves
 the rest.

@@ -1,5 +1,5 @@
 """The hot bundle: the compiled code of the modules a tool call answered in-process imports, in one
-file the lean client loads them from (vacant/hook/client.py `hot_bundle`).
+file the lean client loads them from (vacant/hook/lean.py `hot_bundle`).
 
 Why: a call answered in-process (no daemon yet: a session's first calls, a daemon still starting)
 imports about forty of vacant's modules, and the import system's own work per module (its finders
@@ -25,7 +25,7 @@ length (little-endian); the index (marshal) is (FORMAT, the interpreter's pyc ma
 (is_package, source path, size, mtime_ns, offset, length)}), offsets from the index's end; an
 extension module (xxhash's, THIRD_PARTY) has offset -1 and no code: it is loaded from its own file,
 found without a search of sys.path. Another package's module is served only from where the usual
-import would find it (client.HotModules._first_on_path). The
+import would find it (lean.HotModules._first_on_path). The
 client checks the format and the magic before it serves any, and reads a module's code only when
 it is imported (one pread): a call reads the code it runs, not the whole bundle.
 """
@@ -78,7 +78,7 @@ def package_root() -> Path:
 
 
 def bundle_path(root: Path) -> Path:
-    """Where the client looks for it (client.bundle_file says the same: a test holds them equal)."""
+    """Where the client looks for it (lean.bundle_file says the same: a test holds them equal)."""
     return root / "vacant" / "__pycache__" / f"vacant-hot.{sys.implementation.cache_tag}.bundle"
 
 

@@ -26,7 +26,7 @@ from vacant.hook.paths import daemon_dir
 LAUNCHER = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
 
 # what the fallback may load beyond the bare interpreter: pathlib with what it imports (not
-# urllib.parse, fnmatch, ntpath, warnings, functools nor operator: client.lean_pathlib defers them),
+# urllib.parse, fnmatch, ntpath, warnings, functools nor operator: lean.lean_pathlib defers them),
 # the C half of json (_json, through vacant/core/leanjson.py), _collections (vacant/core/leanstd.py's
 # namedtuple), fcntl (the step log's lock), the builtin SHA-256 (`_sha2` from 3.12; no module this
 # interpreter lacks is tried: each miss is a search of sys.path). `re` and what it imports only for
@@ -74,7 +74,7 @@ CONTRACT = 'task_family = "web"\n\n[[check]]\nname = "tests"\ncommand = "true"\n
 # `re` (with the enum it builds its flags from) only where a pattern is used: no file tool's call
 # after the run's first (which reads HEAD's commit through one)
 PATTERNS = {"re", "enum", "re._compiler", "re._parser", "sre_compile"}
-# what vacant/core/leanstd.py and client.lean_pathlib spare every call but a run's first: about
+# what vacant/core/leanstd.py and lean.lean_pathlib spare every call but a run's first: about
 # 5 ms of each (collections, functools, contextlib and what they import)
 SPARED = {"collections", "collections.abc", "functools", "contextlib", "operator", "reprlib", "keyword", "types",
           "ntpath", "warnings", "itertools"}

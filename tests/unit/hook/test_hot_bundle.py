@@ -35,6 +35,7 @@ from vacant.hook.paths import daemon_dir, spawn
 
 sys.path.insert(0, str(Path(bundle.__file__).parent))
 import client  # noqa: E402 - the launcher's top-level module, as the hook imports it
+import lean  # noqa: E402 - the tricks room, loaded as the client loads it
 
 del sys.path[0]
 
@@ -46,9 +47,9 @@ START_S = 1_700_000_000.0
 
 
 def test_the_client_reads_what_the_builder_writes() -> None:
-    assert client.BUNDLE_FORMAT == bundle.FORMAT
-    assert client.HotModules.HEADER_BYTES == bundle.HEADER_BYTES
-    assert client.bundle_file("/some/root") == str(bundle.bundle_path(Path("/some/root")))
+    assert lean.BUNDLE_FORMAT == bundle.FORMAT
+    assert lean.HotModules.HEADER_BYTES == bundle.HEADER_BYTES
+    assert lean.bundle_file("/some/root") == str(bundle.bundle_path(Path("/some/root")))
 
 
 def _source(module: str) -> Path:
@@ -71,11 +72,11 @@ def _served(root: Path) -> dict[str, int]:
     """What the client serves from the bundle: {module: its VALUE} (a module not served is imported
     from its source by the usual import system)."""
     try:
-        fd = os.open(client.bundle_file(str(root)), os.O_RDONLY)
+        fd = os.open(lean.bundle_file(str(root)), os.O_RDONLY)
     except FileNotFoundError:
         return {}
     try:
-        finder = client.HotModules.open(fd, f"{root}/vacant/")
+        finder = lean.HotModules.open(fd, f"{root}/vacant/")
         if finder is None:
             return {}
         values = {}
@@ -360,6 +361,6 @@ def test_another_package_is_served_only_from_where_the_usual_import_finds_it(tmp
     elif shadow:
         (first / shadow).write_text("")
     monkeypatch.setattr(sys, "path", [str(first), str(site)])
-    assert client.HotModules._first_on_path("xxhash", str(site)) is (shadow is None)
+    assert lean.HotModules._first_on_path("xxhash", str(site)) is (shadow is None)
     monkeypatch.setattr(sys, "path", [str(first)])
-    assert client.HotModules._first_on_path("xxhash", str(site)) is False  # not on sys.path at all
+    assert lean.HotModules._first_on_path("xxhash", str(site)) is False  # not on sys.path at all
