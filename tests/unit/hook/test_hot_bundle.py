@@ -34,7 +34,6 @@ from vacant.hook import bundle
 from vacant.hook.paths import daemon_dir, spawn
 
 sys.path.insert(0, str(Path(bundle.__file__).parent))
-import client  # noqa: E402 - the launcher's top-level module, as the hook imports it
 import lean  # noqa: E402 - the tricks room, loaded as the client loads it
 
 del sys.path[0]
