@@ -39,11 +39,14 @@ CLIENT = [PYTHON, "-I", "-S", str(REPO / "vacant" / "vacant-hook-client.py"), "c
 
 
 def hold_spawned(ws: Path) -> None:
-    """A fresh `spawned` marker: the client believes a daemon is starting, answers in-process (the
-    fallback) and starts none."""
+    """A `spawned` marker dated an hour ahead: the client believes a daemon is starting, answers
+    in-process (the fallback) and starts none, however long a call takes (a shell step's full scan
+    of a 40k tree under load outlasts the 10 s grace of a marker written before it)."""
     marker = daemon_dir(ws) / "spawned"
     marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     marker.write_text("bench")
+    ahead = time.time() + 3600
+    os.utime(marker, (ahead, ahead))
 
 
 def stats(samples: list[float]) -> tuple[float, float]:
