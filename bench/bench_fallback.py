@@ -9,19 +9,19 @@ Rows, each the whole hook process with a real-shaped Claude payload on stdin:
 - `fallback`: the installed command (`python -I -S …/vacant-hook-client.py claude`) with no daemon
   running and one started a moment ago (the client's `spawned` marker is fresh, as during a
   daemon's start-up): it finds no daemon, starts none, and answers in-process. This is the path
-  the issue's "+15 ms" is about. It loads vacant's modules from the hot bundle (vacant/daemon/
+  the issue's "+15 ms" is about. It loads vacant's modules from the hot bundle (vacant/hook/
   bundle.py), which the bench builds first when missing or stale, as `vacant init` and every
   daemon's start do.
 - `first call`: the same with no marker: the client also starts a daemon (detached), as at a
   session's very first call; the bench stops that daemon after each sample (untimed).
-- `vacant-hook.py`: the in-process entry itself, for comparison.
 - `against`: with `--against TREE` (another checkout, e.g. `git worktree add --detach /tmp/old
   main`), that tree's launcher on the same calls, interleaved with this tree's sample by sample,
   so that a change is measured against what it changed under the same load.
 
 Each row answers its calls in a workspace of its own: a second answer to the same call is a
-duplicate, which costs otherwise (until 2026-12-03 the `vacant-hook.py` row answered the fallback's
-calls a second time in the same workspace). Between a Write's or an Edit's Pre and Post the bench
+duplicate, which costs otherwise (until 2026-12-03 a `vacant-hook.py` row, the in-process entry
+run alone, retired with that launcher on 2026-12-07, answered the fallback's calls a second time in
+the same workspace). Between a Write's or an Edit's Pre and Post the bench
 changes the file as the tool would have (untimed), so that the Post hashes and stores a change, as
 it does for real (before 2026-12-03 evening the file never changed: a Post then hashed nothing and
 loaded no xxhash, about 0.7 ms less than a real one).
@@ -51,13 +51,13 @@ import time
 from pathlib import Path
 
 from vacant.core.locations import mark_installed, state_dir
-from vacant.daemon import bundle, lifecycle
-from vacant.daemon.paths import daemon_dir
+from vacant.daemon import lifecycle
+from vacant.hook import bundle
+from vacant.hook.paths import daemon_dir
 from vacant.platforms.settings_file import hook_command
 
 PYTHON = sys.executable
 CLIENT = shlex.split(hook_command("claude"))  # exactly what `vacant init` installs
-ENTRY = [PYTHON, "-I", "-S", str(Path(CLIENT[-2]).with_name("vacant-hook.py")), "claude"]
 REFERENCE = [PYTHON, "-I", "-S", "-c", "pass"]
 
 
@@ -203,7 +203,7 @@ def main() -> None:
           f"({'built now' if built else 'fresh' if fresh else 'STALE: the fallback rows import without it'})")
     data = Path(tempfile.mkdtemp(prefix="vacant-bench-data-"))
     os.environ["VACANT_HOME"] = str(data)  # the install registry of this bench only
-    commands = {"fallback": CLIENT, "vacant-hook.py": ENTRY, **({"against": against} if against else {})}
+    commands = {"fallback": CLIENT, **({"against": against} if against else {})}
     workspaces = {row: Path(tempfile.mkdtemp(prefix="vacant-bench-fallback-")) for row in commands}
     try:
         for ws in workspaces.values():

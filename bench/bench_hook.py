@@ -2,7 +2,7 @@
 
     python bench/bench_hook.py [--tree DIR] [--reps 30]
 
-Each sample spawns the installed hook command (`python -I -S …/vacant-hook.py claude`) with a
+Each sample spawns the installed hook command (`python -I -S …/vacant-hook-client.py claude`) with a
 real-shaped payload on stdin, exactly as Claude Code does, and times it to exit. The reference is `python -I -S -c pass` with the same
 interpreter. On a small workspace the goal is p95 <= 10 ms above the reference for Read/Write/Edit;
 on the 40k-file tree (bench/gen_tree.py) a Bash step's full scan should stay p95 <= 450 ms and

@@ -109,7 +109,7 @@ ALL_DOCS: list[GeneratedDoc] = [events._doc(), exitcodes.DOC, levels.DOC, asks_d
                                shapes.DOC, share_records.DOC, trustenv._doc(), LAYERS_DOC]
 # Generated code: a region of a module that may import nothing of vacant's (the lean client, the
 # failure paths' deny table), between a `# BEGIN generated …` line and `# END generated`.
-CODE_REGIONS = {"vacant/daemon/client.py": all_platforms.client_table,
+CODE_REGIONS = {"vacant/hook/client.py": all_platforms.client_table,
                 "vacant/platforms/lean_registry.py": all_platforms.hook_table,
                 "vacant/platforms/deny.py": all_platforms.deny_table}
 CODE_BEGIN, CODE_END = "# BEGIN generated", "# END generated"

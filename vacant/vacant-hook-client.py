@@ -1,10 +1,10 @@
-"""`python -I -S …/vacant/vacant-hook-client.py PLATFORM`: the lean hook client as `vacant init` installs it (see vacant/daemon/client.py).
+"""`python -I -S …/vacant/vacant-hook-client.py PLATFORM`: the lean hook client as `vacant init` installs it (see vacant/hook/client.py).
 A file, not a module (hence the hyphen: nothing can import it): the agent runs it by its path, the
 way pip runs its `__pip-runner__.py`, so that it needs neither site processing nor the package's
 `__init__` to start.
 
 -I -S skips site processing (every .pth file, an editable install's import hook): about 15 ms
-saved at every one of the agent's tool calls. The launcher imports vacant/daemon/client.py as a
+saved at every one of the agent's tool calls. The launcher imports vacant/hook/client.py as a
 top-level module, not through the `vacant` package (whose __init__ files and `os` cost more than
 the rest of a call answered by the daemon), and gives it the package's root for the slow path.
 If even that fails, a pre-tool call is denied as its platform reads a deny and any other call
@@ -16,7 +16,7 @@ import posix
 import sys
 
 _package = (__file__ if __file__.startswith("/") else f"{posix.getcwd()}/{__file__}").rpartition("/")[0]
-sys.path.insert(0, f"{_package}/daemon")
+sys.path.insert(0, f"{_package}/hook")
 try:
     import client
 except BaseException as error:  # noqa: BLE001 - a broken install must not stop the agent, nor open the gate
@@ -25,7 +25,7 @@ except BaseException as error:  # noqa: BLE001 - a broken install must not stop 
 
     sys.exit(deny.cannot_start(sys.argv[1:], error))
 finally:
-    del sys.path[0]  # nothing else is ever imported from the daemon's directory as a top-level module
+    del sys.path[0]  # nothing else is ever imported from the hook directory as a top-level module
 code = client.main(package_root=_package.rpartition("/")[0] or "/")
 if "vacant.attribute" in sys.modules:
     sys.exit(code)  # a Stop ran the pipeline in-process (threads, databases): the interpreter's own teardown closes them

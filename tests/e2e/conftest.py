@@ -70,7 +70,7 @@ def wheel_venv(tmp_path_factory) -> Path:
                    check=True, cwd=base, capture_output=True)
     (wheel,) = dist.glob("vacant_trace-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for shipped in ("vacant/platforms/assets/opencode-plugin.js", "vacant/demo/session.json", "vacant/vacant-hook.py"):
+    for shipped in ("vacant/platforms/assets/opencode-plugin.js", "vacant/demo/session.json", "vacant/vacant-hook-client.py"):
         assert shipped in names
     assert not any(name.startswith(("tests/", "fixtures/")) for name in names)
     venv = base / "venv"

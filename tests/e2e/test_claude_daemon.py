@@ -18,7 +18,7 @@ from vacant_run import make_workspace, vacant
 
 from vacant.core.locations import state_dir
 from vacant.daemon import lifecycle
-from vacant.daemon.paths import info
+from vacant.hook.paths import info
 
 pytestmark = pytest.mark.e2e
 

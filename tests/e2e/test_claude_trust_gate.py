@@ -1,7 +1,7 @@
 """Issue 22's attacks on the hook, the daemon and the approvals, batched into one run of the real
 `claude` binary (installed by `vacant init`, no wall): the agent's Bash calls do each move for
 real and then try to push to a local bare remote. Nothing may reach the remote, and each held
-call says why. The unit tests (tests/unit/test_hostile_hook.py, test_keyrefs.py) run every class
+call says why. The unit tests (tests/unit/hook/test_hostile_entry.py, test_keyrefs.py) run every class
 one by one and against the code before the change; this is the same through Claude Code itself.
 
 Moves, in order: read the key through `dd`; push (a card waits); sign that card with the key

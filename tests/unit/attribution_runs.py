@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 
 from vacant.attribute import baseline_probe
 from vacant.core.locations import mark_installed, state_dir
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core.calls import HookCall
 from vacant.platforms.codex import payloads as codex_payloads
 from vacant.platforms.codex.platform import PLATFORM as CODEX

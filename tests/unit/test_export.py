@@ -26,7 +26,7 @@ from vacant.export.model import (
     ToolCall,
     safe_arguments,
 )
-from vacant.hookcall import stop_pipeline
+from vacant.hook.call import stop_pipeline
 from vacant.platforms.claude import PLATFORM
 from vacant.record.recorder import Recorder
 from vacant.store.objects import ObjectStore

@@ -4,7 +4,7 @@ Recorded Claude payloads (fixtures/payloads) are replayed one process per call, 
 share of the calls is cut by a SIGKILL after a random delay drawn around the call's own measured
 duration. Two campaigns, one per writer of the step log:
 
-* `writer`: the in-process hook (`python -I -S vacant-hook.py claude`, what answers when no
+* `writer`: the in-process hook (`python -I -m vacant.hook.entry claude`, what answers when no
   daemon runs); the hook process itself is killed;
 * `daemon`: the installed lean client with the workspace's daemon answering; the *daemon* is
   killed while a call is under way, and the calls that follow fall back in-process and start a
@@ -47,13 +47,13 @@ import xxhash
 from vacant.core import events
 from vacant.core.locations import mark_installed, run_dir
 from vacant.daemon import lifecycle
-from vacant.daemon.paths import daemon_dir, info
+from vacant.hook.paths import daemon_dir, info
 from vacant.platforms.settings_file import hook_command
 from vacant.store.steplog import StepLog, verify
 
 PAYLOADS = Path(__file__).resolve().parents[2] / "fixtures" / "payloads" / "claude-code-hook_payloads.json"
 SESSION = "kill-campaign"
-WRITER = [sys.executable, "-I", "-S", str(Path(__file__).resolve().parents[2] / "vacant" / "vacant-hook.py"), "claude"]
+WRITER = [sys.executable, "-I", "-m", "vacant.hook.entry", "claude"]
 
 
 def templates() -> dict[str, dict]:

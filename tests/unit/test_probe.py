@@ -39,7 +39,7 @@ def test_a_run_started_by_a_hook_call_is_probed_in_the_background(tmp_path: Path
     import json
     import time
 
-    from vacant import hookcall
+    from vacant.hook import call as hookcall
     from vacant.core.locations import mark_installed, run_dir
 
     monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core.locations import state_dir
 from vacant.core.redact import entropy, redact, redact_bytes, redact_text
 from vacant.core.secret_patterns import DETECT_SECRETS, DETECT_SECRETS_VERSION

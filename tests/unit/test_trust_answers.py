@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.attribute.stop import stop
 from vacant.core.locations import run_dir
 from vacant.policy.gate.asks import book as ask_book, answer as person

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core import safeio
 from vacant.core.locations import run_dir, state_dir
 from vacant.platforms.base import read_file_bytes
@@ -63,7 +63,7 @@ def bombs(ws, tmp_path) -> dict[str, Path]:
 
 def run_hook(ws: Path, body: dict) -> subprocess.CompletedProcess:
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(ws), "VACANT_HOOK_BUDGET_S": "25"}
-    return subprocess.run([sys.executable, "-m", "vacant.hook", "claude"], input=json.dumps(body).encode(),
+    return subprocess.run([sys.executable, "-m", "vacant.hook.entry", "claude"], input=json.dumps(body).encode(),
                           env=env, capture_output=True, timeout=60, preexec_fn=_limit_memory)
 
 

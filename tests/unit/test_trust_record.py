@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core.calls import HookCall
 from vacant.core.locations import (
     find_root,

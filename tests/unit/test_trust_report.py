@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.attribute.stop import save_report, stop
 from vacant.cli import app, one_line_warning
 from vacant.core.locations import run_dir

@@ -10,7 +10,7 @@ import typer
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.daemon import lifecycle
-from vacant.daemon.paths import info, spawn
+from vacant.hook.paths import info, spawn
 from vacant.daemon.watcher import max_user_watches
 
 START_WAIT_S = 20.0

@@ -22,6 +22,8 @@ import typer
 from vacant.commands.report import render_report
 from vacant.commands.runs import describe
 from vacant.core.locations import list_runs, mark_installed, state_dir
+from vacant.platforms.claude import PLATFORM as RECORDED_ON  # the demo's session holds Claude Code's payloads
+from vacant.platforms.lean_registry import project_env
 from vacant.store import reputation
 from vacant.store.steplog import StepLog, verify
 
@@ -38,14 +40,14 @@ def play(session: dict, workspace: Path) -> list[str]:
     """Feed each payload to the hook entry, applying the tool's file effects first; returns what
     the hook answered at each Stop."""
     mark_installed(workspace, via="vacant demo")  # hooks record only in an installed workspace
-    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace))
+    env = dict(os.environ, **project_env(RECORDED_ON.name, str(workspace)))
     transcript = workspace.parent / "transcript.jsonl"  # where Claude would note the model id
     transcript.write_text("".join(json.dumps(line) + "\n" for line in session["transcript"]))
     answers = []
     for item in session["events"]:
         seed(workspace, item.get("write") or {})
         payload = json.dumps(item["payload"]).replace("<ws>", str(workspace)).replace("<transcript>", str(transcript))
-        proc = subprocess.run([sys.executable, "-m", "vacant.hook", "claude"], input=payload.encode(), env=env,
+        proc = subprocess.run([sys.executable, "-m", "vacant.hook.entry", RECORDED_ON.name], input=payload.encode(), env=env,
                               cwd=workspace, capture_output=True, check=False)
         if item["payload"]["hook_event_name"] == "Stop":
             answers.append(proc.stdout.decode() or "(empty: the agent may stop)")

@@ -19,8 +19,9 @@ from vacant.commands import daemon as daemon_cmd
 from vacant.commands.common import print_json, workspace
 from vacant.core.exitcodes import Exit
 from vacant.core.locations import read_install, state_dir
-from vacant.daemon import bundle
-from vacant.platforms.all_platforms import load, names
+from vacant.hook import bundle
+from vacant.platforms.all_platforms import DEFAULT, load, names
+from vacant.platforms.lean_registry import project_env
 from vacant.platforms.base import Diagnosis, advice, diagnosis
 from vacant.platforms.settings_file import hook_command
 from vacant.policy.contract.contract import CONTRACT_FILE, ContractError, load_contract
@@ -35,10 +36,10 @@ def interpreter_startup_ms(runs: int = 5) -> tuple[float, float]:
     """Median wall time of one hook call as installed (the launcher, -I -S) on an event the
     recorder ignores, in a scratch directory of its own; and of a bare `python -I -S -c pass`
     measured alternately in the same run (a busy machine slows both alike)."""
-    command = shlex.split(hook_command("claude"))
+    command = shlex.split(hook_command(DEFAULT))
     hook, bare = [], []
     with tempfile.TemporaryDirectory(prefix="vacant-doctor-") as scratch:
-        env = {**os.environ, "CLAUDE_PROJECT_DIR": scratch}
+        env = {**os.environ, **project_env(DEFAULT, scratch)}
         for _ in range(runs):
             for argv, stdin, into in ((command, b'{"hook_event_name": "Notification"}', hook),
                                       ([sys.executable, "-I", "-S", "-c", "pass"], b"", bare)):
@@ -71,7 +72,7 @@ def _daemon_line() -> Diagnosis:
 
 def bundle_line(package: Path | None = None) -> Diagnosis:
     """The hot bundle a call answered without the daemon loads vacant's modules from
-    (vacant/daemon/bundle.py): missing or stale is advice (such a call is a few ms slower, never wrong)."""
+    (vacant/hook/bundle.py): missing or stale is advice (such a call is a few ms slower, never wrong)."""
     package = bundle.package_root() if package is None else package
     path = bundle.bundle_path(package)
     if bundle.fresh(package):
@@ -205,7 +206,7 @@ def wall_lines(root, platform) -> list[Diagnosis]:
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor_command(
-        platform: str = typer.Option("claude", "--platform", metavar="NAME", help=", ".join(names(hooked_only=True)) + "."),
+        platform: str = typer.Option(DEFAULT, "--platform", metavar="NAME", help=", ".join(names(hooked_only=True)) + "."),
         as_json: bool = typer.Option(False, "--json", help="One JSON object: every line with its status."),
     ) -> None:
         """Say whether vacant's hooks are installed, valid and would actually fire (warnings exit 0)."""

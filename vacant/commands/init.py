@@ -12,7 +12,8 @@ from vacant.commands import footprint
 from vacant.commands.common import print_json
 from vacant.core.wall import ensure_hidden_dirs, missing_packages, wall_for
 from vacant.core.locations import user_data_dir, ensure_state_dir, legacy_state_dir, mark_installed, migrate_legacy, new_root, state_dir
-from vacant.daemon import bundle, lifecycle
+from vacant.daemon import lifecycle
+from vacant.hook import bundle
 from vacant.platforms.all_platforms import load, names
 from vacant.platforms.settings_file import hook_command
 

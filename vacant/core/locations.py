@@ -125,30 +125,25 @@ def legacy_state_dir(root: Path) -> Path:
     return Path(root) / STATE_DIR_NAME
 
 
-_WITHIN_CALL: dict[str, Path] | None = None  # remember_within_call's: {root as given: its state directory}
+class Workspace:
+    """An installed workspace as one hook call found it: its root, its state directory and its
+    install record, looked up once (the lookup reads the install registry) and passed down to
+    the recorder and the gate. A class of its own, not a NamedTuple: the hot path never imports
+    typing."""
 
+    __slots__ = ("install", "root", "state")
 
-def remember_within_call(on: bool) -> None:
-    """While one hook call is answered in a process of its own (vacant/hook.py), each workspace's
-    state directory is looked up once: the lookup reads the install registry, and a call asks for
-    it four or five times (the install check, the recorder, the gate, the scanner). Off again for
-    a Stop's pipeline, and never on in a long-lived process (the daemon, the CLI)."""
-    global _WITHIN_CALL
-    _WITHIN_CALL = {} if on else None
+    def __init__(self, root: Path, state: Path, install: dict[str, Any] | None) -> None:
+        self.root = root
+        self.state = state
+        self.install = install  # None: a legacy `.vacant/` directory, which holds none
+
+    def __repr__(self) -> str:
+        return f"Workspace(root={self.root!r}, state={self.state!r})"
 
 
 def state_dir(root: Path) -> Path:
     """The workspace's state directory (see the module docstring for where and why)."""
-    if _WITHIN_CALL is None:
-        return _state_dir(root)
-    key = os.fspath(root)
-    found = _WITHIN_CALL.get(key)
-    if found is None:
-        found = _WITHIN_CALL[key] = _state_dir(root)
-    return found
-
-
-def _state_dir(root: Path) -> Path:
     override = os.environ.get("VACANT_STATE_DIR")
     if override:
         return Path(override).resolve()
@@ -179,19 +174,30 @@ def installed(root: Path, legacy_ok: bool = True) -> bool:
     """Whether vacant was installed in this workspace (`vacant init`, `vacant do`), or (with
     `legacy_ok`) it holds a legacy `.vacant/` directory. With $VACANT_STATE_DIR the record must
     name this workspace."""
+    return _installed_at(Path(root), legacy_ok) is not None
+
+
+def _installed_at(root: Path, legacy_ok: bool) -> Workspace | None:
     directory = state_dir(root)
     if directory == legacy_state_dir(root):
-        return legacy_ok
-    record = read_install(root)
+        return Workspace(root, directory, None) if legacy_ok else None
+    record = read_install(root, directory)
     if record is None:
-        return False
-    if os.environ.get("VACANT_STATE_DIR"):
-        return record.get("workspace") == os.path.realpath(root)
-    return True
+        return None
+    if os.environ.get("VACANT_STATE_DIR") and record.get("workspace") != os.path.realpath(root):
+        return None
+    return Workspace(root, directory, record)
 
 
 def installed_root(start: Path) -> Path | None:
     """The nearest ancestor of `start` (itself included) vacant was installed in, else None."""
+    found = installed_workspace(start)
+    return None if found is None else found.root
+
+
+def installed_workspace(start: Path) -> Workspace | None:
+    """The nearest installed workspace around `start` (itself included), with its state directory
+    and install record as found there (each looked up once), else None."""
     try:
         start = Path(start).resolve()
     except (OSError, RuntimeError, ValueError):
@@ -201,8 +207,9 @@ def installed_root(start: Path) -> Path | None:
         # a stray legacy `.vacant/` above the git top level (or above a non-git start, e.g. in
         # /tmp) does not make everything below it a workspace
         legacy_ok = candidate == start or (top is not None and (candidate == top or top in candidate.parents))
-        if installed(candidate, legacy_ok):
-            return candidate
+        found = _installed_at(candidate, legacy_ok)
+        if found is not None:
+            return found
     return None
 
 
@@ -220,7 +227,11 @@ def new_root(start: Path | None = None) -> Path:
 
 def ensure_state_dir(root: Path) -> Path:
     """Create the state directory (runs/, objects/), owner-only."""
-    directory = state_dir(root)
+    return prepare_state_dir(root, state_dir(root))
+
+
+def prepare_state_dir(root: Path, directory: Path) -> Path:
+    """Create `directory`, the workspace's state directory as the caller found it (runs/, objects/), owner-only."""
     (directory / "runs").mkdir(parents=True, exist_ok=True, mode=0o700)
     (directory / "objects").mkdir(exist_ok=True, mode=0o700)
     if directory == legacy_state_dir(root):

@@ -24,8 +24,9 @@ from pathlib import Path
 
 from vacant.core.errlog import log_error
 from vacant.core.locations import ensure_state_dir, state_dir
-from vacant.daemon import bundle, client, pointer
-from vacant.daemon.paths import daemon_dir, info, read_json, socket_path
+from vacant.daemon import pointer
+from vacant.hook import bundle, client
+from vacant.hook.paths import daemon_dir, info, read_json, socket_path
 from vacant.daemon.scanner import WatchedScanner
 from vacant.daemon.server import Core, HttpServer, UnixServer, serve
 from vacant.daemon.watcher import Watcher, WatchLimit
@@ -244,7 +245,7 @@ class Daemon:
         return 0
 
     def _bundle(self) -> None:
-        """The hot bundle for the calls answered in-process (vacant/daemon/bundle.py), when missing or
+        """The hot bundle for the calls answered in-process (vacant/hook/bundle.py), when missing or
         stale (a few ms to check; about 0.1 s to build, once per install or upgrade), at start-up:
         an idle daemon wakes for nothing."""
         try:

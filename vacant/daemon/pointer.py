@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vacant.daemon.client import POINTER, find, private, read_pointer
+from vacant.hook.client import POINTER, find, private, read_pointer
 
 __all__ = ["find", "pointer_path", "read_pointer", "remove", "write", "private"]
 

@@ -1,8 +1,8 @@
-"""The daemon's two doors, one set of rules, and the call they both lead to (vacant/hookcall.py).
+"""The daemon's two doors, one set of rules, and the call they both lead to (vacant/hook/call.py).
 Both carry what the in-process hook gets and gives: a platform, an environment and a payload in;
 the stdout and exit code of the command hook out.
 
-- Unix socket (the lean client, vacant/daemon/client.py; `vacant daemon status|stop` through
+- Unix socket (the lean client, vacant/hook/client.py; `vacant daemon status|stop` through
   lifecycle.request): mode 0600 in the state directory, and the peer's uid must be ours
   (SO_PEERCRED). One framing for every request: the line `H2 <target> <env bytes> <payload
   bytes> <nonce hex>\\n`, then the environment as `key=value` items joined by NUL, then the
@@ -40,13 +40,14 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
-from vacant import hookcall
+from vacant.hook import call as hookcall
 from vacant.core.errlog import log_error
 from vacant.core.locations import find_root
 from vacant.core.trustenv import PEER_PID_ENV, scrub
-from vacant.daemon.client import CWD_ENV, proof
+from vacant.hook.client import CWD_ENV, proof
 from vacant.daemon.scanner import WatchedScanner
 from vacant.platforms.all_platforms import UnknownPlatform
+from vacant.platforms.lean_registry import project_dir, project_env
 
 MAX_BODY = 32 * 1024 * 1024  # a Read of a large file comes back whole in tool_response
 MAX_HEADER = 256 * 1024
@@ -83,14 +84,14 @@ class Core:
         return Refused(status, message)
 
     def answering(self, platform_name: str, raw: bytes, env: dict[str, str]) -> AbstractContextManager[tuple[str, int]]:
-        """The answer to one hook call, to be sent inside the `with` (vacant.hookcall.answering: the
+        """The answer to one hook call, to be sent inside the `with` (vacant.hook.call.serving: the
         call's remaining work, saving the run state, runs after it, so the agent does not wait)."""
         self.last_request = time.monotonic()
         self.requests += 1
         client_cwd = env.get(CWD_ENV)  # platforms that find the workspace from the hook's cwd (Codex)
-        if client_cwd and not env.get("CLAUDE_PROJECT_DIR") and find_root(Path(client_cwd)).resolve() != self.root:
+        if client_cwd and not project_dir(platform_name, env) and find_root(Path(client_cwd)).resolve() != self.root:
             raise Refused(409, f"the hook ran in {client_cwd}, another workspace's directory")
-        return _refusing(hookcall.answering(platform_name, raw, env, self.served))
+        return _refusing(hookcall.serving(platform_name, raw, env, self.served))
 
     def status(self) -> dict[str, object]:
         from vacant.daemon.watcher import max_user_watches, watch_count  # cheap; status only
@@ -274,7 +275,7 @@ class _HttpHandler(http.server.BaseHTTPRequestHandler):
             return
         core = self.server.core
         try:
-            with core.answering(platform, raw, {"CLAUDE_PROJECT_DIR": str(core.root)}) as (stdout, _code):
+            with core.answering(platform, raw, project_env(platform, str(core.root))) as (stdout, _code):
                 self._send(200, stdout.encode())
         except Refused as refusal:
             self._refuse(refusal.status, str(refusal))

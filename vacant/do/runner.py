@@ -238,12 +238,12 @@ class Runner:
             self.out("vacant do: --no-wall: the agent's commands can reach vacant's key, state and settings; "
                      "the record is unwalled")
             return False
-        if self.platform in ("opencode", "pi"):
-            self.out(f"vacant do: {self.platform} runs vacant's plugin in its own process: no wall can keep its commands "
-                     "from the record; the record is unwalled")
+        platform = load(self.platform)
+        if platform.wall_refused:
+            self.out(f"vacant do: {platform.wall_refused}; the record is unwalled")
             return False
         missing = missing_packages(os.environ.get("PATH"))
-        needed = [p for p in missing if p == "bubblewrap" or self.platform == "claude"]
+        needed = [p for p in missing if p == "bubblewrap" or platform.sandbox_needs_every_package]
         if needed:
             raise DoError(f"the wall needs these Debian packages: {' '.join(needed)} (`sudo apt-get install "
                           f"{' '.join(needed)}`); or run `vacant do --no-wall -- …` (the record is then unwalled)")

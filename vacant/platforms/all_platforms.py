@@ -6,7 +6,7 @@ them: the hook imports only the platform it serves, through vacant/platforms/lea
 Everything else that differs by platform derives from this list: `vacant do`'s platforms, programs
 and aliases, `vacant experiment`'s agents, the hook's lean registry (`hook_table`: modules, pre-tool
 event names, facts), the lean client's table (`client_table`, generated into
-vacant/daemon/client.py), every platform's deny for the failure paths (`deny_table`, generated
+vacant/hook/client.py), every platform's deny for the failure paths (`deny_table`, generated
 into vacant/platforms/deny.py), and the facts registered below for the layers that cannot import this
 module (the gate's guarded settings files, the exporters' providers).
 """
@@ -33,6 +33,7 @@ REGISTERED = (
     cline.PLATFORM,
     command.PLATFORM,
 )
+DEFAULT = claude.PLATFORM.name  # what `vacant doctor --platform` means when not given
 
 PLATFORMS = {platform.name: platform for platform in REGISTERED}
 ALIASES = {alias: platform.name for platform in REGISTERED for alias in platform.aliases}
@@ -65,7 +66,7 @@ def event_names(*kinds: str) -> list[str]:
 
 
 def client_table() -> str:
-    """The lean client's platform table (vacant/daemon/client.py imports builtins only, so the
+    """The lean client's platform table (vacant/hook/client.py imports builtins only, so the
     registry's facts are generated into it; a test fails on drift)."""
     prefixes = sorted({prefix for platform in REGISTERED for prefix in platform.hook_env})
     forwarded = tuple(prefixes)  # the platforms' own variables; the few of vacant's are named in the client
@@ -75,10 +76,17 @@ def client_table() -> str:
     stops = [f'"{event}"'.encode() for event in event_names("stop", "subagent_stop")]
     return "\n".join([
         f"FORWARDED_PREFIXES = {forwarded!r}",
+        f"PROJECT_DIR_ENV = {_project_dir_env()!r}",
         f"SESSION_START_MARKS = {tuple(starts)!r}",
         f"HTTP_PLATFORMS = {waiting!r}",
         f"STOP_MARKS = {tuple(stops)!r}",
     ]) + "\n"
+
+
+def _project_dir_env() -> dict[str, tuple[str, ...]]:
+    """{name or alias: the variables naming the project's root in its hooks' environment}, for the
+    platforms that have any."""
+    return {name: p.project_dir_env for p in REGISTERED if p.project_dir_env for name in (p.name, *p.aliases)}
 
 
 def hook_table() -> str:
@@ -90,6 +98,7 @@ def hook_table() -> str:
     return "\n".join([
         "MODULES = {", *modules, "}",
         f"NAMES = {tuple(sorted(PLATFORMS))!r}",
+        f"PROJECT_DIR_ENV = {_project_dir_env()!r}",
         "FACTS = (", *facts, ")",
     ]) + "\n"
 

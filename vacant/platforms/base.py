@@ -73,6 +73,9 @@ class PlatformBase:
     event_key = "hook_event_name"  # the payload field that names the event
     events: dict[str, str] = {}  # noqa: RUF012 - never mutated; the platform's event names -> HookCall kinds (vacant/core/calls.py)
     hook_env: tuple[str, ...] = ()  # prefixes of the environment variables its hooks read (the lean client forwards them)
+    project_dir_env: tuple[str, ...] = ()  # the variables naming the project's root in its hooks' environment, first set wins
+    wall_refused: str | None = None  # why `vacant do` cannot wall this platform's commands off from the record (None: it can)
+    sandbox_needs_every_package = False  # its own sandbox needs each of the wall's Debian packages, not bubblewrap alone
     settings_in_workspace: tuple[str, ...] = ()  # hook settings files, relative to the workspace (the gate guards them)
     settings_in_home: tuple[str, ...] = ()  # … and relative to the home directory
     scopes: tuple[str, ...] = ()  # where install can put the hooks (`vacant uninstall` looks in each)
@@ -84,6 +87,10 @@ class PlatformBase:
     unhooked: object = None  # optional method (call, known ids) -> [(BatchCall, outcome)]: calls that reached no hook
     unheard: object = None  # optional method (call, agent id or None, {id: outcome}) -> [(id, kind)] or None:
     #                         recorded calls the platform's transcript does not hold (None: it cannot judge)
+
+    def project_dir(self, env: dict[str, str]) -> str | None:
+        """The project's root as the platform's hook environment names it (None: it does not)."""
+        return next((env[name] for name in self.project_dir_env if env.get(name)), None)
 
     def events_of(self, *kinds: str) -> tuple[str, ...]:
         """The platform's own names of the events of these kinds (e.g. "tool_pre")."""

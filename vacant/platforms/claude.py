@@ -209,9 +209,11 @@ class Claude(PlatformBase):
     provider = "anthropic"
     events = EVENT_KINDS
     hook_env = ("CLAUDE",)  # CLAUDE_PROJECT_DIR, CLAUDE_CODE_SESSION_ID
+    project_dir_env = ('CLAUDE_PROJECT_DIR',)
     settings_in_workspace = (".claude/settings.json", ".claude/settings.local.json")
     settings_in_home = (".claude/settings.json",)
     http_hooks = True  # see HTTP_EVENTS
+    sandbox_needs_every_package = True  # its sandbox runs commands through bubblewrap and socat
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
         return [binary, "-p", prompt, "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
@@ -221,7 +223,7 @@ class Claude(PlatformBase):
 
     def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
         event = payload.get("hook_event_name", "")
-        root = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or "."
+        root = self.project_dir(env) or payload.get("cwd") or "."
         call = HookCall(
             kind=EVENT_KINDS.get(event, "ignore"),
             session_id=str(payload.get("session_id") or env.get("CLAUDE_CODE_SESSION_ID") or "unknown"),

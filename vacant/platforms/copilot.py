@@ -239,6 +239,7 @@ class Copilot(PlatformBase):
     provider = None  # GitHub's models or any BYOK endpoint: the model id names it, not the platform
     events = EVENT_KINDS
     hook_env = ("COPILOT",)  # COPILOT_PROJECT_DIR, COPILOT_HOME (and CLAUDE_PROJECT_DIR)
+    project_dir_env = ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR')
     # the gate guards the hooks file and the settings whose `disableAllHooks` turns them off (measured: the
     # repository's settings.json or settings.local.json with it true, and no hook ran)
     settings_in_workspace = (f".github/hooks/{HOOKS_FILE}", ".github/copilot/settings.json",
@@ -254,7 +255,7 @@ class Copilot(PlatformBase):
 
     def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
         event = str(payload.get("hook_event_name", ""))
-        root = env.get("COPILOT_PROJECT_DIR") or env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or "."
+        root = self.project_dir(env) or payload.get("cwd") or "."
         kind = EVENT_KINDS.get(event, "ignore")
         if kind == "prompt" and not payload.get("prompt"):
             kind = "ignore"

@@ -2,8 +2,8 @@
 that must deny a call without asking its platform's module.
 
 Who reads it, and only where vacant failed (a test holds it off every call's normal path):
-- `hookcall.fail_closed`: a payload it could not read, or a platform that could not render;
-- the lean client's `last_resort` (vacant/daemon/client.py): the package could not answer at all;
+- `vacant.hook.call.fail_closed`: a payload it could not read, or a platform that could not render;
+- the lean client's `last_resort` (vacant/hook/client.py): the package could not answer at all;
 - the launcher (vacant/vacant-hook-client.py): not even the client could be imported.
 The launcher and the client load this file by its path as a top-level module, without the
 `vacant` package (their copy of it may be what is broken): so it imports nothing at its top, and

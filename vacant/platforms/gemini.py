@@ -207,6 +207,7 @@ class Gemini(PlatformBase):
     provider = "gcp.gemini"
     events = EVENT_KINDS
     hook_env = ("GEMINI",)  # GEMINI_PROJECT_DIR, GEMINI_CWD, GEMINI_SESSION_ID (and CLAUDE_PROJECT_DIR)
+    project_dir_env = ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR')
     settings_in_workspace = (".gemini/settings.json",)
     settings_in_home = (".gemini/settings.json",)
     scopes = ("project", "user")  # `local` is the project's .gemini/settings.json: Gemini has no local file
@@ -219,7 +220,7 @@ class Gemini(PlatformBase):
 
     def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
         event = str(payload.get("hook_event_name", ""))
-        root = env.get("GEMINI_PROJECT_DIR") or env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or "."
+        root = self.project_dir(env) or payload.get("cwd") or "."
         kind = EVENT_KINDS.get(event, "ignore")
         if kind == "prompt" and not payload.get("prompt"):
             kind = "ignore"

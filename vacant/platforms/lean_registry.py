@@ -33,6 +33,7 @@ MODULES = {
     'command': 'vacant.platforms.command',
 }
 NAMES = ('claude', 'cline', 'codex', 'command', 'copilot', 'gemini', 'opencode', 'pi', 'qwen')
+PROJECT_DIR_ENV = {'claude': ('CLAUDE_PROJECT_DIR',), 'claude-code': ('CLAUDE_PROJECT_DIR',), 'qwen': ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'qwen-code': ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'gemini': ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'gemini-cli': ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'copilot': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'copilot-cli': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'github-copilot': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR')}
 FACTS = (
     ('claude-code', 'anthropic', ('.claude/settings.json', '.claude/settings.local.json'), ('.claude/settings.json',)),
     ('codex', 'openai', ('.codex/hooks.json', '.codex/config.toml'), ('.codex/hooks.json', '.codex/config.toml')),
@@ -53,6 +54,17 @@ for _facts in FACTS:
 
 class UnknownPlatform(ValueError):
     pass
+
+
+def project_dir(name: str, env: dict[str, str]) -> str | None:
+    """The project's root as the named platform's hook environment gives it (None: it does not,
+    or no platform has that name), without importing the platform."""
+    return next((env[var] for var in PROJECT_DIR_ENV.get(name, ()) if env.get(var)), None)
+
+
+def project_env(name: str, root: str) -> dict[str, str]:
+    """The environment naming `root` as the project, as the named platform's hooks would see it."""
+    return {var: root for var in PROJECT_DIR_ENV.get(name, ())[:1]}
 
 
 def load(name: str):

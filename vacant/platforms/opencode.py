@@ -97,6 +97,8 @@ class OpenCode(PlatformBase):
     event_key = "event"
     events = EVENT_KINDS
     hook_env = ("OPENCODE",)
+    wall_refused = ("opencode runs vacant's plugin in its own process: no wall can keep its commands from the "
+                    "record")
     settings_in_workspace = (".opencode/plugin", ".opencode/plugins")
     settings_in_home = (".config/opencode/plugin", ".config/opencode/plugins")  # with the default XDG config home
 

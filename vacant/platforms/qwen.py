@@ -125,6 +125,7 @@ class Qwen(PlatformBase):
     provider = None  # any OpenAI-compatible endpoint: the model id names it, not the platform
     events = EVENT_KINDS
     hook_env = ("QWEN",)  # QWEN_PROJECT_DIR, QWEN_CODE_SESSION_ID, QWEN_CODE_MODEL (and CLAUDE_PROJECT_DIR)
+    project_dir_env = ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR')
     settings_in_workspace = (".qwen/settings.json",)
     settings_in_home = (".qwen/settings.json",)
     scopes = ("project", "user")  # `local` is the project's .qwen/settings.json: Qwen has no local file
@@ -137,7 +138,7 @@ class Qwen(PlatformBase):
 
     def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
         event = payload.get("hook_event_name", "")
-        root = env.get("QWEN_PROJECT_DIR") or env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or "."
+        root = self.project_dir(env) or payload.get("cwd") or "."
         kind = EVENT_KINDS.get(str(event), "ignore")
         if kind == "prompt" and not payload.get("prompt"):
             kind = "ignore"  # the empty "prompt" Qwen sends before each model request after a tool

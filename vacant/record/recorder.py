@@ -104,12 +104,13 @@ def _file_bytes(path: str, cap: int) -> bytes | None:
 class Recorder:
     def __init__(self, root: Path, run_id: str, platform: "Platform", scanner=None,  # noqa: F821
                  state: Path | None = None, serial: AbstractContextManager | None = None,
-                 start_probe: Callable[[Path, Path], None] | None = None) -> None:
+                 start_probe: Callable[[Path, Path], None] | None = None, state_found_now: bool = False) -> None:
         self.root = Path(root)
-        # `state`: the state directory when the caller already holds it (the daemon finds it once)
+        # `state`: the state directory when the caller already holds it (the daemon finds it once
+        # at its start, the in-process hook once per call: `state_found_now`)
         self.state_dir = ensure_state_dir(self.root) if state is None else Path(state)
-        # found by this call (not the daemon's, found at its start): the gate's wall may take it
-        self._state_found_now = state is None
+        # found by this call (not the daemon's, found at its start): the gate may take it
+        self._state_found_now = state is None or state_found_now
         self.log = StepLog(run_dir(self.root, run_id, self.state_dir))
         self.run_id = run_id
         self.platform = platform
@@ -187,8 +188,8 @@ class Recorder:
         try:
             from vacant.policy.gate import gate, rules  # a pre-tool call's only: a Post never loads the gate
 
-            verdict = gate.classify(self.root, call, rules.load_policy(self.root),
-                                    state=self.state_dir if self._state_found_now else None)
+            state = self.state_dir if self._state_found_now else None
+            verdict = gate.classify(self.root, call, rules.load_policy(self.root, state), state=state)
             if verdict.kind == "pass":
                 return None
             if verdict.kind == "refuse":
@@ -242,7 +243,7 @@ class Recorder:
     @property
     def scanner(self):
         if self._scanner is None:
-            self._scanner = open_scanner(self.root)
+            self._scanner = open_scanner(self.root, self.state_dir)
         return self._scanner
 
     # -- actors ------------------------------------------------------------------------------

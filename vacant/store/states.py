@@ -27,8 +27,9 @@ class ReconstructionError(RuntimeError):
     pass
 
 
-def open_scanner(root: Path) -> Scanner:
-    state = ensure_state_dir(root)
+def open_scanner(root: Path, state: Path | None = None) -> Scanner:
+    """The workspace's scanner; `state`: its state directory when the caller holds it."""
+    state = ensure_state_dir(root) if state is None else state
     return Scanner(root, Index.load(state / "index"), ObjectStore(state / "objects"), state)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core.locations import resolve_run, state_dir
 from vacant.store.run import RunView
 

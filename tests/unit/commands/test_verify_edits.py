@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.cli import main
 from vacant.core.locations import list_runs, mark_installed, state_dir
 

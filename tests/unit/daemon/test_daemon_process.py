@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vacant.daemon import lifecycle
-from vacant.daemon.paths import daemon_dir, info, socket_path
+from vacant.hook.paths import daemon_dir, info, socket_path
 
 CLIENT = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.attribute.stop import read_coverage
 from vacant.core import events
 from vacant.store.run import RunView

@@ -242,7 +242,7 @@ def test_render_contracts(ws):
 PROBE = """
 import sys, json
 before = set(sys.modules)
-from vacant.hook import run
+from vacant.hook.call import run
 print(run("codex", sys.stdin.buffer.read(), {}), file=sys.stderr)
 extra = sorted({m.split(".")[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names)
                - {"vacant", "xxhash", "_xxhash"})

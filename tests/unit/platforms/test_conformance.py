@@ -206,9 +206,9 @@ def test_the_guard_fails_closed_when_no_platform_registered(monkeypatch, tmp_pat
 
 
 def test_the_lean_clients_table_is_the_registrys():
-    source = (Path(base.__file__).resolve().parents[1] / "daemon" / "client.py").read_text()
+    source = (Path(base.__file__).resolve().parents[1] / "hook" / "client.py").read_text()
     assert client_table() in source, "run `python -m vacant.gendocs --write`"
-    from vacant.daemon import client
+    from vacant.hook import client
 
     for platform in REGISTERED:
         assert all(prefix in client.FORWARDED_PREFIXES for prefix in platform.hook_env)

@@ -5,8 +5,8 @@ gets nothing there (the recorder fails open).
 The places, each of which reads the registry's deny table (vacant/platforms/deny.py):
 - `hookcall.fail_closed` on a payload it could not read, and on a parsed call whose platform
   cannot render;
-- the in-process hook's last line (vacant/hook.py `_failed`), whatever stopped it: KeyboardInterrupt too;
-- the lean client's `last_resort` (vacant/daemon/client.py);
+- the in-process hook's last line (vacant/hook/entry.py `_failed`), whatever stopped it: KeyboardInterrupt too;
+- the lean client's `last_resort` (vacant/hook/client.py);
 - the launcher (vacant/vacant-hook-client.py) as a real process, from a copy of the package that
   cannot be imported: `package` (vacant/__init__.py raises: the client imports, and its last resort
   answers) and `modules` (every module raises but the launcher and the deny table it loads: not
@@ -40,9 +40,9 @@ from captured_payloads import captured, in_workspace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vacant import hookcall
+from vacant.hook import call as hookcall
 from vacant.core.calls import HookCall, Response
-from vacant.daemon import client
+from vacant.hook import client
 from vacant.platforms import deny
 from vacant.platforms.all_platforms import ALIASES, PLATFORMS, REGISTERED, deny_table
 
@@ -274,6 +274,41 @@ def test_the_launcher_denies_every_captured_pre_tool_call_and_nothing_else(name,
         assert (done.stdout, done.returncode) == (b"", 0), (raw[:200], done.stderr[-500:])
 
 
+@pytest.fixture(scope="module")
+def beyond_the_client(tmp_path_factory) -> Path:
+    """A copy of the package where nothing imports but what the `vacant-hook` console script
+    imports before vacant answers (the package's and vacant/hook's __init__, the client) and the
+    deny table: the in-process answer, the core, the platforms, all raise."""
+    root = tmp_path_factory.mktemp("broken-beyond-client")
+    shutil.copytree(REPO / "vacant", root / "vacant", ignore=shutil.ignore_patterns("__pycache__", "demo"))
+    package = root / "vacant"
+    kept = {package / "__init__.py", package / "hook" / "__init__.py", package / "hook" / "client.py",
+            package / "platforms" / "deny.py"}
+    for module in package.rglob("*.py"):
+        if module not in kept:
+            module.write_text(f"raise ImportError('{module.name} is broken for this test')\n")
+    return root
+
+
+@pytest.mark.parametrize("name", PRE)
+def test_the_console_script_denies_when_vacant_cannot_answer(name, beyond_the_client, payloads, workspace, tmp_path):
+    """The other door: `vacant-hook NAME`, the console script (pyproject's [project.scripts]), as
+    pip writes it: it imports vacant.hook.client and calls its main."""
+    script = "import sys\nfrom vacant.hook.client import main\nsys.exit(main())\n"
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_PROJECT_DIR")}
+    env["PYTHONPATH"] = str(beyond_the_client)
+    pre, others = payloads[name]
+    done = subprocess.run([sys.executable, "-c", script, name], input=pre[0], capture_output=True, cwd=workspace,
+                          env=env, timeout=60)
+    assert b"is broken for this test" not in done.stdout, done.stdout
+    check_denied(name, (done.stdout.decode(), done.returncode), deny.CANNOT_START.format(error="ImportError"),
+                 tmp_path)
+    for raw in others[:1]:  # a call that does not act gets nothing (opencode's payloads are all pre-tool)
+        done = subprocess.run([sys.executable, "-c", script, name], input=raw, capture_output=True, cwd=workspace,
+                              env=env, timeout=60)
+        assert (done.stdout, done.returncode) == (b"", 0), done.stderr[-500:]
+
+
 @pytest.mark.parametrize("kind", BROKEN)
 def test_opencodes_plugin_blocks_the_tool_when_its_hook_cannot_import_vacant(kind, broken, workspace, tmp_path):
     launcher = broken[kind] / "vacant" / "vacant-hook-client.py"
@@ -286,15 +321,14 @@ def test_opencodes_plugin_blocks_the_tool_when_its_hook_cannot_import_vacant(kin
                          ids=lambda error: type(error).__name__)
 @pytest.mark.parametrize("name", PRE)
 def test_the_in_process_hook_denies_whatever_stopped_it(name, error, payloads, tmp_path, monkeypatch, capsys):
-    """vacant/hook.py's own last line (`_failed`), whatever raised: a SIGINT's KeyboardInterrupt too."""
-    from vacant import hook
+    """vacant/hook/entry.py's own last line (`_failed`), whatever raised: a SIGINT's KeyboardInterrupt too."""
+    from vacant.hook import entry as hook
 
     def stopped(*args, **kwargs):
         raise error
 
     monkeypatch.setattr(hook, "scrub", lambda environ: [])  # the test process's environment stays whole
-    monkeypatch.setattr(hook, "remember_within_call", lambda on: None)  # no memo left on in this process
-    monkeypatch.setattr(hook, "run", stopped)
+    monkeypatch.setattr(hook, "look_up", stopped)
     reason = hookcall.UNREADABLE.format(error=f"{type(error).__name__}: {str(error)[:200]}")
     pre, others = payloads[name]
     for raw in pre:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core.calls import HookCall
 from vacant.core.locations import mark_installed, run_dir
 from vacant.platforms.codex.platform import PLATFORM as CODEX

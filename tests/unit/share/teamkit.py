@@ -17,7 +17,7 @@ import pytest
 from vacant.core.keys import create_user_key
 
 from vacant.core.locations import mark_installed
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core.locations import run_dir
 from vacant.share import signing, sync
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from vacant.core.calls import HookCall, Read
 from vacant.core.locations import state_dir
-from vacant.hookcall import start_probe, stop_pipeline
+from vacant.hook.call import start_probe, stop_pipeline
 from vacant.platforms.claude import PLATFORM
 from vacant.record.recorder import Recorder
 

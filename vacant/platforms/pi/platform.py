@@ -103,6 +103,7 @@ class Pi(PlatformBase):
     event_key = "event"
     events = EVENT_KINDS
     hook_env = ("PI_",)
+    wall_refused = "pi runs vacant's extension in its own process: no wall can keep its commands from the record"
     settings_in_workspace = (".pi/extensions",)
     settings_in_home = (".pi/agent/extensions",)  # with the default $PI_CODING_AGENT_DIR
     scopes = ("project", "user")

@@ -92,8 +92,8 @@ def classify(root: Path, call, policy: Policy, env: dict | None = None, state: P
         command = intent.get("command")
         if not isinstance(command, str):
             return PASS
-        return _classify_shell(root, root_real, call.tool or "", command, cwd, policy, home, env)
-    return _classify_tool(root, root_real, call, kind, intent, cwd, policy, home, env)
+        return _classify_shell(root, root_real, call.tool or "", command, cwd, policy, home, env, state)
+    return _classify_tool(root, root_real, call, kind, intent, cwd, policy, home, env, state)
 
 
 WRITING_KINDS = ("write", "edit", "notebook", "patch")
@@ -134,7 +134,7 @@ def wall_refusal(root: Path, cwd: str, kind: str | None, intent: dict, state: Pa
 
 
 def _classify_shell(root: Path, root_real: str, tool: str, command: str, cwd: str, policy: Policy,
-                    home: str | None, env) -> Verdict:
+                    home: str | None, env, state: Path | None = None) -> Verdict:
     """A shell command line: refusals first (an answer, the key, an unreadable policy, a line too
     long to read in time), then every rule, arm and patch its text reaches."""
     from vacant.policy.gate import shellwords  # the shell reader: a shell command's only
@@ -146,7 +146,7 @@ def _classify_shell(root: Path, root_real: str, tool: str, command: str, cwd: st
                                                        budget=SCAN_BUDGET_S))
     if len(command) > MAX_COMMAND_CHARS:  # reading it would not fit the hook's budget
         return too_long
-    scan = ShellScan(root, cwd, policy, home, env)
+    scan = ShellScan(root, cwd, policy, home, env, state)
     try:
         scan.run(command)
     except ScanBudget:  # fail closed within a fixed time, whatever the command holds
@@ -216,14 +216,14 @@ def _arm_hits(scan: ShellScan, root_real: str, hits: list[Hit]) -> dict[str, str
 
 
 def _classify_tool(root: Path, root_real: str, call, kind: str | None, intent: dict, cwd: str, policy: Policy,
-                   home: str | None, env) -> Verdict:
+                   home: str | None, env, state: Path | None = None) -> Verdict:
     """Any other tool: the files it will write (checked like a shell's writes), then the rules
     that name tools, unless an allow rule matches."""
     tool = call.tool or ""
     targets = file_targets(kind, intent, cwd)
     hits: list[Hit] = []
     if targets is not None:
-        scan = Scope(root, cwd, policy, home, env)
+        scan = Scope(root, cwd, policy, home, env, state)
         refusal, hits = _check_writes(targets, root_real, scan, policy)
         if refusal:
             return Verdict("refuse", None, refusal)

@@ -47,7 +47,7 @@ def guarded(root: str, state: str, home: str | None) -> list[str]:
     paths = [state] + [os.path.join(root, rel) for rel in in_workspace]
     if home:
         paths += [os.path.join(home, rel) for rel in in_home]
-    record = read_install(root) or {}
+    record = read_install(root, state) or {}  # type: ignore[arg-type]  # str paths: it joins them
     for entry in (record.get("hooks") or {}).values():
         if isinstance(entry, dict) and isinstance(entry.get("path"), str):
             paths.append(entry["path"])

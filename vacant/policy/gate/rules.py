@@ -151,8 +151,9 @@ def parse_gate_table(data: bytes) -> tuple[dict | None, str | None]:
     return (table if isinstance(table, dict) else {"_": table}), None
 
 
-def load_policy(root: Path) -> Policy:
-    """The policy of this workspace: the defaults, changed by `[gate]` (error set when unreadable)."""
+def load_policy(root: Path, state: Path | None = None) -> Policy:
+    """The policy of this workspace: the defaults, changed by `[gate]` (error set when unreadable).
+    `state`: the workspace's state directory when the caller has just found it (else found here)."""
     try:
         data = read_capped(Path(root) / CONTRACT_FILE, SMALL_CAP)
     except FileNotFoundError:
@@ -168,7 +169,7 @@ def load_policy(root: Path) -> Policy:
     import xxhash
 
     key = xxhash.xxh3_128_hexdigest(data)
-    cache = state_dir(root) / "gate-policy.json"
+    cache = (state_dir(root) if state is None else Path(state)) / "gate-policy.json"
     try:
         cached = json.loads(cache.read_bytes())
         if cached.get("key") == key:

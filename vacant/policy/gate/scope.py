@@ -18,13 +18,15 @@ class Scope:
     """The workspace, policy and person one gated call is judged in (what a file tool's writes
     are checked with; the shell reader's `ShellScan` adds what a command line does)."""
 
-    def __init__(self, root: Path, cwd: str, policy: Policy, home: str | None, env: dict | None = None) -> None:
+    def __init__(self, root: Path, cwd: str, policy: Policy, home: str | None, env: dict | None = None,
+                 state: Path | None = None) -> None:
         self.root = os.path.realpath(root)
         self.cwd = cwd
         self.policy = policy
         self.home = os.path.realpath(home) if home else None
         self.arms_dir = os.path.realpath(os.path.join(self.root, policy.arms))
-        self.state = os.path.realpath(state_dir(Path(self.root)))
+        # `state`: the workspace's state directory when the caller has just found it
+        self.state = os.path.realpath(state_dir(Path(self.root)) if state is None else state)
         self.env = os.environ if env is None else env
 
     def protected(self, path: str) -> str | None:

@@ -96,8 +96,9 @@ def _unwrap_known(argv: list) -> list:
 class ShellScan(Scope):
     """Everything one command line would do that the gate cares about."""
 
-    def __init__(self, root: Path, cwd: str, policy: Policy, home: str | None, env: dict | None = None) -> None:
-        super().__init__(root, cwd, policy, home, env)
+    def __init__(self, root: Path, cwd: str, policy: Policy, home: str | None, env: dict | None = None,
+                 state: Path | None = None) -> None:
+        super().__init__(root, cwd, policy, home, env, state)
         self.hits: list[Hit] = []
         self.arms: dict[str, str | None] = {}  # absolute arm path -> its mode (None: unreadable)
         self.answers: str | None = None  # a person-only `vacant` verb the line runs

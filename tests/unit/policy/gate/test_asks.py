@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core import events
 from vacant.core.locations import run_dir
 from vacant.policy.gate.asks import book as ask_book, consult, answer as person, views

@@ -13,7 +13,7 @@ import pytest
 
 from vacant.core.locations import state_dir
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core.calls import HookCall
 from vacant.platforms.all_platforms import PLATFORMS
 from vacant.policy.gate import gate, modes
@@ -423,7 +423,7 @@ def test_claude_and_codex_render_the_deny(ws, monkeypatch):
 PROBE = """
 import sys, json
 before = set(sys.modules)
-from vacant.hook import run
+from vacant.hook.call import run
 out = run("claude", sys.stdin.buffer.read(), {"CLAUDE_PROJECT_DIR": sys.argv[1]})
 extra = sorted({m.split(".")[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names) - {"vacant", "xxhash", "_xxhash"})
 print(json.dumps([extra, out[0]]))
@@ -487,7 +487,7 @@ def test_a_held_lock_denies_an_act_action_within_the_hook_budget(ws):
         payload = json.dumps({"session_id": "s1", "cwd": str(ws), "hook_event_name": "PreToolUse", "tool_use_id": "t",
                               "tool_name": "Bash", "tool_input": {"command": "git push"}}).encode()
         started = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "vacant.hook", "claude"], input=payload, env=env,
+        proc = subprocess.run([sys.executable, "-m", "vacant.hook.entry", "claude"], input=payload, env=env,
                               capture_output=True, cwd=ws, timeout=30)
         elapsed = time.monotonic() - started
     finally:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from vacant import hook
+from vacant.hook import call as hook
 from vacant.core.calls import HookCall
 from vacant.platforms.all_platforms import PLATFORMS
 from vacant.policy.gate.asks import answer as person
@@ -435,7 +435,7 @@ def test_the_hook_process_denies_when_its_budget_runs_out(ws, platform):
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(ws), PWD=str(ws), VACANT_HOOK_BUDGET_S="2")
     payload = json.dumps(_payload(platform, ws, "git push", transcript_path=_fifo(ws))).encode()
     try:
-        proc = subprocess.run([sys.executable, "-m", "vacant.hook", platform], input=payload, env=env, cwd=ws,
+        proc = subprocess.run([sys.executable, "-m", "vacant.hook.entry", platform], input=payload, env=env, cwd=ws,
                               capture_output=True, timeout=60)
     finally:
         holder.close()

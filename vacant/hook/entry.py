@@ -1,12 +1,12 @@
 """The in-process hook: the process that answers one platform hook call, payload on stdin. The
 installed commands (`vacant-hook PLATFORM`, the `vacant-hook-client.py` launcher) are the lean
-client (vacant/daemon/client.py), which asks the workspace's daemon first and falls back to
+client (vacant/hook/client.py), which asks the workspace's daemon first and falls back to
 `main` here.
 
 This module keeps the process's concerns only: the environment scrub (vacant/core/trustenv.py:
 the hook never trusts its environment), stdin, the whole-call deadline (an alarm below every
 platform's hook timeout: a timeout there would run the tool), the exit code. The call itself is
-answered by vacant/hookcall.py, as in the daemon; its `fail_closed` also decides what a failure
+answered by vacant/hook/call.py, as in the daemon; its `fail_closed` also decides what a failure
 anywhere in this process means: a call that may be ACT is denied, any other fails open (exit 0,
 nothing printed, `errors.log` in the state directory says why).
 
@@ -21,9 +21,8 @@ import sys
 from pathlib import Path
 
 from vacant.core.errlog import log_error
-from vacant.core.locations import remember_within_call
 from vacant.core.trustenv import budget, scrub
-from vacant.hookcall import decided_read, fail_closed, run
+from vacant.hook.call import answering, decided_read, fail_closed, look_up, root_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -52,12 +51,7 @@ def _before_stop(env: dict) -> None:
     """A Stop runs the pipeline (minutes, threads, many objects): its own deadline, and the
     collector the launchers switch off for a tool call's few milliseconds back on."""
     gc.enable()
-    remember_within_call(False)
     _arm(budget(env, STOP_BUDGET_S))
-
-
-def _root_of(env: dict) -> Path | None:
-    return Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else None
 
 
 def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: float | None = None) -> int:
@@ -71,8 +65,7 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: floa
     given, raw, root, platform_name = raw, b"", None, argv[0] if argv else ""
     try:
         scrub(os.environ)  # before anything reads a variable (locations, the platform, the gate)
-        remember_within_call(True)  # the state directory looked up once in this call (a Stop: again)
-        root = _root_of(os.environ)
+        root = root_of(platform_name, os.environ)
         raw = sys.stdin.buffer.read() if given is None else given
         if deadline is None:
             deadline = time.monotonic() + budget(os.environ, DEFAULT_BUDGET_S)
@@ -85,8 +78,11 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, deadline: floa
             log_error(root, f"usage: vacant-hook PLATFORM (got {argv!r})")
             return 0
         env = dict(os.environ)
-        # a Stop keeps to its own, smaller budget
-        stdout, code = run(argv[0], raw, env, before_stop=lambda: _before_stop(env))
+        found = look_up(argv[0], raw, env)  # the payload parsed and the workspace found, once
+        if found.stops:
+            _before_stop(env)
+        with answering(found, env) as (stdout, code):
+            pass
         signal.setitimer(signal.ITIMER_REAL, 0)
     except BaseException as error:  # noqa: BLE001 - deny what may act, fail open on the rest
         return _failed(platform_name, raw, root, error)

@@ -21,12 +21,12 @@ import pytest
 
 from vacant.core.locations import mark_installed, state_dir
 from vacant.daemon import lifecycle
-from vacant.daemon.paths import daemon_dir
+from vacant.hook.paths import daemon_dir
 
 LAUNCHER = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
 
 # what the fallback may load beyond the bare interpreter: pathlib with what it imports (not
-# urllib.parse, fnmatch, ntpath, warnings, functools nor operator: client.lean_pathlib defers them),
+# urllib.parse, fnmatch, ntpath, warnings, functools nor operator: lean.lean_pathlib defers them),
 # the C half of json (_json, through vacant/core/leanjson.py), _collections (vacant/core/leanstd.py's
 # namedtuple), fcntl (the step log's lock), the builtin SHA-256 (`_sha2` from 3.12; no module this
 # interpreter lacks is tried: each miss is a search of sys.path). `re` and what it imports only for
@@ -44,7 +44,7 @@ STDLIB_ALLOWED = {
 VACANT_ALLOWED = ("vacant.core.", "vacant.store.", "vacant.policy.gate.", "vacant.record.", "vacant.platforms.")
 VACANT_ALSO = {"vacant", "vacant.core", "vacant.store", "vacant.policy", "vacant.policy.gate", "vacant.policy.shipped",
                "vacant.record", "vacant.platforms",
-               "vacant.hook", "vacant.hookcall", "vacant.daemon", "vacant.daemon.paths"}
+               "vacant.hook.entry", "vacant.hook.call", "vacant.daemon", "vacant.hook.paths"}
 # a Claude call loads Claude's platform only (vacant/platforms/lean_registry.py), and the asks of
 # ACT calls only when one is held
 VACANT_NEVER = {"vacant.platforms.all_platforms", "vacant.platforms.codex", "vacant.platforms.opencode",
@@ -74,7 +74,7 @@ CONTRACT = 'task_family = "web"\n\n[[check]]\nname = "tests"\ncommand = "true"\n
 # `re` (with the enum it builds its flags from) only where a pattern is used: no file tool's call
 # after the run's first (which reads HEAD's commit through one)
 PATTERNS = {"re", "enum", "re._compiler", "re._parser", "sre_compile"}
-# what vacant/core/leanstd.py and client.lean_pathlib spare every call but a run's first: about
+# what vacant/core/leanstd.py and lean.lean_pathlib spare every call but a run's first: about
 # 5 ms of each (collections, functools, contextlib and what they import)
 SPARED = {"collections", "collections.abc", "functools", "contextlib", "operator", "reprlib", "keyword", "types",
           "ntpath", "warnings", "itertools"}
@@ -130,7 +130,7 @@ def test_the_fallback_for_read_write_edit_loads_only_the_allowed_modules(workspa
         proc = run_fallback(workspace, call, n)
         assert proc.returncode == 0, proc.stderr.decode()[-2000:]
         loaded = imported(proc.stderr) - bare - {"client"}
-        assert "vacant.hook" in loaded, "the call was not answered in-process: this measured no fallback"
+        assert "vacant.hook.entry" in loaded, "the call was not answered in-process: this measured no fallback"
         where = f"{call['hook_event_name']}:{call['tool_name']}"
         vacant = {name for name in loaded if name.startswith("vacant") or name == "deny"}
         third_party = {name for name in loaded - vacant if name.split(".")[0] in ("xxhash",)}
@@ -164,7 +164,7 @@ def test_with_a_contract_a_file_call_after_the_first_still_loads_no_pattern_modu
         proc = run_fallback(workspace, call, n)
         assert proc.returncode == 0, proc.stderr.decode()[-2000:]
         loaded = imported(proc.stderr)
-        assert "vacant.hook" in loaded, "the call was not answered in-process: this measured no fallback"
+        assert "vacant.hook.entry" in loaded, "the call was not answered in-process: this measured no fallback"
         if n:
             assert not loaded & PATTERNS, f"call {n} imported {sorted(loaded & PATTERNS)} and matched no pattern"
     state = state_dir(workspace)

@@ -67,7 +67,7 @@ def _came_up_since(directory: Path, spawned_at: float) -> bool:
 def recently_spawned(directory: Path) -> bool:
     """A daemon was started for this daemon directory less than SPAWN_GRACE_S ago and has not come
     up since (it may still be starting): no other is started. (The lean client tells the same from
-    two stat calls: vacant/daemon/client.py, `coming_up`.)"""
+    two stat calls: vacant/hook/client.py, `coming_up`.)"""
     try:
         spawned_at = (directory / "spawned").stat().st_mtime
     except FileNotFoundError:

@@ -20,8 +20,8 @@ FORBIDDEN = ("pydantic", "typer", "rich", "click", "pathspec", "watchdog", "typi
 PROBE = """
 import sys, json
 before = set(sys.modules)
-import vacant.hook
-from vacant.hook import run
+import vacant.hook.entry
+from vacant.hook.call import run
 run("claude", sys.stdin.buffer.read(), {"CLAUDE_PROJECT_DIR": sys.argv[1]})
 stdlib = set(sys.stdlib_module_names)
 extra = sorted({m.split(".")[0] for m in set(sys.modules) - before} - stdlib - {"vacant", "xxhash", "_xxhash"})
@@ -67,7 +67,7 @@ def _counted(pattern, flags):
 calling = False
 re._compile = _counted
 re.purge()
-from vacant.hook import run
+from vacant.hook.call import run
 calling = True
 run("claude", sys.stdin.buffer.read(), {"CLAUDE_PROJECT_DIR": sys.argv[1]})
 loaded = sorted(name for name in ("json", "shlex", "json.decoder", "vacant.attribute", "vacant.policy.contract")
@@ -103,7 +103,7 @@ def test_a_file_tool_call_compiles_no_pattern_and_loads_no_json_module(tmp_path,
         mark_installed(ws)
         state = state_dir(ws)
     start = {"session_id": "s1", "cwd": str(ws), "hook_event_name": "SessionStart", "source": "startup"}
-    subprocess.run([sys.executable, "-m", "vacant.hook", "claude"], input=json.dumps(start).encode(), env=env,
+    subprocess.run([sys.executable, "-m", "vacant.hook.entry", "claude"], input=json.dumps(start).encode(), env=env,
                    check=True, cwd=ws, timeout=60)
     payload = json.dumps({"session_id": "s1", "cwd": str(ws), "tool_use_id": "toolu_01", **event})
     proc = subprocess.run([sys.executable, "-c", LEAN_PROBE, str(ws)], input=payload.encode(), capture_output=True,
@@ -115,14 +115,14 @@ def test_a_file_tool_call_compiles_no_pattern_and_loads_no_json_module(tmp_path,
 
 
 def test_import_alone_loads_nothing_heavy():
-    code = "import sys, vacant.hook; print([m for m in sys.modules if m.split('.')[0] in %r])" % (FORBIDDEN,)
+    code = "import sys, vacant.hook.entry, vacant.hook.call; print([m for m in sys.modules if m.split('.')[0] in %r])" % (FORBIDDEN,)
     proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
 
 
 def hook(tmp_path: Path, stdin: bytes, args=("claude",)) -> subprocess.CompletedProcess:
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(tmp_path), VACANT_HOME=str(tmp_path / "data"))
-    return subprocess.run([sys.executable, "-m", "vacant.hook", *args], input=stdin, env=env,
+    return subprocess.run([sys.executable, "-m", "vacant.hook.entry", *args], input=stdin, env=env,
                           capture_output=True, cwd=tmp_path, timeout=30)
 
 
@@ -152,7 +152,7 @@ def test_hook_bounds_its_own_work(tmp_path):
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(tmp_path), VACANT_HOOK_BUDGET_S="2")
     payload = json.dumps({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
                           "tool_use_id": "t", "tool_input": {"command": "ls"}, "cwd": str(tmp_path)}).encode()
-    proc = subprocess.run([sys.executable, "-m", "vacant.hook", "claude"], input=payload, env=env,
+    proc = subprocess.run([sys.executable, "-m", "vacant.hook.entry", "claude"], input=payload, env=env,
                           capture_output=True, timeout=20)
     holder.close()
     assert proc.returncode == 0 and proc.stdout == b""

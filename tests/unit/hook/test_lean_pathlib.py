@@ -1,4 +1,4 @@
-"""`client.lean_pathlib`: pathlib imported with stand-ins for the modules it uses only in rare
+"""`lean.lean_pathlib` (vacant/hook/lean.py): pathlib imported with stand-ins for the modules it uses only in rare
 methods (urllib.parse, fnmatch and re: `as_uri`, `match`, `glob`; functools: `glob`'s cache;
 operator: `drive` and `root`; ntpath: Windows paths; warnings: deprecated methods) behaves exactly
 as the stock pathlib does.
@@ -19,15 +19,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-DAEMON_DIR = Path(__file__).resolve().parents[3] / "vacant" / "daemon"
+DAEMON_DIR = Path(__file__).resolve().parents[3] / "vacant" / "hook"
 PROBE = r"""
 import sys
 lean = sys.argv[1] == "lean"
 deferred = None
 if lean:
     sys.path.insert(0, sys.argv[2])
-    import client
-    client.lean_pathlib()
+    import lean
+    lean.lean_pathlib()
     deferred = sorted(n for n in ("urllib", "urllib.parse", "fnmatch", "ipaddress", "ntpath", "warnings",
                                   "functools", "operator", "collections") if n in sys.modules)
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -82,8 +82,8 @@ def test_lean_pathlib_answers_as_the_stock_pathlib(tmp_path_factory, pairs, glob
 
 
 def test_lean_pathlib_leaves_an_imported_pathlib_alone():
-    code = ("import sys, pathlib; sys.path.insert(0, sys.argv[1]); import client; before = sys.modules['pathlib'];"
-            " client.lean_pathlib(); print(sys.modules['pathlib'] is before and 'fnmatch' in sys.modules)")
+    code = ("import sys, pathlib; sys.path.insert(0, sys.argv[1]); import lean; before = sys.modules['pathlib'];"
+            " lean.lean_pathlib(); print(sys.modules['pathlib'] is before and 'fnmatch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(DAEMON_DIR)], capture_output=True, text=True,
                           check=True, timeout=60)
     assert proc.stdout.strip() == "True"

@@ -1,4 +1,4 @@
-"""The hot bundle (vacant/daemon/bundle.py, read by the lean client's `HotModules`).
+"""The hot bundle (vacant/hook/bundle.py, read by the lean client's `HotModules`).
 
 - Never stale: on generated histories of writes and builds under a clock with a coarse timestamp
   tick (the racy case: a rewrite of the same size in the tick a build saw), every module the
@@ -29,11 +29,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vacant.core.locations import mark_installed, state_dir
-from vacant.daemon import bundle, lifecycle
-from vacant.daemon.paths import daemon_dir, spawn
+from vacant.daemon import lifecycle
+from vacant.hook import bundle
+from vacant.hook.paths import daemon_dir, spawn
 
 sys.path.insert(0, str(Path(bundle.__file__).parent))
-import client  # noqa: E402 - the launcher's top-level module, as the hook imports it
+import lean  # noqa: E402 - the tricks room, loaded as the client loads it
 
 del sys.path[0]
 
@@ -45,9 +46,9 @@ START_S = 1_700_000_000.0
 
 
 def test_the_client_reads_what_the_builder_writes() -> None:
-    assert client.BUNDLE_FORMAT == bundle.FORMAT
-    assert client.HotModules.HEADER_BYTES == bundle.HEADER_BYTES
-    assert client.bundle_file("/some/root") == str(bundle.bundle_path(Path("/some/root")))
+    assert lean.BUNDLE_FORMAT == bundle.FORMAT
+    assert lean.HotModules.HEADER_BYTES == bundle.HEADER_BYTES
+    assert lean.bundle_file("/some/root") == str(bundle.bundle_path(Path("/some/root")))
 
 
 def _source(module: str) -> Path:
@@ -70,11 +71,11 @@ def _served(root: Path) -> dict[str, int]:
     """What the client serves from the bundle: {module: its VALUE} (a module not served is imported
     from its source by the usual import system)."""
     try:
-        fd = os.open(client.bundle_file(str(root)), os.O_RDONLY)
+        fd = os.open(lean.bundle_file(str(root)), os.O_RDONLY)
     except FileNotFoundError:
         return {}
     try:
-        finder = client.HotModules.open(fd, f"{root}/vacant/")
+        finder = lean.HotModules.open(fd, f"{root}/vacant/")
         if finder is None:
             return {}
         values = {}
@@ -172,7 +173,7 @@ def packages(tmp_path_factory) -> dict[str, Path]:
 
 DRIVER = """
 import json, posix, sys
-sys.path.insert(0, {root!r} + "/vacant/daemon")
+sys.path.insert(0, {root!r} + "/vacant/hook")
 import client
 del sys.path[0]
 sys.argv = ["client", "claude"]
@@ -239,7 +240,7 @@ def test_a_fallback_call_imports_vacant_from_the_bundle_alone_and_answers_alike(
             act(spaces[name], call, n)
             stdout, code, modules = _fallback(package, spaces[name], body, n)
             answers[name] = (stdout.replace(str(spaces[name]), "WS"), code)
-            assert "vacant.hook" in modules, f"{where}: not answered in-process"
+            assert "vacant.hook.entry" in modules, f"{where}: not answered in-process"
             searched = modules.pop("searched")
             hashed |= "xxhash" in modules
             extension = modules.pop("xxhash._xxhash", None)  # an extension module: its own loader either way
@@ -272,7 +273,7 @@ CONSOLE_DRIVER = """
 import json, posix, sys
 sys.path.insert(0, {root!r})
 sys.path.append({site!r})  # where site processing puts the environment's packages (xxhash)
-from vacant.daemon import client  # as the `vacant-hook` console script imports it
+from vacant.hook import client  # as the `vacant-hook` console script imports it
 before = set(sys.modules)
 sys.argv = ["vacant-hook", "claude"]
 code = client.main()
@@ -300,7 +301,7 @@ def test_the_console_script_serves_the_bundle_of_the_package_it_runs_from(packag
     stderr = proc.stderr.decode()
     assert "LOADERS " in stderr, stderr[-2000:]
     loaders = json.loads(stderr.rpartition("LOADERS ")[2])
-    assert "vacant.hook" in loaders, "not answered in-process"
+    assert "vacant.hook.entry" in loaders, "not answered in-process"
     assert {loader for loader in loaders.values()} == {"HotModules"}, loaders
     errors = state_dir(workspace) / "errors.log"
     assert not errors.exists(), errors.read_text()
@@ -342,7 +343,7 @@ def test_doctor_says_whether_the_bundle_is_fresh(tmp_path) -> None:
     assert (missing.status, "missing" in missing.detail) == ("warn", True), missing
     bundle.build(package)
     assert bundle_line(package).status == "ok"
-    source = package / "vacant" / "hookcall.py"
+    source = package / "vacant" / "hook" / "call.py"
     source.write_text(source.read_text() + "\n")
     stale = bundle_line(package)
     assert (stale.status, "stale" in stale.detail) == ("warn", True), stale
@@ -359,6 +360,6 @@ def test_another_package_is_served_only_from_where_the_usual_import_finds_it(tmp
     elif shadow:
         (first / shadow).write_text("")
     monkeypatch.setattr(sys, "path", [str(first), str(site)])
-    assert client.HotModules._first_on_path("xxhash", str(site)) is (shadow is None)
+    assert lean.HotModules._first_on_path("xxhash", str(site)) is (shadow is None)
     monkeypatch.setattr(sys, "path", [str(first)])
-    assert client.HotModules._first_on_path("xxhash", str(site)) is False  # not on sys.path at all
+    assert lean.HotModules._first_on_path("xxhash", str(site)) is False  # not on sys.path at all

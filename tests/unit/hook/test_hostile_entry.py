@@ -30,10 +30,10 @@ from vacant.core.locations import registry_path, state_dir
 from vacant.platforms.settings_file import hook_command
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HOOK = shlex.split(hook_command("claude"))  # the launcher as installed
 # the in-process hook as the client falls back to it (no daemon yet, or a dead one)
-IN_PROCESS = [sys.executable, "-I", "-S", str(REPO / "vacant" / "vacant-hook.py"), "claude"]
+IN_PROCESS = [sys.executable, "-I", "-m", "vacant.hook.entry", "claude"]
 
 
 @pytest.fixture
@@ -191,7 +191,7 @@ def test_an_installed_workspace_that_lost_its_state_fails_closed(gws, loss):
 
 
 def _daemon(root: Path) -> subprocess.Popen:
-    from vacant.daemon.paths import info, socket_path
+    from vacant.hook.paths import info, socket_path
 
     proc = subprocess.Popen([sys.executable, "-I", "-m", "vacant.daemon", str(root)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -316,7 +316,7 @@ def test_a_fake_daemon_bound_at_the_real_sockets_path_gets_no_trust(gws, live_da
     """The socket path the state directory's pointer names, taken over (the daemon's own socket
     unlinked and an impostor bound there): it cannot prove itself, so the call is answered
     in-process (held) and errors.log says so."""
-    from vacant.daemon.paths import socket_path
+    from vacant.hook.paths import socket_path
 
     path = socket_path(gws)
     os.unlink(path)
@@ -331,7 +331,7 @@ def test_a_fake_daemon_bound_at_the_real_sockets_path_gets_no_trust(gws, live_da
 
 @pytest.mark.slow
 def test_pythonpath_and_a_daemon_kill_do_not_make_the_respawned_daemon_the_agents_code(gws, tmp_path, agent_dir):
-    from vacant.daemon.paths import info
+    from vacant.hook.paths import info
 
     env = {"PYTHONPATH": str(agent_dir), "PYTHONSTARTUP": str(agent_dir / "sitecustomize.py")}
     run_hook(gws, json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "cwd": str(gws),

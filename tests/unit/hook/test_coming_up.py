@@ -1,4 +1,4 @@
-"""The lean client's `coming_up` (two stat calls) against vacant.daemon.paths.recently_spawned (the
+"""The lean client's `coming_up` (two stat calls) against vacant.hook.paths.recently_spawned (the
 oracle, which reads daemon.json): on generated spawn markers and daemon.json files it never says a
 daemon is coming up where the oracle says none is (a daemon would then not be started), and it says
 so in the common case, a marker and no daemon.json (or it saved nothing)."""
@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vacant.daemon import paths
+from vacant.hook import paths
 
 sys.path.insert(0, str(Path(paths.__file__).parent))
 import client  # noqa: E402 - the launcher's top-level module, as the hook imports it
@@ -67,7 +67,7 @@ def test_a_daemon_coming_up_is_told_without_the_package(tmp_path, monkeypatch) -
     import subprocess
 
     from vacant.core.locations import mark_installed
-    from vacant.daemon.paths import daemon_dir
+    from vacant.hook.paths import daemon_dir
 
     monkeypatch.setenv("VACANT_HOME", str(tmp_path / "data"))
     root = tmp_path / "ws"

@@ -1,7 +1,7 @@
 """One hook call answered, whichever door it came in by. Parse the payload, check the installed
 workspace (once), record it (the recorder runs the gate on a pre-tool call), run the Stop
 pipeline at a Stop, render the platform's answer; and the one rule for a call vacant fails on
-(`fail_closed`). Both doors use it: the in-process entry (vacant/hook.py, which keeps the
+(`fail_closed`). Both doors use it: the in-process entry (vacant/hook/entry.py, which keeps the
 process's own concerns: stdin, the whole-call deadline, the exit code, the environment scrub)
 and the daemon (vacant/daemon/server.py, which keeps its sockets' concerns).
 
@@ -23,14 +23,14 @@ from pathlib import Path
 from vacant.core.leanstd import ExitStack, contextmanager
 from vacant.core.calls import HookCall, Response
 from vacant.core.errlog import log_error
-from vacant.core.locations import INSTALL_RECORD, install_gone, installed_root
+from vacant.core.locations import INSTALL_RECORD, Workspace, install_gone, installed_workspace, prepare_state_dir
 from vacant.core.trustenv import PEER_PID_ENV, do_verified
-from vacant.platforms.lean_registry import load
+from vacant.platforms.lean_registry import load, project_dir
 from vacant.record.recorder import DO_ENV, Recorder
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
     from contextlib import AbstractContextManager
 
 INSTALL_GONE = ("Not run: vacant is installed in {root} (the install registry outside the workspace says so) but "
@@ -134,20 +134,67 @@ def decided_read(error: BaseException) -> bool:
 # -- the call ----------------------------------------------------------------------------------
 
 
+class Found:
+    """What one call looked up, once: its platform, its parsed call and the installed workspace it
+    records into; or, when that already decides it (an ignored event, a workspace vacant was never
+    installed in, one whose install is gone, a payload that cannot be read), the `answer`."""
+
+    __slots__ = ("answer", "call", "platform", "platform_name", "raw", "workspace")
+
+    def __init__(self, platform_name: str, raw: bytes, platform: object = None, call: HookCall | None = None,
+                 workspace: Workspace | None = None, answer: tuple[str, int] | None = None) -> None:
+        self.platform_name, self.raw, self.platform, self.call = platform_name, raw, platform, call
+        self.workspace, self.answer = workspace, answer
+
+    @property
+    def stops(self) -> bool:
+        """A Stop that will run the pipeline (its own deadline; the collector back on in-process)."""
+        return self.answer is None and self.call is not None and self.call.kind in STOPS
+
+
+def look_up(platform_name: str, raw: bytes, env: dict[str, str], served: Served | None = None) -> Found:
+    """Parse the payload and find the installed workspace, once per call. A payload the daemon
+    cannot read, or a call for another workspace (`Foreign`), raises: the daemon refuses it and
+    the lean client answers in-process; in-process an unreadable payload is answered here (a deny
+    when it may be a pre-tool call), and anything else that raises is the caller's to judge."""
+    try:
+        platform, call = parse_call(platform_name, raw, env)
+    except BaseException as error:  # noqa: BLE001 - RecursionError, MemoryError, the alarm: all the same
+        if served is not None:
+            raise
+        denied = fail_closed(platform_name, raw, error, env)
+        if denied is None:
+            raise
+        log_error(root_of(platform_name, env), f"vacant-hook {platform_name}: could not read the payload "
+                                               f"({type(error).__name__}: {str(error)[:200]}); denied: it may be a pre-tool call")
+        return Found(platform_name, raw, answer=denied)
+    if call.kind == "ignore":
+        return Found(platform_name, raw, platform, call, answer=platform.render(call, Response()))
+    where = _workspace(call, served)
+    if where is None:  # never installed here (or a bogus cwd such as /etc): record nothing, create nothing
+        return Found(platform_name, raw, platform, call, answer=platform.render(call, Response()))
+    if isinstance(where, str):  # installed, but its state is gone: the gate fails closed
+        log_error(served.root if served else None, f"vacant-hook {platform_name}: {where}")
+        denied = Response("deny", where) if call.kind == "tool_pre" else Response()
+        return Found(platform_name, raw, platform, call, answer=platform.render(call, denied))
+    call.workspace = where.root
+    return Found(platform_name, raw, platform, call, where)
+
+
 @contextmanager
-def answering(platform_name: str, raw: bytes, env: dict[str, str], served: Served | None = None,
-              before_stop: Callable[[], None] | None = None) -> Iterator[tuple[str, int]]:
-    """The answer to one hook call (stdout, exit code), to be sent inside the `with`.
+def answering(found: Found, env: dict[str, str], served: Served | None = None) -> Iterator[tuple[str, int]]:
+    """The answer to one call looked up (`look_up`): (stdout, exit code), to be sent inside the `with`.
 
     In-process (`served` None) the call's finishing work (saving the run state, releasing the
     workspace lock) is done before the answer is given. The daemon passes `served`: the answer
     then comes while the recorder still holds the lock, and the finishing work runs when the
     `with` ends, once the answer is sent, so the agent does not wait for it (a failure there is
-    logged: the answer is out). A payload the daemon cannot read, or a call for another
-    workspace (`Foreign`), raises: the daemon refuses it and the lean client answers in-process.
-    `before_stop`: called before a Stop's work (the in-process entry arms the Stop's deadline)."""
+    logged: the answer is out)."""
+    if found.answer is not None:
+        yield found.answer
+        return
     with ExitStack() as held:
-        answer = _answer(platform_name, raw, env, served, before_stop, held)
+        answer = _answer(found, env, served, held)
         if served is None:
             yield answer
             return
@@ -160,77 +207,64 @@ def answering(platform_name: str, raw: bytes, env: dict[str, str], served: Serve
                 log_error(served.root, f"vacant daemon: after answering: {type(error).__name__}: {error}")
 
 
-def run(platform_name: str, raw: bytes, env: dict[str, str],
-        before_stop: Callable[[], None] | None = None) -> tuple[str, int]:
+@contextmanager
+def serving(platform_name: str, raw: bytes, env: dict[str, str], served: Served) -> Iterator[tuple[str, int]]:
+    """The daemon's answer to one payload, looked up and answered inside the `with` (what the
+    look-up raises, on a payload the daemon cannot read or another workspace's call, is raised
+    on entering: the daemon refuses it)."""
+    with answering(look_up(platform_name, raw, env, served), env, served) as answer:
+        yield answer
+
+
+def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
     """The in-process answer to one payload (what `vacant-hook PLATFORM` prints, and its exit code)."""
-    with answering(platform_name, raw, env, before_stop=before_stop) as answer:
+    with answering(look_up(platform_name, raw, env), env) as answer:
         return answer
 
 
-def _answer(platform_name: str, raw: bytes, env: dict[str, str], served: Served | None,
-            before_stop: Callable[[], None] | None, held: ExitStack) -> tuple[str, int]:
+def _answer(found: Found, env: dict[str, str], served: Served | None, held: ExitStack) -> tuple[str, int]:
+    call, platform, workspace = found.call, found.platform, found.workspace
     try:
-        platform, call = parse_call(platform_name, raw, env)
-    except BaseException as error:  # noqa: BLE001 - RecursionError, MemoryError, the alarm: all the same
-        if served is not None:
-            raise
-        denied = fail_closed(platform_name, raw, error, env)
-        if denied is None:
-            raise
-        log_error(_root_of(env), f"vacant-hook {platform_name}: could not read the payload "
-                                 f"({type(error).__name__}: {str(error)[:200]}); denied: it may be a pre-tool call")
-        return denied
-    if call.kind == "ignore":
-        return platform.render(call, Response())
-    where = _workspace(call, served)
-    if where is None:  # never installed here (or a bogus cwd such as /etc): record nothing, create nothing
-        return platform.render(call, Response())
-    if isinstance(where, str):  # installed, but its state is gone: the gate fails closed
-        log_error(served.root if served else None, f"vacant-hook {platform_name}: {where}")
-        return platform.render(call, Response("deny", where) if call.kind == "tool_pre" else Response())
-    call.workspace = where
-    if call.kind in STOPS and before_stop is not None:
-        before_stop()
-    try:
-        recorder = _recorder(call, platform, served)
+        recorder = _recorder(call, platform, workspace, served)
         response = held.enter_context(recorder.recording(call))
         if served is None or call.kind in STOPS:
             held.close()  # in-process the answer waits for the save; a Stop's pipeline runs outside the lock
         if call.kind in STOPS:
             response = stop_pipeline(recorder, call, env)
     except BaseException as error:  # the recorder fails open, the gate fails closed
-        denied = fail_closed(platform_name, raw, error, env, call)
+        denied = fail_closed(found.platform_name, found.raw, error, env, call)
         if denied is None:
             error.vacant_read_call = True  # decided READ: the caller fails open on it (decided_read)
             raise
-        log_error(Path(call.workspace), f"vacant-hook {platform_name}: {type(error).__name__}: {error} "
+        log_error(Path(call.workspace), f"vacant-hook {found.platform_name}: {type(error).__name__}: {error} "
                                         "(the call was denied: it may be ACT)")
         return denied
     return platform.render(call, response)
 
 
-def _workspace(call: HookCall, served: Served | None) -> Path | str | None:
+def _workspace(call: HookCall, served: Served | None) -> Workspace | str | None:
     """The installed workspace the call records into; a str: why its install is gone (a pre-tool
-    call is denied); None: vacant was never installed there. Checked once per call."""
+    call is denied); None: vacant was never installed there. Looked up once per call."""
     if served is not None:
         if Path(call.workspace).resolve() != served.root:
             raise Foreign(f"call for another workspace ({call.workspace}); this daemon serves {served.root}")
         record = served.scanner.state / INSTALL_RECORD
         if call.kind == "tool_pre" and not record.is_file():  # the gate's call: installed means installed
             return INSTALL_GONE.format(root=served.root, what=f"its install record {record} is gone")
-        return served.root
+        return Workspace(served.root, served.scanner.state, None)
     if not call.workspace:
         return None
-    root = installed_root(Path(call.workspace))
-    if root is not None:
-        return root
+    found = installed_workspace(Path(call.workspace))
+    if found is not None:
+        return found
     gone = install_gone(Path(call.workspace))  # ... unless the registry says it is installed
     return None if gone is None else INSTALL_GONE.format(root=gone[0], what=gone[1])
 
 
-def _recorder(call: HookCall, platform, served: Served | None) -> Recorder:
-    if served is None:
-        return Recorder(call.workspace, call.session_id, platform, start_probe=start_probe)
+def _recorder(call: HookCall, platform, workspace: Workspace, served: Served | None) -> Recorder:
+    if served is None:  # the state directory this call found: the gate may take it as it is
+        return Recorder(workspace.root, call.session_id, platform, start_probe=start_probe,
+                        state=prepare_state_dir(workspace.root, workspace.state), state_found_now=True)
     return Recorder(served.root, call.session_id, platform, scanner=served.scanner, state=served.scanner.state,
                     serial=served.serial, start_probe=start_probe)
 
@@ -259,8 +293,11 @@ def stop_pipeline(recorder: Recorder, call: HookCall, env: dict[str, str] | None
     return Response(system_message=outcome.system_message or "")
 
 
-def _root_of(env: dict[str, str]) -> Path | None:
-    return Path(env["CLAUDE_PROJECT_DIR"]) if env.get("CLAUDE_PROJECT_DIR") else None
+def root_of(platform_name: str, env: dict[str, str]) -> Path | None:
+    """The project's root as the platform's hook environment names it: where a failure before the
+    payload is read is logged (None: vacant's data directory)."""
+    named = project_dir(platform_name, env)
+    return Path(named) if named else None
 
 
 def _hook_pid(env) -> int:

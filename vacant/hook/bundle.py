@@ -1,5 +1,5 @@
 """The hot bundle: the compiled code of the modules a tool call answered in-process imports, in one
-file the lean client loads them from (vacant/daemon/client.py `hot_bundle`).
+file the lean client loads them from (vacant/hook/lean.py `hot_bundle`).
 
 Why: a call answered in-process (no daemon yet: a session's first calls, a daemon still starting)
 imports about forty of vacant's modules, and the import system's own work per module (its finders
@@ -25,7 +25,7 @@ length (little-endian); the index (marshal) is (FORMAT, the interpreter's pyc ma
 (is_package, source path, size, mtime_ns, offset, length)}), offsets from the index's end; an
 extension module (xxhash's, THIRD_PARTY) has offset -1 and no code: it is loaded from its own file,
 found without a search of sys.path. Another package's module is served only from where the usual
-import would find it (client.HotModules._first_on_path). The
+import would find it (lean.HotModules._first_on_path). The
 client checks the format and the magic before it serves any, and reads a module's code only when
 it is imported (one pread): a call reads the code it runs, not the whole bundle.
 """
@@ -45,17 +45,16 @@ FORMAT = 2  # 2: another package's modules too (xxhash), an extension module's e
 THIRD_PARTY = ("xxhash", "xxhash.version", "xxhash._xxhash")
 HEADER_BYTES = 8
 RACY_S = 3.0
-# what a tool call answered in-process imports (tests/unit/daemon/test_hot_bundle.py holds every
+# what a tool call answered in-process imports (tests/unit/hook/test_hot_bundle.py holds every
 # module a fallback Read, Write, Edit or Bash call of Claude imports to this list), and each
 # platform's hook module with its package
 HOT_MODULES: tuple[str, ...] = tuple(dict.fromkeys((
-    "vacant", "vacant.hook", "vacant.hookcall",
+    "vacant", "vacant.hook", "vacant.hook.entry", "vacant.hook.call", "vacant.hook.paths",
     "vacant.core", "vacant.core.atomic", "vacant.core.calls", "vacant.core.children", "vacant.core.errlog",
     "vacant.core.events", "vacant.core.filelock", "vacant.core.githead", "vacant.core.globs",
     "vacant.core.installcheck", "vacant.core.lazyre", "vacant.core.leanjson", "vacant.core.leanstd",
     "vacant.core.locations", "vacant.core.platform_facts", "vacant.core.redact", "vacant.core.safeio",
     "vacant.core.secret_patterns", "vacant.core.sha", "vacant.core.trustenv", "vacant.core.wall",
-    "vacant.daemon", "vacant.daemon.paths",
     "vacant.platforms", "vacant.platforms.base", "vacant.platforms.driver", "vacant.platforms.lean_registry",
     "vacant.policy", "vacant.policy.shipped", "vacant.policy.gate", "vacant.policy.gate.gate",
     "vacant.policy.gate.modes", "vacant.policy.gate.rules", "vacant.policy.gate.scope", "vacant.policy.gate.writes",
@@ -79,7 +78,7 @@ def package_root() -> Path:
 
 
 def bundle_path(root: Path) -> Path:
-    """Where the client looks for it (client.bundle_file says the same: a test holds them equal)."""
+    """Where the client looks for it (lean.bundle_file says the same: a test holds them equal)."""
     return root / "vacant" / "__pycache__" / f"vacant-hot.{sys.implementation.cache_tag}.bundle"
 
 

@@ -11,27 +11,31 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vacant.core.locations import mark_installed, state_dir
-from vacant.daemon.paths import daemon_dir
+from vacant.core.locations import mark_installed
+from vacant.hook.paths import daemon_dir
 
 REPO = Path(__file__).resolve().parents[3]
 PROBE = r"""
 import gc, io, json, sys
 passes = []
 gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "stop" else None)
-sys.path.insert(0, sys.argv[1] + "/vacant/daemon")
+sys.path.insert(0, sys.argv[1])
+import vacant.core.locations as locations  # each lookup of a state directory reads the install registry
+lookups = []
+registered = locations.registered
+locations.registered = lambda root: (lookups.append(str(root)), registered(root))[1]
+sys.path[0] = sys.argv[1] + "/vacant/hook"
 import client
 del sys.path[0]
 sys.argv = ["vacant-hook-client", "claude"]
 sys.stdin = io.TextIOWrapper(io.BytesIO(sys.stdin.buffer.read()))
 out, sys.stdout = sys.stdout, io.StringIO()
-del passes[:]  # the call's own passes only (this probe's imports made some)
+del passes[:], lookups[:]  # the call's own passes and lookups only (this probe's imports made some)
 code = client.main(package_root=%r)
 sys.stdout = out
-locations = sys.modules.get("vacant.core.locations")
 print(json.dumps({"code": code, "passes": len(passes), "enabled": gc.isenabled(),
-                  "answered_in_process": "vacant.hook" in sys.modules,
-                  "state_dirs_remembered": getattr(locations, "_WITHIN_CALL", None)}, default=str))
+                  "answered_in_process": "vacant.hook.entry" in sys.modules,
+                  "lookups": lookups}, default=str))
 """ % str(REPO)
 
 
@@ -63,8 +67,8 @@ def test_a_tool_call_in_process_collects_nothing_and_a_stop_collects_again(tmp_p
         answer = call(root, {"tool_use_id": f"t{n}", **body})
         assert answer["answered_in_process"], "a daemon answered: this measured no fallback"
         assert answer["passes"] == 0 and not answer["enabled"], answer
-        # the call looked its state directory up once, for its one workspace
-        assert answer["state_dirs_remembered"] == {str(root): str(state_dir(root))}, answer
+        # the call looked its state directory up once, for its one workspace, and passed it down
+        assert answer["lookups"] == [str(root)], answer
     stop = call(root, {"hook_event_name": "Stop", "stop_hook_active": False, "transcript_path": "/nonexistent"})
     assert stop["answered_in_process"] and stop["enabled"], stop
-    assert stop["state_dirs_remembered"] is None, "a Stop's pipeline runs with nothing remembered"
+

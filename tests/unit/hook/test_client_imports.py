@@ -1,4 +1,4 @@
-"""The lean client's imports, measured like the hook's: the launcher imports vacant/daemon/client.py
+"""The lean client's imports, measured like the hook's: the launcher imports vacant/hook/client.py
 as a top-level module, which loads nothing beyond what the interpreter itself starts with (-I -S):
 `_socket` when a daemon is named, the `vacant` package only on the slow path. The deny table the
 launcher and the client load where vacant failed (vacant/platforms/deny.py, a top-level module
@@ -18,7 +18,7 @@ sys.path.insert(0, %r)
 import client
 new = sorted(set(sys.modules) - before)
 print(" ".join(new))
-""" % str(REPO / "vacant" / "daemon")
+""" % str(REPO / "vacant" / "hook")
 ALLOWED = {"client", "gc"}  # `time` and `gc` are built into the interpreter
 
 
@@ -28,7 +28,7 @@ def test_the_client_module_imports_nothing_but_itself():
 
 
 def test_the_client_module_imports_nothing_from_vacant():
-    source = (REPO / "vacant" / "daemon" / "client.py").read_text()
+    source = (REPO / "vacant" / "hook" / "client.py").read_text()
     top_level = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert top_level and all(line.split()[1] in ("gc", "posix", "sys", "time") for line in top_level), top_level
 
@@ -43,7 +43,7 @@ def test_the_slow_path_finds_the_package_first_and_site_packages_after_the_stand
     (shadow / "vacant" / "__init__.py").write_text("WHERE = 'shadow'\n")
     code = ("import sys, json; sys.path.insert(0, %r); import client; stdlib = list(sys.path[1:]); "
             "client._importable(sys.argv[1]); client._importable(sys.argv[1]); import vacant, xxhash; "
-            "print(json.dumps([sys.path, stdlib, vacant.WHERE]))" % str(REPO / "vacant" / "daemon"))
+            "print(json.dumps([sys.path, stdlib, vacant.WHERE]))" % str(REPO / "vacant" / "hook"))
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(shadow)], capture_output=True, text=True,
                          check=True).stdout
     import json
