@@ -288,6 +288,12 @@ class Authors:
         return status_of(state)
 
 
+def not_reproduced(found: Authorship) -> list[str]:
+    """The files of the step's change its own write did not account for (someone else's part)."""
+    files = (found.evidence.get("rerun") or found.evidence.get("input") or {}).get("files") or {}
+    return sorted(path for path, how in files.items() if how != SAME)
+
+
 def _paths(change: dict[str, Any]) -> set[str]:
     return set(change["added"]) | set(change["changed"]) | set(change["removed"])
 

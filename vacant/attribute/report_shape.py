@@ -63,8 +63,22 @@ REPORT_FIELDS = (
                                 "since (the recorded changes, the contract, the standing flags), so no check ran "
                                 "(`check_runs` 0); null when this Stop ran them"),
     Field("split", "object", "where this Stop's time went: for each part that ran (`final state`, `bisection`, "
-                             "`verification` (the counterfactuals), `faithfulness`, `changed tests`, `baseline`), "
+                             "`verification` (the counterfactuals), `faithfulness`, `changed tests`, `baseline`, "
+                             "`workspace`), "
                              "its `seconds` and `check_runs`; empty when the answers were reused"),
+    Field("workspace", "object|null", "what the live workspace holds that this run's record does not (another "
+                                      "session's changes, or the person's that another session saw), null when "
+                                      "nothing (or on a replay): `changes` (each `path`, `change` (`added`, "
+                                      "`changed`, `removed`) and `by`, who is known to have written it: `who` "
+                                      "(`session`: another run's step, with `run`, `platform`, `step`, `tool`, "
+                                      "`agent`; `out_of_band`: another run saw it between its steps, the person or a "
+                                      "process; `unknown`) and `why`); `checks`: each check that answers otherwise on "
+                                      "the workspace (run there, walled) than on this run's final state: `name`, "
+                                      "`kind`, `passed` (this run's state), `passed_live` (the workspace), `new` (how "
+                                      "many findings only the workspace shows) and the first `findings` (`id`, `path`, "
+                                      "`line`, `message`, `test`); `checks_why`: why the checks did not run there "
+                                      "(null when they did). Never blocking, never the agent's to fix: the agent's "
+                                      "feedback and the person's message say it"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),
     Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
     Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),
@@ -138,6 +152,11 @@ EVIDENCE_FIELDS = (
                                   "plus the step's own write", always=False),
     Field("during_step", "int", "a `gap` made while this step ran by someone other than the step (a person's save, "
                                 "a process started earlier): never sent to the agent", always=False),
+    Field("written_by", "object", "a `gap` made during a step: who is known to have written it, from the records: "
+                                  "`who` (`session`: another run's step open then that names the file, or its shell "
+                                  "step, with `run`, `platform`, `step`, `tool`, `agent`; `background`: a process an "
+                                  "earlier `step` of this run left running; `unknown`: the person, an editor or a "
+                                  "process) and `why`", always=False),
 )
 
 
