@@ -150,6 +150,11 @@ EVIDENCE_FIELDS = (
                                   "was not re-run), for a file tool `input` (`files`, the same against what its input "
                                   "wrote); `own_write_shows_it`: the finding's status on the state before the step "
                                   "plus the step's own write", always=False),
+    Field("producer_authorship", "object", "a `lineage_internal` grade whose value came from a file the producing "
+                                           "step wrote: whether that step's own write put it there (docs/LEVELS.md, "
+                                           "\"Who wrote it\"): `verdict`, `step`, `why`, `path`, `files` (that file "
+                                           "`same`, `foreign`, `split` or `clash` against the own write)",
+          always=False),
     Field("during_step", "int", "a `gap` made while this step ran by someone other than the step (a person's save, "
                                 "a process started earlier): never sent to the agent", always=False),
     Field("written_by", "object", "a `gap` made during a step: who is known to have written it, from the records: "

@@ -413,13 +413,27 @@ class Pipeline:
         if flip.index is None or attribution.level not in at_change.STRONG:
             return attribution
         found = self.authors.of(flip.index, finding, lambda state: self._status_on(finding, flag_text, state))
-        if found is None:
-            return attribution
-        settled = authorship.settle(attribution, found)
-        if found.verdict == authorship.NOT_OWN:  # who else wrote while it ran, as far as the records say
+        settled = attribution if found is None else authorship.settle(attribution, found)
+        if found is not None and found.verdict == authorship.NOT_OWN:  # who else wrote while it ran, as far as known
             settled.evidence["written_by"] = others.written_by(found.step, authorship.not_reproduced(found),
                                                                self.view, self._others())
-        return settled
+        return self._produced(settled)
+
+    def _produced(self, attribution: Attribution) -> Attribution:
+        """lineage_internal moved the grade to the step that put the value into a file the flip
+        step read: that step's own write must hold the value too (vacant.attribute.authorship
+        `wrote_value`), else the value came from someone else's write (`lineage_exact` at the
+        flip step) or it is not known (`heuristic`)."""
+        hops = attribution.evidence.get("hops") or []
+        if attribution.level != levels.LINEAGE_INTERNAL or not hops or not hops[-1].startswith("file:"):
+            return attribution
+        path = hops[-1].split(":", 1)[1]
+        producer = attribution.step
+        flip = self.view.steps.get(attribution.flip_step) if attribution.flip_step is not None else None
+        if producer is None or flip is None:
+            return attribution
+        found = self.authors.wrote_value(producer.number, path, set(attribution.evidence.get("value") or ()))
+        return attribution if found is None else authorship.settle_producer(attribution, found, path, flip)
 
     def _status_on(self, finding: Finding, flag_text: str | None, state: Manifest) -> str:
         """The finding's status on a constructed state (a flag: its text in its file there)."""
