@@ -41,6 +41,22 @@ def workspace(base: Path) -> Path:
     return root
 
 
+def their_edit_during_my_command(root: Path, mine: Session, theirs: Session) -> None:
+    """The other session's Edit of config.py lands while this run's shell step runs, and its Post
+    comes only after this run's: this run's scan sees the change first."""
+    tool_input = {"file_path": str(root / "config.py"), "old_string": "RATE = 0.08", "new_string": "RATE = 0.09"}
+    scope = [str(root / "config.py")]
+
+    def their_edit_lands() -> None:
+        theirs.recorder.handle(HookCall("tool_pre", "run-b", root, tool="Edit", key="toolu_b1", scope=scope,
+                                        tool_input=tool_input, cwd=str(root)))
+        write_files(root, {"config.py": "RATE = 0.09\nNAME = 'a'\n"})
+
+    mine.shell("sleep 0.1; echo tests done", during=their_edit_lands)
+    theirs.recorder.handle(HookCall("tool_post", "run-b", root, tool="Edit", key="toolu_b1", scope=scope,
+                                    tool_input=tool_input, outcome="ok", cwd=str(root)))
+
+
 def test_another_sessions_edit_is_named_and_the_guard_red_on_the_workspace_because_of_it(tmp_path: Path) -> None:
     root = workspace(tmp_path)
     mine = Session(root, "run-a")
@@ -111,17 +127,7 @@ def test_another_sessions_edit_caught_by_this_runs_scan_is_a_gap_naming_that_ses
     root = workspace(tmp_path)
     mine = Session(root, "run-a")
     theirs = Session(root, "run-b", beside=mine)
-    tool_input = {"file_path": str(root / "config.py"), "old_string": "RATE = 0.08", "new_string": "RATE = 0.09"}
-    scope = [str(root / "config.py")]
-
-    def their_edit_lands() -> None:
-        theirs.recorder.handle(HookCall("tool_pre", "run-b", root, tool="Edit", key="toolu_b1", scope=scope,
-                                        tool_input=tool_input, cwd=str(root)))
-        write_files(root, {"config.py": "RATE = 0.09\nNAME = 'a'\n"})
-
-    mine.shell("sleep 0.1; echo tests done", during=their_edit_lands)
-    theirs.recorder.handle(HookCall("tool_post", "run-b", root, tool="Edit", key="toolu_b1", scope=scope,
-                                    tool_input=tool_input, outcome="ok", cwd=str(root)))
+    their_edit_during_my_command(root, mine, theirs)
     mine.finish()
     report = Pipeline(root, mine.run_dir, load_contract(root), budget_s=600).run()
     [finding] = report["findings"]
@@ -138,17 +144,7 @@ def test_the_report_the_markdown_and_the_view_say_who_wrote_what_the_agent_did_n
     root = workspace(tmp_path)
     mine = Session(root, "run-a")
     theirs = Session(root, "run-b", beside=mine)
-    tool_input = {"file_path": str(root / "config.py"), "old_string": "RATE = 0.08", "new_string": "RATE = 0.09"}
-    scope = [str(root / "config.py")]
-
-    def their_edit_lands() -> None:
-        theirs.recorder.handle(HookCall("tool_pre", "run-b", root, tool="Edit", key="toolu_b1", scope=scope,
-                                        tool_input=tool_input, cwd=str(root)))
-        write_files(root, {"config.py": "RATE = 0.09\nNAME = 'a'\n"})
-
-    mine.shell("sleep 0.1; echo tests done", during=their_edit_lands)
-    theirs.recorder.handle(HookCall("tool_post", "run-b", root, tool="Edit", key="toolu_b1", scope=scope,
-                                    tool_input=tool_input, outcome="ok", cwd=str(root)))
+    their_edit_during_my_command(root, mine, theirs)
     theirs.write("notes.txt", "")  # the other session empties the notes: check `notes` red on the workspace
     mine.finish()
     outcome = stop_module.stop(root, mine.run_dir)
