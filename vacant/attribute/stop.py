@@ -250,12 +250,11 @@ class Pipeline:
         findings = [item for item in last["findings"] if item["source"] != "record"]
         findings += [self._finding_json(finding, Attribution(levels.RECORD, evidence={"why": "vacant's own record"}))
                      for finding in recordaudit.as_findings(record_problems)]
-        keep = ("read_coverage", "checks", "walled", "faithful", "states", "nothing_to_verify", "vacuous", "no_review",
-                "workspace")
+        keep = ("read_coverage", "checks", "walled", "faithful", "states", "nothing_to_verify", "vacuous", "no_review")
         return {"run": self.log.run_id, "at": time.time(), "upto": self.upto, **{name: last[name] for name in keep},
                 "findings": findings, "record_problems": record_problems, "check_runs": 0,
                 "budget_s": self.budget_s, "seconds": round(time.monotonic() - started, 3), "reused": last["stop"],
-                "split": {}}
+                "split": {}, "workspace": self._workspace(run_checks=False)}
 
     def _faithful(self, findings: list[tuple[Finding, str | None]], graded: list[Attribution]) -> list[Attribution]:
         """A finding the replay found already present at the baseline is believed only if the replay
@@ -289,11 +288,12 @@ class Pipeline:
             self._other_runs = others.other_runs(self.log.run_dir.parent, self.log.run_dir)
         return self._other_runs
 
-    def _workspace(self) -> dict[str, Any] | None:
+    def _workspace(self, run_checks: bool = True) -> dict[str, Any] | None:
         """What the live workspace holds that this run's record does not (another session's
         changes, or the person's that another session saw), who is known to have written it, and
         which checks answer otherwise on the workspace than on this run's final state
-        (vacant.attribute.others). A live Stop only: a replay of a past Stop has no live workspace."""
+        (vacant.attribute.others). A live Stop only: a replay of a past Stop has no live workspace.
+        `run_checks` False (a Stop that reused the last one's answers): the changes only."""
         if self.as_of is not None or isinstance(self.log, ReadOnlyLog):
             return None
         live = Index.load(state_dir(self.root) / "index").entries()
@@ -301,16 +301,21 @@ class Pipeline:
         if not changes:
             return None
         workspace: dict[str, Any] = {"changes": changes, "checks": [], "checks_why": None}
+        if not run_checks:  # the other sessions may have moved on since: what differs is looked at afresh
+            workspace["checks_why"] = "this Stop reused the last one's answers and ran no check"
+            return workspace
         if self.contract is None:
             return workspace
         final, there, kinds = {}, {}, {}
+        states = self.checks
+        assert states is not None  # run() made them before any part
         for check, guard in self.contract.all_checks():
             if time.monotonic() > self.deadline:
                 workspace["checks_why"] = "the Stop's time budget ran out before the checks ran on the workspace"
                 break
-            final[check.name] = self.checks.at(check, self.timeline.last)
+            final[check.name] = states.at(check, self.timeline.last)
             there[check.name] = run_check(check, self.root, site=site_for(self.root))
-            self.checks.runs += 1
+            states.runs += 1
             kinds[check.name] = "guard" if guard else "check"
         workspace["checks"] = others.differing_checks(final, there, kinds)
         return workspace

@@ -163,3 +163,20 @@ def test_the_report_the_markdown_and_the_view_say_who_wrote_what_the_agent_did_n
     assert [change["path"] for change in data["elsewhere"]["changes"]] == ["notes.txt"]
     assert "another session" in data["elsewhere"]["changes"][0]["by"]
     assert "elsewhereCard" in html.page(data) and "written by" in html.page(data)
+
+
+def test_a_stop_that_reuses_its_answers_still_looks_at_the_workspace_afresh(tmp_path: Path) -> None:
+    """Nothing of this run changed between two Stops (the second reuses the first's answers), but
+    the other session went on: the second Stop names what it changed since."""
+    root = workspace(tmp_path)
+    mine = Session(root, "run-a")
+    theirs = Session(root, "run-b", beside=mine)
+    mine.write("notes.txt", "start\nmine\n")
+    mine.finish()
+    first = stop_module.stop(root, mine.run_dir).report
+    assert first["workspace"] is None
+    theirs.edit("config.py", "RATE = 0.08", "RATE = 0.09")
+    second = stop_module.stop(root, mine.run_dir).report
+    assert second["reused"] == first["stop"] and second["check_runs"] == 0
+    assert [change["path"] for change in second["workspace"]["changes"]] == ["config.py"]
+    assert second["workspace"]["checks_why"] is not None  # no check ran: it says so
