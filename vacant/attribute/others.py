@@ -119,6 +119,25 @@ def _in_background(step: Step) -> bool:
     return isinstance(command, str) and BACKGROUND.search(NOT_BACKGROUND.sub(" ", command)) is not None
 
 
+def unseen_before(step: Step, paths: list[str], view: RunView, others: list[OtherRun]) -> dict[str, Any] | None:
+    """Another session's change to one of `paths` after this run last recorded it and before `step`
+    started: this run's state before the step lacks it, so what the step found there (and so what
+    its own write added) is not known. The first such change, described; None when there is none."""
+    for path in paths:
+        mine = [r["ts"] for r in view.of_type("change") if r["ts"] < (step.started or 0.0)
+                and path in (*r["added"], *r["changed"], *r["removed"])]
+        since = max(mine, default=min((r["ts"] for r in view.of_type("run_start")), default=0.0))
+        for other in others:
+            for change in other.view.of_type("change"):
+                if since < change["ts"] < (step.started or 0.0) and path in (*change["added"], *change["changed"],
+                                                                              *change["removed"]):
+                    writer = other.view.steps.get(change["step"]) if change["step"] is not None else None
+                    by = other.describe(writer) if writer is not None and not writer.out_of_band else \
+                        {"who": "out_of_band", "run": other.run, "platform": other.platform}
+                    return {"path": path, **by}
+    return None
+
+
 # -- what the live workspace holds that this run did not write ---------------------------------
 
 def workspace_changes(final: Manifest, live: Manifest, others: list[OtherRun]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ from vacant.policy.contract.contract import Contract, ContractError, load_contra
 from vacant.policy.contract.flags import list_flags, standing_flags
 from vacant.store import reputation
 from vacant.store.objects import ObjectStore
-from vacant.store.run import RunView
+from vacant.store.run import RunView, Step
 from vacant.store.states import Manifest
 from vacant.store.steplog import StepLog
 
@@ -422,7 +422,23 @@ class Pipeline:
         if found is not None and found.verdict == authorship.NOT_OWN:  # who else wrote while it ran, as far as known
             settled.evidence["written_by"] = others.written_by(found.step, authorship.not_reproduced(found),
                                                                self.view, self._others())
+        if found is not None and found.verdict == authorship.OWN:
+            settled = self._unseen(settled, found.step)
         return self._produced(settled)
+
+    def _unseen(self, attribution: Attribution, step: Step) -> Attribution:
+        """The step's own write is judged on this run's state before it; where another session
+        changed one of its files in between (its hooks recorded it, this run's did not), that state
+        is not what the step found (a Write of the whole file would carry the other session's lines
+        as its own): `heuristic`, saying so."""
+        found = others.unseen_before(step, step.changed_paths(), self.view, self._others())
+        if found is None:
+            return attribution
+        why = (f"{found['path']} was changed by {others.describe(found, with_agent=False)} before step "
+               f"{step.number} ran, which this run's record does not hold: what the step found there, and so "
+               "what it wrote itself, is not known")
+        return replace(attribution, level=levels.HEURISTIC, source=None, first_hop=None, final_level=None,
+                       evidence={**attribution.evidence, "why": why, "unseen": found})
 
     def _produced(self, attribution: Attribution) -> Attribution:
         """lineage_internal moved the grade to the step that put the value into a file the flip

@@ -180,3 +180,19 @@ def test_a_stop_that_reuses_its_answers_still_looks_at_the_workspace_afresh(tmp_
     assert second["reused"] == first["stop"] and second["check_runs"] == 0
     assert [change["path"] for change in second["workspace"]["changes"]] == ["config.py"]
     assert second["workspace"]["checks_why"] is not None  # no check ran: it says so
+
+
+def test_a_write_of_the_whole_file_over_another_sessions_change_is_not_provable(tmp_path: Path) -> None:
+    """The other session's Edit breaks the guard (its hooks record it); this run then writes the
+    whole file as it finds it, changing another line. This run's state before the Write lacks the
+    other session's change, so the Write's input looks as if it wrote the break: heuristic, not
+    provable on the Write."""
+    root = workspace(tmp_path)
+    mine = Session(root, "run-a")
+    theirs = Session(root, "run-b", beside=mine)
+    theirs.edit("config.py", "RATE = 0.08", "RATE = 0.09")
+    mine.write("config.py", (root / "config.py").read_text().replace("NAME = 'a'", "NAME = 'b'"))
+    mine.finish()
+    [finding] = stop_module.stop(root, mine.run_dir).report["findings"]
+    assert finding["level"] == "heuristic", finding
+    assert finding["evidence"]["unseen"]["run"] == "run-b" and "config.py" in finding["evidence"]["why"], finding
