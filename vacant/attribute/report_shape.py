@@ -155,9 +155,10 @@ EVIDENCE_FIELDS = (
                                            "\"Who wrote it\"): `verdict`, `step`, `why`, `path`, `files` (that file "
                                            "`same`, `foreign`, `split` or `clash` against the own write)",
           always=False),
-    Field("unseen", "object", "another session changed a file of the flip step's change after this run last "
-                              "recorded it and before the step ran (this run's state before the step lacks it): "
-                              "`path` and who (`who`, `run`, `step`, `tool`, ...); the grade is `heuristic`",
+    Field("unseen", "object", "the flip step is a Write (the whole file) and another session changed that file "
+                              "after this run last recorded it and before the step ran (this run's state before "
+                              "the step lacks it, and the Write's input carries it): `path` and who (`who`, `run`, "
+                              "`step`, `tool`, ...); the grade is `heuristic`",
           always=False),
     Field("during_step", "int", "a `gap` made while this step ran by someone other than the step (a person's save, "
                                 "a process started earlier): never sent to the agent", always=False),

@@ -422,15 +422,16 @@ class Pipeline:
         if found is not None and found.verdict == authorship.NOT_OWN:  # who else wrote while it ran, as far as known
             settled.evidence["written_by"] = others.written_by(found.step, authorship.not_reproduced(found),
                                                                self.view, self._others())
-        if found is not None and found.verdict == authorship.OWN:
+        if found is not None and found.verdict == authorship.OWN and found.step.kind == "write":
             settled = self._unseen(settled, found.step)
         return self._produced(settled)
 
     def _unseen(self, attribution: Attribution, step: Step) -> Attribution:
-        """The step's own write is judged on this run's state before it; where another session
-        changed one of its files in between (its hooks recorded it, this run's did not), that state
-        is not what the step found (a Write of the whole file would carry the other session's lines
-        as its own): `heuristic`, saying so."""
+        """A Write's input is the whole file as the agent made it from what it found; where another
+        session changed that file after this run last recorded it (its hooks recorded it, this
+        run's did not), the input carries the other session's lines as if the Write wrote them:
+        `heuristic`, saying so. (A re-run or an Edit's replacements act on this run's own state,
+        without those lines, so what they show is the step's own.)"""
         found = others.unseen_before(step, step.changed_paths(), self.view, self._others())
         if found is None:
             return attribution
