@@ -69,9 +69,11 @@ def record_steps(root: Path, steps: list[Step], session: str = "steps") -> Path:
 class Session:
     """One Claude session recorded step by step through the real recorder (its PLATFORM)."""
 
-    def __init__(self, root: Path, session: str = "steps") -> None:
+    def __init__(self, root: Path, session: str = "steps", beside: "Session | None" = None) -> None:
+        """`beside`: another session in the same workspace; both scan through one scanner, as the
+        workspace's daemon serves every session (each hook call without it loads the index afresh)."""
         self.root, self.session = root, session
-        self.recorder = Recorder(root, session, PLATFORM)
+        self.recorder = Recorder(root, session, PLATFORM, scanner=beside.recorder.scanner if beside else None)
         self.recorder.handle(HookCall("session_start", session, root, source="startup"))
         self.steps = 0  # tool calls made (step numbers also count out-of-band change sets)
 

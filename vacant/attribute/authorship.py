@@ -42,6 +42,7 @@ from typing import Any
 
 from vacant.attribute import rerun as again
 from vacant.attribute.at_change import Attribution
+from vacant.attribute.lineage import Source, contains
 from vacant.attribute.ownpart import CLASH, SAME, compare, has_line
 from vacant.attribute.replay import Timeline
 from vacant.attribute.toolwrites import patch_in_command, written
@@ -243,6 +244,61 @@ class Authors:
                 mine[path] = entry
         return mine
 
+    # -- lineage_internal: the producing step's write of the value ----------------------------
+
+    def wrote_value(self, number: int, path: str, value: set[str]) -> Authorship | None:
+        """Whether step `number` wrote `value` into `path` (the file a later step copied it from):
+        its own write (its input, or its command re-run on the state before it) holds the value.
+        `not_own`: the value is in lines the own write left as they were, or never wrote (someone
+        else put it there while the step ran); None: no shell or file tool step, or it recorded
+        no change to `path` (its grade stands, as for other tools)."""
+        step = self.view.steps.get(number)
+        if step is None or step.out_of_band or step.kind not in ("shell", *TOOL_KINDS):
+            return None
+        index = next((i for i in range(self.timeline.last, 0, -1) if self.timeline.change(i)["step"] == number
+                      and path in _paths(self.timeline.change(i)) and path not in self.timeline.change(i)["removed"]),
+                     None)
+        if index is None:
+            return None
+        span = self._span(step, index)
+        if isinstance(span, str):
+            return Authorship(NOT_KNOWN, step, span)
+        mine = self._own_write(step, span, index)
+        if isinstance(mine, str):
+            return Authorship(NOT_KNOWN, step, mine)
+        own, how = mine
+        evidence = {"path": path, "files": {path: how.get(path)}}
+        if contains(_decode(self._content(own, path)), value):
+            return Authorship(OWN, step, f"its own write put the value into {path}", evidence)
+        if how.get(path) == CLASH and step.kind == "shell":
+            return Authorship(NOT_KNOWN, step, f"its command, re-run, wrote {path} otherwise inside lines it writes "
+                                               "(its output varies), so whether it wrote the value is not known",
+                              evidence)
+        return Authorship(NOT_OWN, step, f"the value in {path} is not in what step {number} ({step.tool}) wrote "
+                                         "itself: someone else put it there while it ran", evidence)
+
+    def _own_write(self, step: Step, span: Span, index: int) -> tuple[Manifest, dict[str, str]] | str:
+        """The step's own write of its paths (its re-run's, or its input's) and each file's
+        comparison with the record; a sentence when it cannot be had."""
+        patch = patch_in_command(again.command_of(step) or "") if step.kind == "shell" else None
+        if step.kind == "shell" and patch is None:
+            run = self._rerun(step, span)
+            if isinstance(run, str):
+                return run
+            if run.timed_out or (step.exit_code is not None and run.exit_code != step.exit_code):
+                return "its re-run did not run as the step had"
+            if self._unkept(span):
+                return "its re-run ran on a state without files vacant does not keep"
+            return run.entries, self._compare(span, index, run.entries)
+        kind, intent = ("patch", {"patch": patch}) if patch is not None else (str(step.kind), step.intent or {})
+        before = self.timeline.states[span.before]
+        wrote = written(kind, intent, self.root, os.path.join(self.root, step.cwd or "."),
+                        lambda path: self._content(before, path))
+        if wrote.why is not None:
+            return wrote.why
+        own = self._own_entries(span, index, wrote.files)
+        return own, self._compare(span, index, own)
+
     # -- the verdict -------------------------------------------------------------------------
 
     def _with(self, index: int, span: Span, mine: Manifest) -> Manifest:
@@ -288,6 +344,12 @@ class Authors:
         return status_of(state)
 
 
+def not_reproduced(found: Authorship) -> list[str]:
+    """The files of the step's change its own write did not account for (someone else's part)."""
+    files = (found.evidence.get("rerun") or found.evidence.get("input") or {}).get("files") or {}
+    return sorted(path for path, how in files.items() if how != SAME)
+
+
 def _paths(change: dict[str, Any]) -> set[str]:
     return set(change["added"]) | set(change["changed"]) | set(change["removed"])
 
@@ -308,8 +370,29 @@ def _same_entry(a: Entry | None, b: Entry | None) -> bool:
     return bool(a[0] == b[0] and (a[0] == "d" or a[3] == b[3]))
 
 
+def _decode(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", "replace")
+
+
 def _is_dir(entry: Entry | None) -> bool:
     return entry is not None and entry[0] == "d"
+
+
+def settle_producer(attribution: Attribution, found: Authorship, path: str, flip: Step) -> Attribution:
+    """A lineage_internal grade whose producing step `found.step` wrote the value into `path`:
+    `own` keeps it; `not_own` means the value came from outside the run (someone wrote it there
+    while the step ran), so it is `lineage_exact` at the flip step with that write as its source
+    (the actor untouched); `unknown` is `heuristic` at most, pointing at the producing step."""
+    producer = {"verdict": found.verdict, "step": found.step.number, "why": found.why, **found.evidence}
+    evidence = {**attribution.evidence, "producer_authorship": producer}
+    if found.verdict == OWN:
+        return replace(attribution, evidence=evidence)
+    evidence["why"] = f"the value came from {path}, written during step {found.step.number}: {found.why}"
+    if found.verdict == NOT_OWN:
+        return replace(attribution, level=levels.LINEAGE_EXACT, step=flip, actor=flip.actor, final_level=None,
+                       evidence=evidence, source=Source("external", "out-of-band", path, None, None), first_hop=None)
+    return replace(attribution, level=levels.HEURISTIC, final_level=None, source=None, first_hop=None,
+                   evidence=evidence)
 
 
 def settle(attribution: Attribution, found: Authorship) -> Attribution:

@@ -74,7 +74,7 @@ REPORT_FIELDS = (
                                 "(`check_runs` 0); null when this Stop ran them"),
     Field("split", "object", "where this Stop's time went: for each part that ran (`selection` (which tests "
                              "the final run leaves out), `final state`, `bisection`, "
-                             "`verification` (the counterfactuals), `faithfulness`, `changed tests`, `baseline`), "
+                             "`verification` (the counterfactuals), `faithfulness`, `changed tests`, `baseline`, `workspace`), "
                              "its `seconds` and `check_runs`; empty when the answers were reused"),
     Field("questions", "array", "what this Stop asked the person in the ask book (docs/CONTRACT.md, \"Questions for "
                                 "the person\"): a guard's test the agent changed so that it passes (`kind` "
@@ -92,6 +92,19 @@ REPORT_FIELDS = (
                                  + "), `example`: the first input behind each reason, and `tests`: the first "
                                  "ids that ran for each reason; a test not in the record "
                                  "always runs; empty when no check had a record"),
+    Field("workspace", "object|null", "what the live workspace holds that this run's record does not (another "
+                                      "session's changes, or the person's that another session saw), null when "
+                                      "nothing (or on a replay): `changes` (each `path`, `change` (`added`, "
+                                      "`changed`, `removed`) and `by`, who is known to have written it: `who` "
+                                      "(`session`: another run's step, with `run`, `platform`, `step`, `tool`, "
+                                      "`agent`; `out_of_band`: another run saw it between its steps, the person or a "
+                                      "process; `unknown`) and `why`); `checks`: each check that answers otherwise on "
+                                      "the workspace (run there, walled) than on this run's final state: `name`, "
+                                      "`kind`, `passed` (this run's state), `passed_live` (the workspace), `new` (how "
+                                      "many findings only the workspace shows) and the first `findings` (`id`, `path`, "
+                                      "`line`, `message`, `test`); `checks_why`: why the checks did not run there "
+                                      "(null when they did). Never blocking, never the agent's to fix: the agent's "
+                                      "feedback and the person's message say it"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),
     Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
     Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),
@@ -168,8 +181,23 @@ EVIDENCE_FIELDS = (
                                   "plus the step's own write", always=False),
     Field("ask", "string", "a `changed_test` finding, or a rejected one: the card the person answers it on "
                            "(`ask#N`; empty when a replayed Stop found none)", always=False),
+    Field("producer_authorship", "object", "a `lineage_internal` grade whose value came from a file the producing "
+                                           "step wrote: whether that step's own write put it there (docs/LEVELS.md, "
+                                           "\"Who wrote it\"): `verdict`, `step`, `why`, `path`, `files` (that file "
+                                           "`same`, `foreign`, `split` or `clash` against the own write)",
+          always=False),
+    Field("unseen", "object", "the flip step is a Write (the whole file) and another session changed that file "
+                              "after this run last recorded it and before the step ran (this run's state before "
+                              "the step lacks it, and the Write's input carries it): `path` and who (`who`, `run`, "
+                              "`step`, `tool`, ...); the grade is `heuristic`",
+          always=False),
     Field("during_step", "int", "a `gap` made while this step ran by someone other than the step (a person's save, "
                                 "a process started earlier): never sent to the agent", always=False),
+    Field("written_by", "object", "a `gap` made during a step: who is known to have written it, from the records: "
+                                  "`who` (`session`: another run's step open then that names the file, or its shell "
+                                  "step, with `run`, `platform`, `step`, `tool`, `agent`; `background`: a process an "
+                                  "earlier `step` of this run left running; `unknown`: the person, an editor or a "
+                                  "process) and `why`", always=False),
 )
 
 

@@ -14,13 +14,13 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
-from vacant.attribute import at_change, authorship, changed_tests, proposals, recordaudit, testinputs, verify
+from vacant.attribute import at_change, authorship, changed_tests, others, proposals, recordaudit, testinputs, verify
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.attribution import attribute_finding
 from vacant.attribute.replay import (
@@ -40,7 +40,7 @@ from vacant.core.findings import Finding
 from vacant.core.locations import state_dir
 from vacant.core import sandbox
 from vacant.core.sandbox import unrecorded_paths
-from vacant.store.hasher import leaves_out
+from vacant.store.hasher import Index, leaves_out
 from vacant.policy.contract.checks import Site, run_check, site_for
 from vacant.policy.contract.contract import CONTRACT_FILE, Contract, ContractError, load_contract, rounds_hint
 from vacant.policy.contract.flags import list_flags, standing_flags
@@ -48,7 +48,7 @@ from vacant.policy.gate.asks import questions
 from vacant.policy.gate.asks.book import AskBook
 from vacant.store import reputation
 from vacant.store.objects import ObjectStore
-from vacant.store.run import RunView
+from vacant.store.run import RunView, Step
 from vacant.store.states import Manifest
 from vacant.store.steplog import StepLog
 
@@ -107,6 +107,7 @@ class Pipeline:
         self.unfaithful: str | None = None  # why a replay may not see what the check in the workspace saw
         self.unwalled_why: str | None = None  # why the checks ran unwalled (None: they ran behind the wall)
         self.split: dict[str, dict[str, float]] = {}  # part of the Stop -> its seconds and check runs
+        self._other_runs: list[others.OtherRun] | None = None
         self.questions: list[dict[str, Any]] = []  # what this Stop asks the person (report `questions`)
         self.accepted: dict[str, Any] = {}  # contract items whose agent change the person accepted
         self._settle_contract()
@@ -173,6 +174,8 @@ class Pipeline:
                 asked = self._changed_tests()
             with self._part("baseline"):
                 vacuous = self._vacuous(bool(checks) and not findings)
+            with self._part("workspace"):
+                workspace = self._workspace()
         finally:
             shutil.rmtree(scratch_dir, ignore_errors=True)
             shutil.rmtree(rerun_dir, ignore_errors=True)
@@ -207,6 +210,7 @@ class Pipeline:
             "split": self.split,
             "questions": self.questions,
             "selection": {name: chosen.summary() for name, chosen in self.checks.selections.items()},
+            "workspace": workspace,
         }
         return report
 
@@ -262,7 +266,7 @@ class Pipeline:
         return {"run": self.log.run_id, "at": time.time(), "upto": self.upto, **{name: last[name] for name in keep},
                 "findings": findings, "record_problems": record_problems, "check_runs": 0,
                 "budget_s": self.budget_s, "seconds": round(time.monotonic() - started, 3), "reused": last["stop"],
-                "split": {}, "selection": {}}
+                "split": {}, "selection": {}, "workspace": self._workspace(run_checks=False)}
 
     def _faithful(self, findings: list[tuple[Finding, str | None]], graded: list[Attribution]) -> list[Attribution]:
         """A finding the replay found already present at the baseline is believed only if the replay
@@ -318,6 +322,44 @@ class Pipeline:
     def _unfaithful(self, attribution: Attribution) -> Attribution:
         return Attribution(levels.HEURISTIC, evidence={"why": f"not graded: {self.unfaithful}", "method": "unfaithful",
                                                        "rerun": self.rerun})
+
+    def _others(self) -> list[others.OtherRun]:
+        """The other runs recorded in this workspace (read once a Stop, when asked)."""
+        if self._other_runs is None:
+            self._other_runs = others.other_runs(self.log.run_dir.parent, self.log.run_dir)
+        return self._other_runs
+
+    def _workspace(self, run_checks: bool = True) -> dict[str, Any] | None:
+        """What the live workspace holds that this run's record does not (another session's
+        changes, or the person's that another session saw), who is known to have written it, and
+        which checks answer otherwise on the workspace than on this run's final state
+        (vacant.attribute.others). A live Stop only: a replay of a past Stop has no live workspace.
+        `run_checks` False (a Stop that reused the last one's answers): the changes only."""
+        if self.as_of is not None or isinstance(self.log, ReadOnlyLog):
+            return None
+        live = Index.load(state_dir(self.root) / "index").entries()
+        changes = others.workspace_changes(self.timeline.states[self.timeline.last], live, self._others())
+        if not changes:
+            return None
+        workspace: dict[str, Any] = {"changes": changes, "checks": [], "checks_why": None}
+        if not run_checks:  # the other sessions may have moved on since: what differs is looked at afresh
+            workspace["checks_why"] = "this Stop reused the last one's answers and ran no check"
+            return workspace
+        if self.contract is None:
+            return workspace
+        final, there, kinds = {}, {}, {}
+        states = self.checks
+        assert states is not None  # run() made them before any part
+        for check, guard in self.contract.all_checks():
+            if time.monotonic() > self.deadline:
+                workspace["checks_why"] = "the Stop's time budget ran out before the checks ran on the workspace"
+                break
+            final[check.name] = states.at(check, self.timeline.last)
+            there[check.name] = run_check(check, self.root, site=site_for(self.root))
+            states.runs += 1
+            kinds[check.name] = "guard" if guard else "check"
+        workspace["checks"] = others.differing_checks(final, there, kinds)
+        return workspace
 
     def _changed_tests(self) -> list[tuple[Finding, Attribution]]:
         """The guard as the person set it (vacant.attribute.changed_tests), within the budget; each
@@ -489,7 +531,44 @@ class Pipeline:
         if flip.index is None or attribution.level not in at_change.STRONG:
             return attribution
         found = self.authors.of(flip.index, finding, lambda state: self._status_on(finding, flag_text, state))
-        return attribution if found is None else authorship.settle(attribution, found)
+        settled = attribution if found is None else authorship.settle(attribution, found)
+        if found is not None and found.verdict == authorship.NOT_OWN:  # who else wrote while it ran, as far as known
+            settled.evidence["written_by"] = others.written_by(found.step, authorship.not_reproduced(found),
+                                                               self.view, self._others())
+        if found is not None and found.verdict == authorship.OWN and found.step.kind == "write":
+            settled = self._unseen(settled, found.step)
+        return self._produced(settled)
+
+    def _unseen(self, attribution: Attribution, step: Step) -> Attribution:
+        """A Write's input is the whole file as the agent made it from what it found; where another
+        session changed that file after this run last recorded it (its hooks recorded it, this
+        run's did not), the input carries the other session's lines as if the Write wrote them:
+        `heuristic`, saying so. (A re-run or an Edit's replacements act on this run's own state,
+        without those lines, so what they show is the step's own.)"""
+        found = others.unseen_before(step, step.changed_paths(), self.view, self._others())
+        if found is None:
+            return attribution
+        why = (f"{found['path']} was changed by {others.describe(found, with_agent=False)} before step "
+               f"{step.number} ran, which this run's record does not hold: what the step found there, and so "
+               "what it wrote itself, is not known")
+        return replace(attribution, level=levels.HEURISTIC, source=None, first_hop=None, final_level=None,
+                       evidence={**attribution.evidence, "why": why, "unseen": found})
+
+    def _produced(self, attribution: Attribution) -> Attribution:
+        """lineage_internal moved the grade to the step that put the value into a file the flip
+        step read: that step's own write must hold the value too (vacant.attribute.authorship
+        `wrote_value`), else the value came from someone else's write (`lineage_exact` at the
+        flip step) or it is not known (`heuristic`)."""
+        hops = attribution.evidence.get("hops") or []
+        if attribution.level != levels.LINEAGE_INTERNAL or not hops or not hops[-1].startswith("file:"):
+            return attribution
+        path = hops[-1].split(":", 1)[1]
+        producer = attribution.step
+        flip = self.view.steps.get(attribution.flip_step) if attribution.flip_step is not None else None
+        if producer is None or flip is None:
+            return attribution
+        found = self.authors.wrote_value(producer.number, path, set(attribution.evidence.get("value") or ()))
+        return attribution if found is None else authorship.settle_producer(attribution, found, path, flip)
 
     def _status_on(self, finding: Finding, flag_text: str | None, state: Manifest) -> str:
         """The finding's status on a constructed state (a flag: its text in its file there)."""
@@ -692,17 +771,18 @@ def _origin(item: dict[str, Any], guard: bool = False) -> str:
 
 def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int,
                   guards: frozenset[str] = frozenset(), contract_error: dict[str, Any] | None = None,
-                  waiting: str | list[str] | None = None) -> str:
+                  waiting: str | list[str] | None = None, not_yours: str | None = None) -> str:
     """At most 12 lines; stable ids and locations; never who the actor is. `guards`: the names of
     the checks that must stay green (a guard that fails was broken by the work, or already was).
     A failing test names the test, its assert line and the change that broke it: the fix belongs
-    at that change."""
+    at that change. `not_yours`: what the workspace holds that this run did not make (another
+    session's, the person's), said so the agent neither fixes nor undoes it."""
     waiting = [waiting] if isinstance(waiting, str) else list(waiting or [])
     count = len(blocking) + (1 if contract_error else 0)
     lines = [f"vacant: {count} finding(s) must be fixed before you stop (round {round_number} of {rounds})."]
     if contract_error:
         lines.append(" ".join(f"- {contract_sentence(contract_error)}".split()))  # whole: it names file and line
-    room = FEEDBACK_LINES - len(lines) - 1 - len(waiting)
+    room = FEEDBACK_LINES - len(lines) - 1 - len(waiting) - (1 if not_yours else 0)
     blocking, together = _grouped(blocking, guards)
     lines += together
     room -= len(together)
@@ -720,6 +800,8 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
     if len(shown) < len(blocking):
         lines.append(f"- … and {len(blocking) - len(shown)} more (same checks)")
     lines += [_trim(f"- {line}") for line in waiting]
+    if not_yours:  # another session's or the person's: never the agent's to fix or undo
+        lines.append(_trim(f"- Not yours, leave them as they are (the person is told): {not_yours}.", TEST_LINE_WIDTH * 2))
     if together or any(item.get("test") for item in shown):
         lines.append("Fix the change that broke each test (not a test file it did not touch), re-run the failing "
                      "check yourself, then finish; vacant re-checks at stop.")
@@ -797,12 +879,16 @@ def summary_for_person(report: dict[str, Any], why: str) -> str:
     during = [item for item in report["findings"] if item["evidence"].get("during_step") is not None]
     if during:
         steps = ", ".join(sorted({str(item["evidence"]["during_step"]) for item in during}))
-        parts += f"; {len(during)} from changes someone other than the agent made during step(s) {steps}, not sent to the agent"
+        writers = sorted({others.describe(item["evidence"].get("written_by") or {}) for item in during})
+        parts += (f"; {len(during)} from changes someone other than the agent made during step(s) {steps} "
+                  f"(by {'; '.join(writers)}), not sent to the agent")
     waiting = waiting_on_person(report)
     if waiting:
         ids = ", ".join(item["ask"] for item in waiting[:4] if item["ask"])
         parts += f"; {len(waiting)} question(s) wait on you ({ids}: `vacant asks`, then `vacant approve` or `vacant decline`)"
-    return f"vacant: {len(report['findings'])} finding(s) left ({parts}); {why}. See `vacant report {report['run']}`."
+    elsewhere = f"; {others.sentence(report['workspace'])}" if report.get("workspace") else ""
+    return (f"vacant: {len(report['findings'])} finding(s) left ({parts}); {why}{elsewhere}. "
+            f"See `vacant report {report['run']}`.")
 
 
 def _next_stop(run_dir: Path) -> int:
@@ -860,10 +946,13 @@ def _conclude(root: Path, run_dir: Path, log: StepLog, pipeline: Pipeline, repor
     round_key = agent_id or "main"
     used = state["rounds"].get(round_key, 0)
     feedback = system_message = None
+    workspace = report.get("workspace")
+    elsewhere = others.sentence(workspace) if workspace else None
     if (blocking or problem) and used < rounds:
         used += 1
         state["rounds"][round_key] = used
-        feedback = feedback_text(blocking, used, rounds, guards, problem, waiting_lines(report, mine))
+        feedback = feedback_text(blocking, used, rounds, guards, problem, waiting_lines(report, mine),
+                                 not_yours=others.sentence(workspace, for_agent=True) if workspace else None)
         log.emit("feedback", text=feedback, round=used, rounds=rounds, agent_id=agent_id)
     elif blocking or problem:
         spent = "report only: no feedback rounds (`[stop] rounds = 0`)" if rounds == 0 \
@@ -872,6 +961,8 @@ def _conclude(root: Path, run_dir: Path, log: StepLog, pipeline: Pipeline, repor
     elif mine or waiting_on_person(report):
         system_message = summary_for_person(report, "none of them can be fixed by editing code "
                                                     "(env/gap/record, or changes waiting on the person)")
+    elif elsewhere:
+        system_message = f"vacant: this run's checks pass on its own work, but {elsewhere}. See `vacant report {report['run']}`."
     report.update(round=used, rounds=rounds, decision="block" if feedback else "stop", agent_id=agent_id)
     for item in report["findings"]:
         log.emit("attribution", finding=item["id"], level=item["level"], step=item["step"],

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import typer
 
-from vacant.attribute import recordaudit
+from vacant.attribute import others, recordaudit
 from vacant.commands.common import print_json, workspace
 from vacant.core.cells import shown
 from vacant.core.locations import WorkspaceError, resolve_run
@@ -57,6 +57,8 @@ def render_report(report: dict[str, Any]) -> str:
     for check in report["checks"]:
         lines.append(f"  {check.get('kind', 'check')} {check['name']}: {'pass' if check['passed'] else 'FAIL'} "
                      f"(exit {check['exit_code']})")
+    if report.get("workspace"):
+        lines += workspace_lines(report["workspace"])
     for item in report["findings"]:
         where = f"{item['path']}:{item['line']}" if item["path"] else "(no location)"
         actor = item["actor"] or {}
@@ -68,6 +70,9 @@ def render_report(report: dict[str, Any]) -> str:
             lines.append(f"      value {item['evidence'].get('value')} seen in {item['lineage_source']}")
         if item["evidence"].get("why"):
             lines.append(f"      why: {item['evidence']['why']}")
+        if item["evidence"].get("written_by"):
+            lines.append(f"      written by: {others.describe(item['evidence']['written_by'])} "
+                         f"({item['evidence']['written_by'].get('why')}); not sent to the agent")
         if item.get("diff"):
             lines.append(f"      step {item.get('flip_step')} changed:")
             lines += [f"        {row}" for row in item["diff"].splitlines()]
@@ -89,6 +94,17 @@ def _question_lines(questions: list[dict[str, Any]]) -> list[str]:
         if item.get("proposed"):
             lines.append("      proposed:")
             lines += [f"        {row}" for row in item["proposed"].splitlines()]
+    return lines
+
+
+def workspace_lines(workspace: dict[str, Any]) -> list[str]:
+    """What the live workspace holds that this run did not make, who wrote it, and the checks it turns."""
+    lines = [f"  not this run's: {others.sentence(workspace)}"]
+    lines += [f"    {item['change']} {item['path']}: {others.describe(item['by'])}" for item in workspace["changes"]]
+    for row in workspace.get("checks") or []:
+        named = "; ".join(f"{f['path'] or '(no location)'}: {f['message'][:80]}" for f in row["findings"])
+        lines.append(f"    {row['kind']} {row['name']}: {'pass' if row['passed'] else 'FAIL'} on this run's work, "
+                     f"{'pass' if row['passed_live'] else 'FAIL'} on the workspace" + (f" ({named})" if named else ""))
     return lines
 
 

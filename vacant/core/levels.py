@@ -151,9 +151,15 @@ WHO_WROTE_IT = (
     "left than its cap, or the wall cannot run here (an agent's command is never re-run unwalled); its re-run "
     "exited otherwise than the step or hit its cap; it ran on a state without files vacant does not keep "
     "(`[store] exclude`, over the size cap) and did not write the whole change; its output varies there; or the "
-    "check failed there for something else. Not covered yet: other steps that may write anything (a watched command's bursts, an "
-    "unknown tool, a notebook edit) are not checked and keep the grade their flip gives, and for "
-    "`lineage_internal` the flip step is checked, not the producing step's write of the value."
+    "check failed there for something else. For `lineage_internal` the producing step is held to the same rule "
+    "when the value came from a file it wrote: its own write (its input, or its command re-run on the state "
+    "before it) must hold the value in that file. It does: the grade stands. The value is in lines its own "
+    "write did not put there: someone else wrote it while the step ran, a source outside the run, so "
+    "`lineage_exact` at the flip step (the actor untouched). It cannot be told (not re-run, its output varies "
+    "there): `heuristic`, saying why. Not covered yet: other steps that may write anything (a watched "
+    "command's bursts, an unknown tool, a notebook edit) are not checked and keep the grade their flip gives; "
+    "a value a producing step printed or a sub-agent replied (not a file it wrote) is the platform's record of "
+    "that output, and the producing hops before the last are not checked."
 )
 
 RERUN_COST = (
@@ -162,7 +168,7 @@ RERUN_COST = (
     "below `provable`, or whose flip is no tool or shell step. A file tool: rebuilding its write from the "
     "input, and one check run on the constructed state unless its input is the whole change (or a located "
     "finding's line is absent there). A shell step: one re-run per step a consequence-carrying finding flipped "
-    "at (shared by that step's findings); a check run on the constructed state only when the re-run did not "
+    "at (shared by that step's findings, and by a `lineage_internal` grade whose producing step it is); a check run on the constructed state only when the re-run did not "
     "write the whole change; a second re-run only before lines inside what the first wrote are called someone "
     "else's. A re-run costs the command itself (capped), the wall's start (bench/bench_wall.py), and the "
     "state before the step in a scratch directory: rebuilt whole at the Stop's first re-run (as the replay's "

@@ -147,6 +147,7 @@ JS = r"""
     if (f.origin_source && f.origin_source !== f.lineage_source) row("origin", f.origin_source);
     var ev = f.evidence || {};
     if (ev.why) row("why", ev.why);
+    if (f.written_by) row("written by", f.written_by + "; not sent to the agent");
     if (ev.rerun) row("rerun", el("span", {}, el("code", {}, ev.rerun), " ",
       el("button", {"class": "small", onclick: function () { if (navigator.clipboard) navigator.clipboard.writeText(ev.rerun); }}, "copy")));
     var diff = null;
@@ -183,12 +184,22 @@ JS = r"""
     return s;
   }
 
+  // what the workspace holds that this run did not make (another session, the person): for the person
+  function elsewhereCard(w) {
+    var box = el("div", {"class": "finding nb", id: "elsewhere"}, el("div", {"class": "top"}, el("span", {"class": "badge"}, "not this run's")),
+      el("div", {"class": "msg"}, w.sentence));
+    w.changes.forEach(function (c) { box.append(el("div", {"class": "mono"}, c.change + " " + c.path + ": " + c.by)); });
+    w.checks.forEach(function (c) { box.append(el("div", {"class": "muted"}, c.kind + " " + c.name + ": " + (c.passed ? "pass" : "FAIL") + " on this run's work, " + (c.passed_live ? "pass" : "FAIL") + " on the workspace")); });
+    return box;
+  }
+
   function findings() {
     var s = el("section", {id: "findings"}, el("h2", {}, "Findings", el("span", {"class": "count"}, String(D.findings.length))));
     var fixed = earlier().length ? " The agent got there after " + earlier().length + " blocked Stop(s): see Feedback rounds above." : "";
     if (D.contract_error) s.append(el("div", {"class": "finding"}, el("div", {"class": "top"}, el("span", {"class": "badge"}, "contract error")),
       el("div", {"class": "msg"}, D.contract_error.message), el("div", {"class": "muted"}, "vacant.toml could not be read at this Stop: nothing was verified.")));
     else if (!D.findings.length) s.append(el("div", {"class": "empty"}, D.stop ? "No findings at this Stop." + fixed : "No Stop report yet: `vacant replay` makes one."));
+    if (D.elsewhere) s.append(elsewhereCard(D.elsewhere));
     D.findings.forEach(function (f) { s.append(findingCard(f)); });
     return s;
   }

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from vacant.attribute import others
 from vacant.core import levels
 
 LIMIT = 65_000
@@ -37,7 +38,23 @@ def code(value: Any) -> str:
 
 def _who(item: dict[str, Any]) -> str:
     actor = item.get("actor") or {}
-    return "/".join(str(actor.get(k) or "?") for k in ("platform", "agent_definition", "model")) if actor else "nobody"
+    if actor:
+        return "/".join(str(actor.get(k) or "?") for k in ("platform", "agent_definition", "model"))
+    written = (item.get("evidence") or {}).get("written_by")
+    return f"nobody; written by {others.describe(written)}" if written else "nobody"
+
+
+def _elsewhere(workspace: dict[str, Any] | None) -> list[str]:
+    """What the workspace holds that this run did not make: who wrote each path, the checks it turns."""
+    if not workspace:
+        return []
+    lines = [f"**Not this run's** (never sent to the agent as its own): {cell(others.sentence(workspace), 600)}", ""]
+    lines += [f"- {cell(item['change'])} {code(item['path'])}: {cell(others.describe(item['by']))}"
+              for item in workspace["changes"][:20]]
+    lines += [f"- {cell(row['kind'])} {cell(row['name'], 80)}: {'✅ pass' if row['passed'] else '❌ fail'} on this run's "
+              f"work, {'✅ pass' if row['passed_live'] else '❌ fail'} on the workspace"
+              for row in workspace.get("checks") or []]
+    return lines + [""]
 
 
 def _row(item: dict[str, Any]) -> str:
@@ -65,6 +82,7 @@ def render(report: dict[str, Any], limit: int = LIMIT) -> str:
         head.append("Checks: " + ", ".join(f"{c.get('kind', 'check')} {cell(c['name'], 80)} "
                                            f"{'✅ pass' if c['passed'] else '❌ fail'}" for c in checks))
         head.append("")
+    head += _elsewhere(report.get("workspace"))
     head.append(f"Read coverage: **{cell(coverage.get('state'))}** ({cell(coverage.get('why'))})")
     head.append("")
     counts: dict[str, int] = {}

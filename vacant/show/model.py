@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vacant.attribute import others
 from vacant.attribute.stop import read_coverage
 from vacant.core import levels
 from vacant.core.findings import split_lines
@@ -180,6 +181,18 @@ def _step_json(step: Step, times: dict[int, tuple[float | None, float | None]], 
     }
 
 
+def _elsewhere(workspace: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the workspace holds that the run did not make, in words: who wrote each path, and the
+    checks that pass on the run's work and not on the workspace."""
+    if not workspace:
+        return None
+    return {"sentence": others.sentence(workspace),
+            "changes": [{"path": item["path"], "change": item["change"], "by": others.describe(item["by"])}
+                        for item in workspace["changes"]],
+            "checks": [{"name": row["name"], "kind": row["kind"], "passed": row["passed"],
+                        "passed_live": row["passed_live"]} for row in workspace.get("checks") or []]}
+
+
 def _found(finding: dict[str, Any]) -> dict[str, Any]:
     """A finding of a Stop in the rounds overview: what, where, how sure, which step."""
     return {key: finding.get(key) for key in ("id", "level", "path", "line", "message", "flip_step", "blocking")}
@@ -215,6 +228,8 @@ def build(root: Path, run_dir: Path, stop_number: int | None = None) -> dict[str
         for number in {item.get("step"), item.get("flip_step")} - {None}:
             marks.setdefault(number, []).append(item["id"])
         item["hunk"] = finding_diff(run, item)
+        written = (item.get("evidence") or {}).get("written_by")
+        item["written_by"] = f"{others.describe(written)} ({written.get('why')})" if written else None
     diffs, times = step_diffs(run, DiffBudget()), _times(run)
     start = run.start()
     return {
@@ -222,6 +237,7 @@ def build(root: Path, run_dir: Path, stop_number: int | None = None) -> dict[str
         "started": start.get("ts"), "ended": next((r.get("ts") for r in run.view.of_type("run_end")), None),
         "generated": time.time(), "stop": (report or {}).get("stop"), "decision": (report or {}).get("decision"),
         "contract_error": (report or {}).get("contract_error"),
+        "elsewhere": _elsewhere((report or {}).get("workspace")),
         "coverage": (report or {}).get("read_coverage") or read_coverage(run.view),
         "lanes": _lanes(run, steps),
         "steps": [_step_json(s, times, diffs.get(s.number, []), marks.get(s.number, []), start.get("workspace") or "")

@@ -76,6 +76,7 @@ def test_a_persons_save_while_the_agents_command_runs_is_not_the_agents(tmp_path
     assert authorship["verdict"] == "not_own" and authorship["rerun"]["files"] == {"config.py": "foreign"}
     assert "by someone else" in finding["evidence"]["why"]
     assert report["reruns"]["runs"] == 1  # the command never wrote that file: no second re-run is needed
+    assert finding["evidence"]["written_by"]["who"] == "unknown"  # no recorded step or background process
 
 
 def test_the_agents_own_sed_in_a_slow_command_stays_provable(tmp_path: Path) -> None:
@@ -176,6 +177,8 @@ def test_a_background_writer_an_earlier_step_started_is_not_the_later_steps(tmp_
     _gone(int(pid.read_text()))
     finding = only(graded(root, session))
     assert (finding["level"], finding["actor"], finding["flip_step"]) == ("gap", None, 2), finding
+    assert {key: finding["evidence"]["written_by"].get(key) for key in ("who", "step")} == {"who": "background",
+                                                                                           "step": 1}, finding
 
 
 def _gone(pid: int) -> None:
