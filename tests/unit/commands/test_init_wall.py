@@ -174,3 +174,25 @@ def test_codex_init_refuses_a_config_that_would_override_the_wall(ws, capsys, mo
     code, out, err = vacant(capsys, monkeypatch, "init", "--platform", "codex")
     assert code != 0 and "sandbox_mode" in out + err
     assert config.read_text() == 'sandbox_mode = "danger-full-access"\n'
+
+
+def test_init_seals_what_the_wall_holds_and_only_init_accepts_a_change(ws, capsys, monkeypatch):
+    """The seal (vacant/core/seal.py) is taken by init and again by uninstall, so the person's own
+    changes through vacant never read as broken; a rename of .claude away with a fresh one in its
+    place does, until the person runs init again; `vacant do` refuses to start on it."""
+    from vacant.core.locations import read_install
+    from vacant.core.seal import broken
+
+    assert vacant(capsys, monkeypatch, "init", "--platform", "claude")[0] == 0
+    record = read_install(ws)
+    assert broken(ws, record["seal"]) is None and ".claude" in record["seal"]["directories"]
+    (ws / ".claude").rename(ws / "old")
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.local.json").write_text("{}")
+    assert ".claude" in broken(ws, read_install(ws)["seal"])
+    code, out, err = vacant(capsys, monkeypatch, "do", "--no-wall", "--", "true")
+    assert code != 0 and "the wall around this workspace was changed: .claude" in out + err
+    assert vacant(capsys, monkeypatch, "init", "--platform", "claude")[0] == 0  # the person accepts it
+    assert broken(ws, read_install(ws)["seal"]) is None
+    assert vacant(capsys, monkeypatch, "uninstall")[0] == 0
+    assert broken(ws, read_install(ws)["seal"]) is None
