@@ -65,20 +65,25 @@ def broken(root: str | os.PathLike[str], seal: object) -> str | None:
     if not isinstance(seal, dict):
         return None
     base = os.fspath(root)
-    directories = seal.get("directories") if isinstance(seal.get("directories"), dict) else {}
+    directories = _table(seal, "directories")
     for rel, was in directories.items():
         if was is None:
             continue  # made since: a directory of the agent's work (`mkdir -p .github/workflows`)
         now = stamp(os.path.join(base, rel))
-        if now != list(was):
+        if not isinstance(was, list) or now != was:
             return _moved(rel, now)
-    files = seal.get("files") if isinstance(seal.get("files"), dict) else {}
+    files = _table(seal, "files")
     for rel, existed in files.items():
         exists = os.path.lexists(os.path.join(base, rel))
         if exists != bool(existed):
             return (f"{rel} appeared (a platform's hook settings that were not there when the wall went up)"
                     if exists else f"{rel} is gone (hook settings the wall was holding)")
     return None
+
+
+def _table(seal: dict[str, object], key: str) -> dict[str, object]:
+    table = seal.get(key)
+    return table if isinstance(table, dict) else {}
 
 
 def _moved(rel: str, now: list[object] | None) -> str:

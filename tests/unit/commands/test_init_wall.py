@@ -47,7 +47,15 @@ def test_claude_init_puts_up_the_wall_and_the_directories_it_hides(ws, capsys, m
     for path in (user_config_dir(), state_dir(ws), temp_dirs()[0]):
         assert os.path.realpath(path) in hidden
         assert path.is_dir()  # a sandbox hides only what exists when it wraps a command
-    assert os.path.realpath(ws / ".claude" / "settings.json") in sandbox["filesystem"]["denyWrite"]
+    # a settings file missing in the workspace is not a mount (it made its missing directory
+    # read-only): the seal watches it
+    deny_write = sandbox["filesystem"]["denyWrite"]
+    assert not (ws / ".claude" / "settings.json").exists()
+    assert os.path.realpath(ws / ".claude" / "settings.json") not in deny_write
+    assert not any(path.startswith(os.path.realpath(ws / ".github")) for path in deny_write)
+    from vacant.core.locations import read_install
+
+    assert read_install(ws)["seal"]["files"][".claude/settings.json"] is False
     assert f"Read(/{os.path.realpath(state_dir(ws))}/**)" in settings["permissions"]["deny"]
     assert sandbox["network"]["allowedDomains"] == ["*"]  # what the gate lets a READ reach, the wall lets through
 
