@@ -214,3 +214,27 @@ def test_an_approved_push_runs_once_outside_the_wall_and_nothing_else_does(tmp_p
     # the second call of the same push was held again: an approval runs once
     held_again = [c for c in json.loads(vacant(["asks", "--json"], ws, env=env).stdout) if c["receipts"]["command"] == push]
     assert held_again, "a spent approval let the push run twice"
+
+
+def test_the_wall_cannot_be_taken_down_from_inside_claudes_sandbox(tmp_path):
+    """The wall's seal (issue 41) on the real claude: `.claude` renamed away by an interpreter (the
+    gate cannot read it) and a fresh settings file put in its place, and the very next tool call is
+    denied, naming the change; the work before it, `mkdir -p .github/workflows` included (it failed
+    with `Read-only file system` while the wall held a missing Copilot settings file), runs."""
+    ws, _home, env = workspace(tmp_path, walled=True)
+    move = ("python3 -c \"import os; os.rename('.cl'+'aude', 'old'); os.mkdir('.cl'+'aude'); "
+            "open('.cl'+'aude/settings.local.json', 'w').write('{}')\" && echo MOVED")
+    turns = [turn(tool("Bash", command="mkdir -p .github/workflows && echo MKDIR-OK", description="mkdir")),
+             turn(tool("Bash", command=move, description="move")),
+             turn(tool("Bash", command="echo AFTER-THE-MOVE > after.txt", description="after")),
+             turn(text("Done."))]
+    with FakeUpstream({"turns": turns}, tmp_path / "upstream") as upstream:
+        process = run_claude_p(ws, _home, upstream, "work", timeout=180)
+        bodies = [json.dumps(request["body"]) for request in upstream.requests()]
+    assert process.returncode == 0, process.stderr[-2000:]
+    assert (ws / ".github" / "workflows").is_dir()
+    assert (ws / "old").is_dir() and (ws / ".claude" / "settings.local.json").read_text() == "{}"  # the move ran
+    assert not (ws / "after.txt").exists()  # the next call did not run
+    assert any("the wall around this workspace was changed: .claude" in body for body in bodies)
+    doctor = vacant(["doctor"], ws, env=env, check=False)
+    assert doctor.returncode != 0  # and the person's doctor says the hooks are gone

@@ -10,6 +10,7 @@ import typer
 
 from vacant.commands import footprint
 from vacant.commands.common import print_json
+from vacant.core.seal import reseal
 from vacant.core.wall import ensure_hidden_dirs, missing_packages, wall_for
 from vacant.core.locations import user_data_dir, ensure_state_dir, legacy_state_dir, mark_installed, migrate_legacy, new_root, state_dir
 from vacant.daemon import lifecycle
@@ -83,6 +84,7 @@ def register(app: typer.Typer) -> None:
         hooks = {chosen.name: {"path": str(target), "scope": scope}} if chosen is not None and target else {}
         walled_record = _walled_record(root, chosen, walled, no_wall)
         mark_installed(root, hooks=hooks, walls=walled_record)  # hooks record only in an installed workspace
+        reseal(root)  # what the wall holds as it is now: the person's init accepts it (vacant/core/seal.py)
         hot = bundle.ensure() if chosen is not None else None  # the calls answered without a daemon load it
         missing = missing_packages() if walled else []
         state = state_dir(root)

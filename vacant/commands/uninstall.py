@@ -78,6 +78,10 @@ def register(app: typer.Typer) -> None:
             removed += _remove_hooks(root, one, scopes)
         forget_hooks(root, [one.name for one in chosen])
         footprint.remove_created_dirs(root)
+        if not everything:
+            from vacant.core.seal import reseal
+
+            reseal(root)  # what it removed is no longer held (vacant/core/seal.py)
         stopped = lifecycle.stop(root)
         records: list[str] = []
         refs: list[str] = []

@@ -17,8 +17,9 @@ from typing import Any, Callable
 from vacant.core import children
 from vacant.core.children import Interrupted
 from vacant.core.exitcodes import Exit
-from vacant.core.locations import list_runs, mark_installed, run_dir, state_dir
+from vacant.core.locations import list_runs, mark_installed, read_install, run_dir, state_dir
 from vacant.core.progress import progress
+from vacant.core.seal import broken, reseal
 from vacant.core.wall import ensure_hidden_dirs, missing_packages, wall_for
 from vacant.do.bwrap import wrap
 from vacant.do.watch import CommandDriver
@@ -172,8 +173,12 @@ class Runner:
         handlers = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         run: Path | None = None
         round_no = 0
+        sealed = False
         try:
+            sealed = self._sealed()
             driver.prepare()
+            if sealed:
+                reseal(self.root)  # the settings its driver wrote for this run are held too
             session, feedback = driver.session, None
             while True:
                 round_no += 1
@@ -228,7 +233,19 @@ class Runner:
             if had_do_env is None:
                 os.environ.pop(DO_ENV, None)
             driver.close()
+            if sealed:
+                reseal(self.root)  # … and no longer, once it removed them
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _sealed(self) -> bool:
+        """Whether the workspace holds a seal (vacant init's); a seal the agent broke since stops the
+        run before anything starts: the person accepts the change with `vacant init` first."""
+        record = read_install(self.root) or {}
+        problem = broken(self.root, record.get("seal"))
+        if problem:
+            raise DoError(f"the wall around this workspace was changed: {problem}. If you did this, run "
+                          "`vacant init` again to accept it; otherwise look at what the last run did (vacant report)")
+        return "seal" in record
 
     def _set_wall(self, driver: Driver) -> bool:
         """Put the wall up for this run: bubblewrap around a plain command, the platform's own

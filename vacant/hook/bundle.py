@@ -53,7 +53,7 @@ HOT_MODULES: tuple[str, ...] = tuple(dict.fromkeys((
     "vacant.core", "vacant.core.atomic", "vacant.core.calls", "vacant.core.children", "vacant.core.errlog",
     "vacant.core.events", "vacant.core.filelock", "vacant.core.githead", "vacant.core.globs",
     "vacant.core.installcheck", "vacant.core.lazyre", "vacant.core.leanjson", "vacant.core.leanstd",
-    "vacant.core.locations", "vacant.core.platform_facts", "vacant.core.redact", "vacant.core.safeio",
+    "vacant.core.locations", "vacant.core.platform_facts", "vacant.core.redact", "vacant.core.safeio", "vacant.core.seal",
     "vacant.core.secret_patterns", "vacant.core.sha", "vacant.core.trustenv", "vacant.core.wall",
     "vacant.platforms", "vacant.platforms.base", "vacant.platforms.driver", "vacant.platforms.lean_registry",
     "vacant.policy", "vacant.policy.shipped", "vacant.policy.gate", "vacant.policy.gate.gate",

@@ -178,7 +178,30 @@ def look_up(platform_name: str, raw: bytes, env: dict[str, str], served: Served 
         denied = Response("deny", where) if call.kind == "tool_pre" else Response()
         return Found(platform_name, raw, platform, call, answer=platform.render(call, denied))
     call.workspace = where.root
+    if call.kind == "tool_pre":
+        unsealed = wall_changed(where)
+        if unsealed:  # the wall was taken down from inside: nothing more runs until the person looks
+            log_error(where.root, f"vacant-hook {platform_name}: {unsealed}")
+            return Found(platform_name, raw, platform, call, answer=platform.render(call, Response("deny", unsealed)))
     return Found(platform_name, raw, platform, call, where)
+
+
+WALL_CHANGED = ("Not run: the wall around this workspace was changed: {what}. Nothing the agent runs goes "
+                "on until the person looks: if they did this themselves, `vacant init` again accepts it.")
+
+
+def wall_changed(workspace: Workspace) -> str | None:
+    """The deny reason when the wall's seal (vacant/core/seal.py, in the install record) no longer
+    holds, else None."""
+    from vacant.core.seal import broken
+
+    record = workspace.install
+    if record is None:
+        from vacant.core.locations import read_install
+
+        record = read_install(workspace.root, workspace.state)
+    what = broken(workspace.root, (record or {}).get("seal"))
+    return WALL_CHANGED.format(what=what) if what else None
 
 
 @contextmanager

@@ -178,6 +178,22 @@ def subagent_transcript(transcript_path: str | None, agent_id: str) -> str | Non
     return f"{transcript_path[:-6]}/subagents/agent-{agent_id}.jsonl"
 
 
+def sandbox_readonly(wall, root: Path | None) -> list[str]:
+    """The paths Claude's sandbox holds read-only. A path missing inside the workspace is left out:
+    the sandbox would make its first missing directory a read-only mount (measured on 2.1.197: a
+    missing `.github/hooks/vacant.json` made `.github` one, and `mkdir -p .github/workflows`
+    failed), so the seal watches it instead (a settings file that appears stops the next tool call:
+    vacant/core/seal.py). `.claude` itself cannot be held (measured: the sandbox then fails every
+    command making its own `.claude/commands` placeholder inside it); the seal names its rename."""
+    readonly = list(wall.readonly)
+    if root is None:
+        return readonly
+    from vacant.core.wall import inside
+
+    base = os.path.realpath(root)
+    return [path for path in readonly if os.path.lexists(path) or not inside(path, base)]
+
+
 def network_policy_of_the_person(root: Path) -> str | None:
     """The first of the person's Claude settings (managed, user, project, local) that already says
     where the sandbox's network may go (`sandbox.network.allowedDomains` or `deniedDomains`, other
@@ -464,7 +480,8 @@ class Claude(PlatformBase):
         READ reach: every host through the sandbox's proxy (`allowedDomains: ["*"]`; measured: a
         host the list lacks gets the proxy's 403), unless the person's own settings already say
         where it may go (`network_policy_of_the_person`). The sandbox's own network namespace still
-        keeps a direct connection to this machine's loopback (`curl localhost:PORT`) out."""
+        keeps a direct connection to this machine's loopback (`curl localhost:PORT`) out. With
+        `root`, the sandbox's read-only list is `sandbox_readonly`'s."""
         from os.path import isdir
 
         from vacant.core.wall import UNWALLED_COMMANDS
@@ -472,6 +489,7 @@ class Claude(PlatformBase):
         def rule(verb: str, path: str) -> str:
             return f"{verb}(/{path}/**)" if isdir(path) else f"{verb}(/{path})"
 
+        readonly = sandbox_readonly(wall, root)  # Edit rules become sandbox paths too: the same list
         network = {} if root is None or network_policy_of_the_person(root) else {"sandbox.network.allowedDomains": ["*"]}
         return {
             **network,
@@ -480,9 +498,9 @@ class Claude(PlatformBase):
             "sandbox.allowUnsandboxedCommands": False,
             "sandbox.excludedCommands": [form for unwalled in UNWALLED_COMMANDS for form in (unwalled, f"{unwalled}:*")],  # the gate holds them for the person
             "sandbox.filesystem.denyRead": list(wall.hidden),
-            "sandbox.filesystem.denyWrite": [*wall.hidden, *wall.readonly],
+            "sandbox.filesystem.denyWrite": [*wall.hidden, *readonly],
             "permissions.deny": [*(rule("Read", p) for p in wall.hidden),
-                                 *(rule("Edit", p) for p in (*wall.hidden, *wall.readonly))],
+                                 *(rule("Edit", p) for p in (*wall.hidden, *readonly))],
         }
 
     def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:

@@ -1,5 +1,5 @@
 """Questions for the person at Stop, answered once, signed, through the real paths: the Stop as the
-hook runs it (vacant.hookcall.stop_pipeline on a session recorded by the real recorder) and the
+hook runs it (vacant.hook.call.stop_pipeline on a session recorded by the real recorder) and the
 person's answer through the `vacant` CLI (`vacant asks`, `vacant approve`, `vacant decline`).
 
 - A guard's test the agent changed so that it passes is a card in the ask book (a pause: the
@@ -23,7 +23,7 @@ from step_histories import Session, write_files
 from weakened_suite import BROKEN, GUARD, TESTS, project
 
 from vacant.core.calls import HookCall
-from vacant.hookcall import stop_pipeline
+from vacant.hook.call import stop_pipeline
 from vacant.policy.gate.asks import answer as person
 from vacant.policy.gate.asks.book import AskBook
 

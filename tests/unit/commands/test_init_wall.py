@@ -47,7 +47,15 @@ def test_claude_init_puts_up_the_wall_and_the_directories_it_hides(ws, capsys, m
     for path in (user_config_dir(), state_dir(ws), temp_dirs()[0]):
         assert os.path.realpath(path) in hidden
         assert path.is_dir()  # a sandbox hides only what exists when it wraps a command
-    assert os.path.realpath(ws / ".claude" / "settings.json") in sandbox["filesystem"]["denyWrite"]
+    # a settings file missing in the workspace is not a mount (it made its missing directory
+    # read-only): the seal watches it
+    deny_write = sandbox["filesystem"]["denyWrite"]
+    assert not (ws / ".claude" / "settings.json").exists()
+    assert os.path.realpath(ws / ".claude" / "settings.json") not in deny_write
+    assert not any(path.startswith(os.path.realpath(ws / ".github")) for path in deny_write)
+    from vacant.core.locations import read_install
+
+    assert read_install(ws)["seal"]["files"][".claude/settings.json"] is False
     assert f"Read(/{os.path.realpath(state_dir(ws))}/**)" in settings["permissions"]["deny"]
     assert sandbox["network"]["allowedDomains"] == ["*"]  # what the gate lets a READ reach, the wall lets through
 
@@ -174,3 +182,25 @@ def test_codex_init_refuses_a_config_that_would_override_the_wall(ws, capsys, mo
     code, out, err = vacant(capsys, monkeypatch, "init", "--platform", "codex")
     assert code != 0 and "sandbox_mode" in out + err
     assert config.read_text() == 'sandbox_mode = "danger-full-access"\n'
+
+
+def test_init_seals_what_the_wall_holds_and_only_init_accepts_a_change(ws, capsys, monkeypatch):
+    """The seal (vacant/core/seal.py) is taken by init and again by uninstall, so the person's own
+    changes through vacant never read as broken; a rename of .claude away with a fresh one in its
+    place does, until the person runs init again; `vacant do` refuses to start on it."""
+    from vacant.core.locations import read_install
+    from vacant.core.seal import broken
+
+    assert vacant(capsys, monkeypatch, "init", "--platform", "claude")[0] == 0
+    record = read_install(ws)
+    assert broken(ws, record["seal"]) is None and ".claude" in record["seal"]["directories"]
+    (ws / ".claude").rename(ws / "old")
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.local.json").write_text("{}")
+    assert ".claude" in broken(ws, read_install(ws)["seal"])
+    code, out, err = vacant(capsys, monkeypatch, "do", "--no-wall", "--", "true")
+    assert code != 0 and "the wall around this workspace was changed: .claude" in out + err
+    assert vacant(capsys, monkeypatch, "init", "--platform", "claude")[0] == 0  # the person accepts it
+    assert broken(ws, read_install(ws)["seal"]) is None
+    assert vacant(capsys, monkeypatch, "uninstall")[0] == 0
+    assert broken(ws, read_install(ws)["seal"]) is None
