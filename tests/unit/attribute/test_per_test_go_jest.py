@@ -46,8 +46,8 @@ def _spy(monkeypatch):
     seen = []
     real_plan, real_run = runners.plan_run, statechecks.run_check
 
-    def plan(command, cwd, junit, select=(), base_env=None):
-        made = real_plan(command, cwd, junit, select, base_env)
+    def plan(command, cwd, junit, select=(), base_env=None, **more):
+        made = real_plan(command, cwd, junit, select, base_env, **more)
         seen.append({"select": select, "command": made.command, "run": made.env.get("VACANT_GO_RUN"),
                      "exact": made.env.get("VACANT_CARGO_SELECT")})
         return made
