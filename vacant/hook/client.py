@@ -82,7 +82,24 @@ def budget(env: dict[str, str], top: float) -> float:
 
 
 def _is_stop(raw: bytes, platform: str) -> bool:
-    return any(mark in raw for mark in STOP_MARKS) or "stop" in platform
+    if "stop" in platform:
+        return True
+    return any(mark in raw for mark in STOP_MARKS) and _names_a_stop(raw)
+
+
+def _names_a_stop(raw: bytes) -> bool:
+    """Whether a top-level value of the payload is a Stop event's name. The mark's bytes alone may be
+    a tool call's own text (a Bash call described "Stop"): that pre-tool call got the Stop's ceiling,
+    570 s, past the platforms' 60 s hook timeout, after which the tool runs undecided. Parsed only
+    when a mark is there (json loads then, a Stop's cost, not a tool call's)."""
+    import json  # noqa: PLC0415 - only for a payload holding a stop mark
+
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError, MemoryError):
+        return False
+    names = {mark.decode()[1:-1] for mark in STOP_MARKS}
+    return isinstance(payload, dict) and any(isinstance(value, str) and value in names for value in payload.values())
 
 
 # -- where the daemon is: only inside the state directory ----------------------------------------
