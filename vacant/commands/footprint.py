@@ -3,7 +3,8 @@
 A platform names every file its install may write, in every scope (`Platform.files`), inside the
 workspace or not (Claude's user settings, Codex's `config.toml` trust entries). Before and after
 the command, each of those files, its directories and vacant's own install records are
-snapshotted; the difference is what the command prints. Directories an install created are
+snapshotted (and the clone's `.git/info/exclude`, where an install keeps git from
+seeing what it and a platform's sandbox put in the workspace); the difference is what the command prints. Directories an install created are
 remembered in the user data directory, so that an uninstall removes them again when they are left
 empty (never a directory vacant did not create, never one with anything in it).
 """
@@ -33,8 +34,14 @@ def _digest(path: Path) -> str | None:
 
 
 def candidates(root: Path, files: list[Path]) -> list[Path]:
-    """The files, up to two directory levels above each, the state directory, and vacant's install records."""
+    """The files, up to two directory levels above each, the state directory, the clone's
+    `.git/info/exclude` (vacant/platforms/git_exclude.py), and vacant's install records."""
+    from vacant.platforms.git_exclude import clone_of
+
     found: set[Path] = set()
+    clone = clone_of(root)
+    if clone is not None:
+        found.add(clone.exclude)
     for path in files:
         found.add(path)
         found.update(list(path.parents)[:2])

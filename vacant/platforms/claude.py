@@ -230,6 +230,16 @@ class Claude(PlatformBase):
     settings_in_home = (".claude/settings.json",)
     http_hooks = True  # see HTTP_EVENTS
     sandbox_needs_every_package = True  # its sandbox runs commands through bubblewrap and socat
+    # Measured on the pinned 2.1.197: while a sandboxed command runs, each of these missing from the
+    # workspace is a /dev/null bind (a character device: `git add -A` fails on it); a real directory
+    # made later under a name in the second list is still seen by git (vacant/platforms/git_exclude.py)
+    sandbox_placeholders = (".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
+                            ".ripgreprc", ".mcp.json", ".vscode", ".idea", ".claude/settings.json",
+                            ".claude/settings.local.json", ".claude/launch.json", ".claude/scheduled_tasks.json",
+                            ".claude/agents", ".claude/commands", ".claude/hooks", ".claude/routines", ".claude/skills",
+                            ".claude/workflows")
+    sandbox_placeholder_dirs = (".vscode", ".idea", ".claude/agents", ".claude/commands", ".claude/hooks",
+                                ".claude/routines", ".claude/skills", ".claude/workflows")
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
         return [binary, "-p", prompt, "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
@@ -430,6 +440,7 @@ class Claude(PlatformBase):
         path = self.settings_path(root, scope)
         local = self.settings_path(root, "local")
         overlay = self.sandbox_settings(wall, root) if wall is not None else None
+        unseen = self.unseen_by_git(root, wall is not None, keep=path) if path == local or overlay else None
         # the daemon's secret is written only into the local (uncommitted, per-workspace) settings
         settings_file.install(path, self.hooks_block(hook_command, http if scope == "local" else None),
                               validate_settings, overlay if path == local else None)
@@ -437,13 +448,30 @@ class Claude(PlatformBase):
             settings_file.install(local, {}, validate_settings, overlay)
         if (http and scope == "local") or (overlay and local.exists()):
             local.chmod(0o600)  # it holds the daemon's secret, and the wall's paths
+        if unseen is not None:
+            from vacant.platforms import git_exclude
+
+            git_exclude.install(root, unseen)
         return path
 
+    def unseen_by_git(self, root: Path, walled: bool, keep: Path) -> list[str]:
+        """The `.git/info/exclude` lines of an install (read before it writes anything): the local
+        settings file (this machine's paths, the daemon's secret: never committed by a `git add -A`)
+        and, walled, the sandbox's placeholders for the protected paths missing now, but `keep` (the
+        project's shared settings an install writes for the person to commit)."""
+        from vacant.platforms import git_exclude
+
+        local = f"/{self.settings_path(Path(), 'local').as_posix()}"
+        kept = f"/{self.settings_path(Path(), 'project').as_posix()}" if keep == self.settings_path(root, "project") else None
+        placeholders = git_exclude.lines_for(root, self.sandbox_placeholders, self.sandbox_placeholder_dirs) if walled else []
+        return [local, *(line for line in placeholders if line not in (local, kept))]
+
     def uninstall(self, root: Path, scope: str) -> Path | None:
-        from vacant.platforms import settings_file
+        from vacant.platforms import git_exclude, settings_file
 
         path = self.settings_path(root, scope)
-        return path if settings_file.uninstall(path) else None
+        excluded = git_exclude.uninstall(root) if scope == "local" else None
+        return path if settings_file.uninstall(path) or excluded else None
 
     def wall_problem(self, root: Path, wall) -> str | None:
         """What is missing of the wall in the workspace's local settings (doctor), or None."""
