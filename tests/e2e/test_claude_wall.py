@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import everyday
 from claude_harness import FakeUpstream, isolated_home, run_claude_p, tool, turn
 from harness import text, vacant
 
@@ -32,7 +33,7 @@ TESTS = f"{sys.executable} -m pytest -q -p no:cacheprovider test_x.py"  # normal
 GUARD = TESTS  # the Stop's guard: the same tests
 
 
-def workspace(tmp_path: Path, walled: bool) -> tuple[Path, Path, dict]:
+def workspace(tmp_path: Path, walled: bool, guard: bool = True) -> tuple[Path, Path, dict]:
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir(parents=True)
     (ws / "test_x.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
@@ -46,7 +47,8 @@ def workspace(tmp_path: Path, walled: bool) -> tuple[Path, Path, dict]:
     env.pop("VACANT_HOME", None)
     env.pop("XDG_CONFIG_HOME", None)
     vacant(["init", "--platform", "claude", *([] if walled else ["--no-wall"])], ws, env=env)
-    vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
+    if guard:
+        vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
     key = home / ".config" / "vacant" / "key"
     key.parent.mkdir(parents=True, exist_ok=True)
     key.write_text(KEY)  # the person's key (its directory was there before the sandbox config named it)
@@ -238,3 +240,38 @@ def test_the_wall_cannot_be_taken_down_from_inside_claudes_sandbox(tmp_path):
     assert any("the wall around this workspace was changed: .claude" in body for body in bodies)
     doctor = vacant(["doctor"], ws, env=env, check=False)
     assert doctor.returncode != 0  # and the person's doctor says the hooks are gone
+
+
+def test_everyday_work_runs_behind_the_wall_and_git_sees_only_the_agents_work(tmp_path):
+    """Everyday work behind Claude's wall (issue 41), one session: a CI workflow directory, an
+    `npm install` of a local package, a workspace venv with an editable install (no index), the
+    project's tests, and `git add -A && git commit` (exit 128 before: the sandbox's placeholder
+    character devices for `.bashrc`, `.vscode`, `.claude/hooks`, ...). The commit holds only the
+    agent's work, and git sees nothing else: not the placeholders, not vacant's local settings."""
+    ws, home, env = workspace(tmp_path, walled=True, guard=False)
+    everyday.make_files(ws)
+    everyday.commit_all(ws, "the project")
+    turns = [turn(tool("Bash", command=command, description=name)) for name, command, _ in everyday.STEPS]
+    with FakeUpstream({"turns": [*turns, turn(text("Done."))]}, tmp_path / "upstream") as upstream:
+        process = run_claude_p(ws, home, upstream, "set the project up and commit", timeout=240)
+        results = tool_results(upstream.requests())
+    assert process.returncode == 0, process.stderr[-2000:]
+    assert everyday.failed_steps(dict(zip([name for name, _, _ in everyday.STEPS], results))) == {}
+    assert everyday.only_the_agents_work_seen(ws) == (everyday.COMMITTED, "")
+    assert sorted(p.name for p in ws.iterdir()) == sorted(  # no placeholder left behind either
+        {".claude", ".git", ".github", ".gitignore", ".venv", "__pycache__", "build_backend.py", "lib", "node_modules",
+         "package-lock.json", "package.json", "pyproject.toml", "test_x.py", "tiny.py"})
+
+
+def tool_results(requests: list[dict]) -> list[str]:
+    """The tool results the agent was sent, in order (the last request holds them all)."""
+    found: dict[str, str] = {}
+    for request in requests:
+        for message in request["body"].get("messages", []):
+            for block in message.get("content") if isinstance(message.get("content"), list) else []:
+                if block.get("type") == "tool_result":
+                    content = block.get("content")
+                    if isinstance(content, list):
+                        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+                    found.setdefault(block["tool_use_id"], str(content))
+    return list(found.values())
