@@ -11,6 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import everyday
 import pytest
 from codex_harness import (
     FakeResponses,
@@ -105,3 +106,26 @@ def test_without_the_wall_the_same_attacks_succeed(scratch):
     # Codex's own default keeps `.git` read-only (measured): the state in `.git/vacant` survives even
     # unwalled; a state outside `.git` (a non-git workspace) would not
     assert (state_dir(ws) / "install.json").exists() and "Read-only file system" in out["record"], out["record"]
+
+
+def test_everyday_work_runs_behind_codexs_wall_and_git_sees_only_the_agents_work(scratch):
+    """Everyday work behind vacant's default wall on the real Codex (issue 41), one session: a CI
+    workflow directory, an `npm install` of a local package, a workspace venv with an editable
+    install (no index), the project's tests, `git add -A && git commit`. The commit holds only the
+    agent's work and git sees nothing else (not vacant's `.codex/config.toml`, which holds this
+    machine's paths)."""
+    ws = git_workspace(scratch.path / "ws", everyday.FILES)
+    write_config(scratch.codex_home)
+    env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
+    vacant(["init", "--platform", "codex"], ws, env=env)
+    turns = [turn(shell(command, call_id=f"call-{name}", yield_time_ms=120000)) for name, command, _ in everyday.STEPS]
+    with FakeResponses({"turns": [*turns, turn(text("Done."))]}, scratch.path / "upstream") as upstream:
+        cmd = [str(codex_binary()), "exec", "--color", "never",
+               "-c", f"model_providers.fake.base_url={json.dumps(upstream.base_url)}", "set the project up and commit"]
+        process = run_bounded(cmd, ws, env, 240)
+        outputs = {item["call_id"].removeprefix("call-"): str(item.get("output"))
+                   for request in upstream.requests() for item in request["body"].get("input") or []
+                   if isinstance(item, dict) and item.get("type") == "function_call_output"}
+    assert process.returncode == 0, process.stderr[-2000:]
+    assert everyday.failed_steps(outputs) == {}
+    assert everyday.only_the_agents_work_seen(ws) == (everyday.COMMITTED, "")

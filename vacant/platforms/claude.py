@@ -451,7 +451,7 @@ class Claude(PlatformBase):
         if unseen is not None:
             from vacant.platforms import git_exclude
 
-            git_exclude.install(root, unseen)
+            git_exclude.install(root, self.name, unseen)
         return path
 
     def unseen_by_git(self, root: Path, walled: bool, keep: Path) -> list[str]:
@@ -470,7 +470,7 @@ class Claude(PlatformBase):
         from vacant.platforms import git_exclude, settings_file
 
         path = self.settings_path(root, scope)
-        excluded = git_exclude.uninstall(root) if scope == "local" else None
+        excluded = git_exclude.uninstall(root, self.name) if scope == "local" else None
         return path if settings_file.uninstall(path) or excluded else None
 
     def wall_problem(self, root: Path, wall) -> str | None:

@@ -12,7 +12,7 @@ committed: nothing the person or a collaborator sees in the tree changes.
 Only names missing at `vacant init` are excluded (an existing path is bound as it is, never
 replaced); a name that is a directory at init is left to git. A directory made later under a
 name excluded here is still seen (`!/<name>/`), a file is not (while vacant is installed: run
-`vacant init` again after making one). The lines are one marked block; the file's bytes before
+`vacant init` again after making one). The lines are one marked block per platform; the file's bytes before
 the first install are kept with vacant's install records, so that an uninstall with nothing else
 changed restores them byte for byte. Install-time only.
 """
@@ -29,8 +29,12 @@ from vacant.core.atomic import atomic_write
 from vacant.core.locations import user_data_dir
 from vacant.core.sha import sha256
 
-BEGIN = "# >>> vacant: written by `vacant init`, removed by `vacant uninstall` >>>\n"
-END = "# <<< vacant <<<\n"
+def begin(owner: str) -> str:
+    return f"# >>> vacant ({owner}): written by `vacant init`, removed by `vacant uninstall` >>>\n"
+
+
+def end(owner: str) -> str:
+    return f"# <<< vacant ({owner}) <<<\n"
 
 
 class Clone(NamedTuple):
@@ -70,21 +74,21 @@ def _below(prefix: str, line: str) -> str:
     return ("!" if negated else "") + "/" + prefix + line.lstrip("!").lstrip("/")
 
 
-def strip(text: str) -> str:
-    """The text without vacant's marked block."""
+def strip(text: str, owner: str) -> str:
+    """The text without `owner`'s marked block."""
     out, skipping = [], False
     for line in text.splitlines(keepends=True):
-        if line == BEGIN:
+        if line == begin(owner):
             skipping = True
-        elif skipping and line == END:
+        elif skipping and line == end(owner):
             skipping = False
         elif not skipping:
             out.append(line)
     return "".join(out)
 
 
-def _record(path: Path) -> Path:
-    digest = sha256(str(path).encode()).hexdigest()[:24]
+def _record(path: Path, owner: str) -> Path:
+    digest = sha256(f"{path}\0{owner}".encode()).hexdigest()[:24]
     return user_data_dir() / "installs" / f"git-exclude-{digest}.json"
 
 
@@ -99,16 +103,16 @@ def _write(path: Path, text: str) -> None:
     atomic_write(path, text.encode("utf-8", "surrogateescape"))
 
 
-def install(root: Path, lines: list[str]) -> Path | None:
-    """Put `lines` into the clone's exclude file as vacant's block (replacing an earlier one);
+def install(root: Path, owner: str, lines: list[str]) -> Path | None:
+    """Put `lines` into the clone's exclude file as `owner`'s block (a platform's: replacing its earlier one);
     returns the file, or None where there is no git clone or nothing to exclude."""
     clone = clone_of(root)
     if clone is None:
         return None
     path, lines = clone.exclude, [_below(clone.prefix, line) for line in lines]
     current = _read(path)
-    base = strip(current or "")
-    record = _record(path)
+    base = strip(current or "", owner)
+    record = _record(path, owner)
     if not record.exists():
         record.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(record, json.dumps({"path": str(path), "original": current}))
@@ -116,29 +120,29 @@ def install(root: Path, lines: list[str]) -> Path | None:
         text = base
     else:
         joined = base if not base or base.endswith("\n") else base + "\n"
-        text = joined + BEGIN + "".join(f"{line}\n" for line in lines) + END
+        text = joined + begin(owner) + "".join(f"{line}\n" for line in lines) + end(owner)
     if text != (current or ""):
         path.parent.mkdir(parents=True, exist_ok=True)
         _write(path, text)
     return path
 
 
-def uninstall(root: Path) -> Path | None:
-    """Take vacant's block out; the file's original bytes back when nothing else changed."""
+def uninstall(root: Path, owner: str) -> Path | None:
+    """Take `owner`'s block out; the file's original bytes back when nothing else changed."""
     clone = clone_of(root)
     if clone is None:
         return None
     path = clone.exclude
-    record = _record(path)
+    record = _record(path, owner)
     current = _read(path)
     try:
         saved = json.loads(record.read_text())
     except (OSError, ValueError):
         saved = None
     record.unlink(missing_ok=True)
-    if current is None or BEGIN not in current:
+    if current is None or begin(owner) not in current:
         return None
-    stripped = strip(current)
+    stripped = strip(current, owner)
     original = (saved or {}).get("original")
     if saved is not None and stripped.rstrip("\n") == (original or "").rstrip("\n"):
         if original is None:

@@ -83,7 +83,7 @@ def test_without_the_wall_only_vacants_own_local_settings_are_excluded(tmp_path,
 
 
 originals = st.one_of(st.none(), st.text(st.characters(blacklist_categories=("Cs",)), max_size=80),
-                      st.lists(st.sampled_from(["*.log", "# mine", "", "/build", "!keep", git_exclude.END.strip()]),
+                      st.lists(st.sampled_from(["*.log", "# mine", "", "/build", "!keep", git_exclude.end("claude").strip()]),
                                max_size=6).map("\n".join))
 
 
@@ -98,7 +98,7 @@ def test_uninstall_gives_the_exclude_file_back_byte_for_byte(tmp_path, original,
         exclude.write_bytes(original.encode())
     before = exclude.read_bytes() if exclude.exists() else None
     for _ in range(2 if twice else 1):
-        git_exclude.install(ws, ["/.bashrc", "/.vscode", "!/.vscode/"])
+        git_exclude.install(ws, "claude", ["/.bashrc", "/.vscode", "!/.vscode/"])
     assert git(ws, "check-ignore", "-q", ".bashrc").returncode == 0
-    git_exclude.uninstall(ws)
+    git_exclude.uninstall(ws, "claude")
     assert (exclude.read_bytes() if exclude.exists() else None) == before

@@ -205,11 +205,26 @@ class Codex(PlatformBase):
         project = root if scope in ("project", "local") else None
         check_installable(project)
         created_dir = project is not None and not path.parent.exists()
+        unseen = self.unseen_by_git(root, hook_command, wall is not None) if project is not None else None
         settings_file.install(path, self.hooks_block(hook_command), validate_hooks)
         trust(path, project, root, created_dir=created_dir)
         if wall is not None:  # after the hooks: the profile names only paths that exist
             codex_wall.install(root, wall)
+        if unseen:
+            from vacant.platforms import git_exclude  # install-time only
+
+            git_exclude.install(root, self.name, unseen)
         return path
+
+    def unseen_by_git(self, root: Path, hook_command: str, walled: bool) -> list[str]:
+        """The `.git/info/exclude` lines of an install (read before it writes anything): the files it
+        creates in the workspace holding this machine's paths, never committed by a `git add -A`:
+        the wall's `.codex/config.toml`, and the hooks file when its command names this machine's
+        vacant (a command found on PATH, `vacant-hook codex`, is the person's to commit)."""
+        mine = [codex_wall.config_file(root)] if walled else []
+        if os.path.isabs(hook_command.split()[0] if hook_command.split() else ""):
+            mine.append(self.hooks_path(root, "project"))
+        return [f"/{path.relative_to(root).as_posix()}" for path in mine if not path.exists()]
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
         path = self.hooks_path(root, scope)
@@ -217,12 +232,15 @@ class Codex(PlatformBase):
         removed = settings_file.uninstall(path)
         untrusted = untrust(path)
         walled = codex_wall.uninstall(root) if scope in ("project", "local") else None
+        from vacant.platforms import git_exclude
+
+        excluded = git_exclude.uninstall(root, self.name) if scope in ("project", "local") else None
         if record.get("created_dir") and not path.exists():
             try:
                 path.parent.rmdir()  # the `.codex/` vacant created, if nothing else is in it
             except OSError:
                 pass
-        return path if (removed or untrusted or walled) else None
+        return path if (removed or untrusted or walled or excluded) else None
 
     def wall_problem(self, root: Path, wall) -> str | None:
         """What keeps the permission profile from holding (doctor), or None."""
