@@ -6,9 +6,12 @@ and the state are unreadable and unwritable from a command, the held push is hel
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
+import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import everyday
@@ -19,6 +22,7 @@ from codex_harness import (
     codex_env,
     git_workspace,
     run_bounded,
+    session_id,
     shell,
     turn,
     vacant,
@@ -129,3 +133,49 @@ def test_everyday_work_runs_behind_codexs_wall_and_git_sees_only_the_agents_work
     assert process.returncode == 0, process.stderr[-2000:]
     assert everyday.failed_steps(outputs) == {}
     assert everyday.only_the_agents_work_seen(ws) == (everyday.COMMITTED, "")
+
+
+def test_what_the_person_allowed_behind_codexs_wall_a_read_reaches_its_host_and_an_approval_runs_once(scratch):
+    """What the person allowed (issue 41) on the real Codex behind vacant's default wall: a READ
+    the gate lets through (curl to a local server by host name) reaches its host (exit 6 before:
+    the profile had no network); a push the person approved runs once (the approval spent) and a
+    second push without a new approval is held. Measured and not yet solved (codex/wall.py): the
+    approved push runs inside Codex's sandbox, where a remote on disk outside the workspace is
+    read-only, and `codex exec` refuses a command's request to run outside it."""
+    ws = git_workspace(scratch.path / "ws", {"a.txt": "a\n"})
+    remote = scratch.path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", str(remote)], cwd=ws, check=True)
+    write_config(scratch.codex_home)
+    env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
+    vacant(["init", "--platform", "codex"], ws, env=env)
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    get = f"curl -s -o /dev/null -w 'HTTP-%{{http_code}}' http://{socket.gethostname()}:{server.server_address[1]}/; echo \" curl=$?\""
+    push = "git push -q origin HEAD:main 2>&1; echo PUSH-EXIT=$?"
+    turns = [turn(shell(push, call_id="call-push-1", yield_time_ms=60000)),
+             turn(shell(get, call_id="call-get", yield_time_ms=60000)),
+             turn(text("Waiting for the person.")),
+             turn(shell(push, call_id="call-push-2", yield_time_ms=60000), match="APPROVED"),
+             turn(shell(push, call_id="call-push-3", yield_time_ms=60000)),
+             turn(text("Pushed."))]
+    with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
+        url = ["-c", f"model_providers.fake.base_url={json.dumps(upstream.base_url)}"]
+        first = run_bounded([str(codex_binary()), "exec", "--color", "never", *url, "push it"], ws, env, 180)
+        assert first.returncode == 0, first.stderr[-2000:]
+        cards = json.loads(vacant(["asks", "--json"], ws, env=env).stdout)
+        assert [card["receipts"]["command"] for card in cards] == [push], cards
+        assert not pushed(remote)
+        vacant(["approve", cards[0]["id"]], ws, env=env)
+        second = run_bounded([str(codex_binary()), "exec", "resume", *url, session_id(first), "APPROVED: go on"],
+                             ws, env, 180)
+        assert second.returncode == 0, second.stderr[-2000:]
+        outputs = {item["call_id"]: str(item.get("output")) for request in upstream.requests()
+                   for item in request["body"].get("input") or []
+                   if isinstance(item, dict) and item.get("type") == "function_call_output"}
+    server.shutdown()
+    assert "HTTP-200" in outputs["call-get"], outputs["call-get"]
+    assert "PUSH-EXIT=" in outputs["call-push-2"], outputs["call-push-2"]  # the approved line ran
+    fates = {card["id"]: card["fate"] for card in json.loads(vacant(["asks", "--json", "--all"], ws, env=env).stdout)}
+    assert fates[cards[0]["id"]] == "spent", fates
+    assert "git-push" in outputs["call-push-3"], outputs["call-push-3"]  # an approval runs once

@@ -510,3 +510,20 @@ def test_a_failing_app_server_falls_back_to_offline_trust(tmp_path, ws, monkeypa
     codex_platform.PLATFORM.uninstall(ws, "project")
     assert not config_file(tmp_path).exists()
     assert platform_backups(tmp_path) == []
+
+
+def test_the_walls_network_follows_the_persons_own_codex_policy(tmp_path, monkeypatch):
+    """What the gate lets a READ reach, Codex's wall lets through (`network.enabled`), unless the
+    person's own config already says whether commands reach the network: then theirs decides."""
+    from vacant.core.wall import Wall
+    from vacant.platforms.codex import wall as codex_wall
+
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    (tmp_path / "codex").mkdir()
+    root = tmp_path / "ws"
+    root.mkdir()
+    network = f"[permissions.{codex_wall._quote(codex_wall.PROFILE)}.network]\nenabled = true\n"
+    assert network in codex_wall.sandbox_settings(root, Wall([], []))[1]
+    for policy in ("[sandbox_workspace_write]\nnetwork_access = false\n", "[permissions.mine.network]\nenabled = false\n"):
+        (tmp_path / "codex" / "config.toml").write_text(policy)
+        assert network not in codex_wall.sandbox_settings(root, Wall([], []))[1], policy

@@ -11,6 +11,18 @@ so); a path in the profile that does not exist makes its bubblewrap fail to star
 (`Can't bind mount … No such file or directory`), so only existing paths are written. AF_UNIX
 sockets stay allowed inside, so the daemon's socket directories are hidden by path.
 
+What the person allowed (measured on 0.171.0 behind this profile, issue 41): without a network
+table a READ the gate lets through fails (`curl` to a host by name: exit 6); with `network.enabled
+= true` it reaches its host, and the loopback too (unlike Claude's sandbox: a local service such as
+vacant's daemon port is reachable, which answers nothing without the secret in the hidden state
+directory). So the profile turns the network on, unless the person's own config already says
+(`network_policy_of_the_person`). An approved ACT line runs once, inside the sandbox: a `git push`
+to a remote on disk outside the workspace then fails (`remote unpack failed: unable to create
+temporary object directory`), and Codex cannot run it outside: in `codex exec` (approval policy
+never) an `exec_command` asking `sandbox_permissions = "require_escalated"` is rejected ("you
+cannot ask for escalated permissions if the approval policy is Never"). A push over the network
+passes through the network table; one to a remote on disk is not yet possible behind this wall.
+
 The profile is two marked blocks (the selecting key at the top, the tables at the end), taken out
 exactly by uninstall; the file's original bytes are kept with vacant's install records so that an
 uninstall with nothing else changed restores it byte for byte. Install-time only.
@@ -72,7 +84,32 @@ def sandbox_settings(root: Path, wall) -> tuple[str, str]:
     lines = [BEGIN, f'[permissions.{_quote(PROFILE)}]\n', 'extends = ":workspace"\n',
              f'[permissions.{_quote(PROFILE)}.filesystem]\n']
     lines += [f"{_quote(path)} = {_quote(access)}\n" for path, access in profile_entries(root, wall).items()]
+    if network_policy_of_the_person(root) is None:  # what the gate lets a READ reach, the wall lets through
+        lines += [f'[permissions.{_quote(PROFILE)}.network]\n', 'enabled = true\n']
     return top, "".join(lines) + END
+
+
+def network_policy_of_the_person(root: Path) -> str | None:
+    """Where the person's own Codex config (user or project, vacant's blocks left out) already
+    says whether commands may reach the network (`sandbox_workspace_write.network_access`, or a
+    `network` table of a permission profile), or None: then theirs decides and vacant adds nothing."""
+    import tomllib
+
+    from vacant.platforms.codex.trust import config_path
+
+    for path in (config_path(), config_file(root)):
+        try:
+            config = tomllib.loads(strip(path.read_text()))
+        except (OSError, ValueError):
+            continue
+        workspace_write = config.get("sandbox_workspace_write")
+        if isinstance(workspace_write, dict) and "network_access" in workspace_write:
+            return f"{path}: sandbox_workspace_write.network_access"
+        profiles = config.get("permissions")
+        for name, profile in (profiles.items() if isinstance(profiles, dict) else ()):
+            if isinstance(profile, dict) and "network" in profile:
+                return f"{path}: permissions.{name}.network"
+    return None
 
 
 def strip(text: str) -> str:
