@@ -105,8 +105,10 @@ def render_layers() -> str:
 
 LAYERS_DOC = GeneratedDoc("ARCHITECTURE.md", render_layers, ("pyproject.toml", "each module's docstring"), region=True)
 
+# docs/TRUST.md's table of what runs where, from each platform's facts (own_sandbox, wall_refused, scopes)
+WALL_DOC = GeneratedDoc("TRUST.md", all_platforms.wall_table, ("vacant/platforms/all_platforms.py",), region=True)
 ALL_DOCS: list[GeneratedDoc] = [events._doc(), exitcodes.DOC, levels.DOC, asks_doc.DOC, report_shape.DOC, contract.DOC, probe_reasons.DOC,
-                               shapes.DOC, share_records.DOC, trustenv._doc(), LAYERS_DOC]
+                               shapes.DOC, share_records.DOC, trustenv._doc(), LAYERS_DOC, WALL_DOC]
 # Generated code: a region of a module that may import nothing of vacant's (the lean client, the
 # failure paths' deny table), between a `# BEGIN generated …` line and `# END generated`.
 CODE_REGIONS = {"vacant/hook/client.py": all_platforms.client_table,

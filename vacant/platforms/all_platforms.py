@@ -65,6 +65,19 @@ def event_names(*kinds: str) -> list[str]:
     return sorted({event for platform in REGISTERED for event in platform.events_of(*kinds)})
 
 
+def wall_table() -> str:
+    """docs/TRUST.md's table: what runs where, walled and unwalled, per registered platform."""
+    lines = ["| platform | the agent's commands after `vacant init` | under `vacant do --platform P` | vacant's hooks |",
+             "|---|---|---|---|"]
+    for platform in REGISTERED:
+        own = f"walled: {platform.own_sandbox}" if platform.own_sandbox else "unwalled: no sandbox of its own that vacant sets up"
+        do = f"unwalled: {platform.wall_refused}" if platform.wall_refused else "walled: bubblewrap"
+        hooks = ("in the agent's own process (its plugin)" if platform.wall_refused else
+                 "outside the agent's sandbox, as the person" if platform.scopes else "none: recorded by watching")
+        lines.append(f"| {platform.name} | {own} | {do} | {hooks} |")
+    return "\n".join(lines) + "\n"
+
+
 def client_table() -> str:
     """The lean client's platform table (vacant/hook/client.py imports builtins only, so the
     registry's facts are generated into it; a test fails on drift)."""

@@ -75,6 +75,7 @@ class PlatformBase:
     hook_env: tuple[str, ...] = ()  # prefixes of the environment variables its hooks read (the lean client forwards them)
     project_dir_env: tuple[str, ...] = ()  # the variables naming the project's root in its hooks' environment, first set wins
     wall_refused: str | None = None  # why `vacant do` cannot wall this platform's commands off from the record (None: it can)
+    own_sandbox: str | None = None  # the platform's own sandbox `vacant init` sets up as the wall, in a few words (None: none)
     sandbox_needs_every_package = False  # its own sandbox needs each of the wall's Debian packages, not bubblewrap alone
     settings_in_workspace: tuple[str, ...] = ()  # hook settings files, relative to the workspace (the gate guards them)
     settings_in_home: tuple[str, ...] = ()  # … and relative to the home directory

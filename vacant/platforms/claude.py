@@ -230,6 +230,7 @@ class Claude(PlatformBase):
     settings_in_home = (".claude/settings.json",)
     http_hooks = True  # see HTTP_EVENTS
     sandbox_needs_every_package = True  # its sandbox runs commands through bubblewrap and socat
+    own_sandbox = "Claude Code's sandbox (bubblewrap), in `.claude/settings.local.json`"
     # Measured on the pinned 2.1.197: while a sandboxed command runs, each of these missing from the
     # workspace is a /dev/null bind (a character device: `git add -A` fails on it); a real directory
     # made later under a name in the second list is still seen by git (vacant/platforms/git_exclude.py)

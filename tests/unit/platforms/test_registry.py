@@ -71,3 +71,16 @@ def test_drivers_are_drivers_or_absent():
     for platform in PLATFORMS.values():
         assert platform.driver is None or issubclass(platform.driver, Driver)
     assert PLATFORMS["command"].driver is None and all(PLATFORMS[n].driver for n in ("claude", "codex", "opencode"))
+
+
+def test_the_trust_docs_wall_table_says_what_init_and_do_do_for_every_platform():
+    """docs/TRUST.md's table (generated from these facts) names a platform's own sandbox exactly
+    where `vacant init` sets one up, and `vacant do`'s bubblewrap exactly where it can wall it."""
+    from vacant.commands.init import walls
+    from vacant.platforms.all_platforms import REGISTERED, wall_table
+
+    table = wall_table()
+    for platform in REGISTERED:
+        assert bool(platform.own_sandbox) == walls(platform), platform.name
+        row = next(line for line in table.splitlines() if line.startswith(f"| {platform.name} |"))
+        assert row.split(" | ")[2] == ("unwalled: " + platform.wall_refused if platform.wall_refused else "walled: bubblewrap")

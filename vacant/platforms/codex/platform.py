@@ -185,6 +185,7 @@ class Codex(PlatformBase):
 
     # -- installation ------------------------------------------------------------------------
 
+    own_sandbox = "Codex's permission profile (bubblewrap), in `.codex/config.toml`"
     scopes = ("project", "user")  # `local` is the project's .codex/hooks.json too
 
     def files(self, root: Path) -> list[Path]:
