@@ -43,7 +43,7 @@ from vacant.platforms.claude import PLATFORM
 from vacant.policy.contract.contract import load_contract
 from vacant.record.recorder import Recorder
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "plugins"))  # sdist.py moved there
 from sdist import MORE_ITERTOOLS, SUITE, fetch_sdist
 
 CACHE = Path(os.environ.get("VACANT_BENCH_CACHE", Path.home() / ".cache" / "vacant-bench"))

@@ -23,6 +23,7 @@ from pathlib import Path
 from vacant.core.locations import mark_installed
 from vacant.core.wall import ensure_hidden_dirs, wall_for
 from vacant.do.bwrap import wrap
+from vacant.platforms import all_platforms  # noqa: F401 - registers the platforms: the wall guards their hook settings
 
 STEPS = {
     "git status": "git status --porcelain >/dev/null",
