@@ -676,6 +676,11 @@ class ClaudeDriver(Driver):
             if sandbox_tmpdir_too_long(self.env.get("TMPDIR")):
                 # its sandbox's sockets would not fit; /tmp's pointer directory is walled already
                 self.env["TMPDIR"] = "/tmp"
+            from vacant.platforms import git_exclude
+
+            # git add -A passes the sandbox's placeholders by, for this run (taken out at close)
+            git_exclude.install(self.root, "claude-do", git_exclude.lines_for(
+                self.root, Claude.sandbox_placeholders, Claude.sandbox_placeholder_dirs))
         self.settings = json.dumps(settings, separators=(",", ":"))
         self.session = parsed.value("--session-id") or parsed.value("-r", "--resume")
         self.pin = self.session is None and not parsed.has("-c", "--continue")
@@ -683,6 +688,13 @@ class ClaudeDriver(Driver):
             import uuid  # `vacant do` only: uuid is not worth its import on the hook's hot path
 
             self.session = str(uuid.uuid4())
+
+    def close(self) -> None:
+        super().close()
+        if self.wall is not None:
+            from vacant.platforms import git_exclude
+
+            git_exclude.uninstall(self.root, "claude-do")
 
     def first(self) -> list[str]:
         rest = without(self.parsed(self.argv), {"--settings"})

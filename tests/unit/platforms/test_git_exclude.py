@@ -102,3 +102,19 @@ def test_uninstall_gives_the_exclude_file_back_byte_for_byte(tmp_path, original,
     assert git(ws, "check-ignore", "-q", ".bashrc").returncode == 0
     git_exclude.uninstall(ws, "claude")
     assert (exclude.read_bytes() if exclude.exists() else None) == before
+
+
+def test_vacant_do_passes_the_placeholders_by_for_its_run_and_takes_the_lines_back(tmp_path):
+    """`vacant do claude` runs Claude's sandbox too (its settings given inline): the placeholders
+    are excluded while the run lasts, and the exclude file is as it was after it."""
+    from vacant.core.wall import wall_for
+    from vacant.platforms.claude import ClaudeDriver
+
+    ws = clone(tmp_path / "work")
+    before = (ws / ".git" / "info" / "exclude").read_bytes()
+    driver = ClaudeDriver(["claude", "-p", "task"], ws, {}, tmp_path / "do")
+    driver.wall = wall_for(ws)
+    driver.prepare()
+    assert git(ws, "check-ignore", "-q", ".bashrc").returncode == 0
+    driver.close()
+    assert (ws / ".git" / "info" / "exclude").read_bytes() == before
