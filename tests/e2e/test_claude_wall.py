@@ -100,15 +100,7 @@ def run_session(tmp_path: Path, walled: bool):
              turn(tool("Bash", description=name, **tool_input), **extra) for name, tool_input, extra in script]
     with FakeUpstream({"turns": turns}, tmp_path / "upstream") as upstream:
         process = run_claude_p(ws, home, upstream, "do the task", timeout=240)
-        results, bodies = {}, [json.dumps(request["body"]) for request in upstream.requests()]
-        for request in upstream.requests():
-            for message in request["body"].get("messages", []):
-                for block in message.get("content") if isinstance(message.get("content"), list) else []:
-                    if block.get("type") == "tool_result":
-                        content = block.get("content")
-                        if isinstance(content, list):
-                            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-                        results[block["tool_use_id"]] = content
+        results, bodies = tool_results(upstream.requests()), [json.dumps(request["body"]) for request in upstream.requests()]
     assert process.returncode == 0, process.stderr[-2000:]
     ids = []
     for request in upstream.requests():
@@ -254,7 +246,7 @@ def test_everyday_work_runs_behind_the_wall_and_git_sees_only_the_agents_work(tm
     turns = [turn(tool("Bash", command=command, description=name)) for name, command, _ in everyday.STEPS]
     with FakeUpstream({"turns": [*turns, turn(text("Done."))]}, tmp_path / "upstream") as upstream:
         process = run_claude_p(ws, home, upstream, "set the project up and commit", timeout=240)
-        results = tool_results(upstream.requests())
+        results = list(tool_results(upstream.requests()).values())
     assert process.returncode == 0, process.stderr[-2000:]
     assert everyday.failed_steps(dict(zip([name for name, _, _ in everyday.STEPS], results))) == {}
     assert everyday.only_the_agents_work_seen(ws) == (everyday.COMMITTED, "")
@@ -263,8 +255,8 @@ def test_everyday_work_runs_behind_the_wall_and_git_sees_only_the_agents_work(tm
          "package-lock.json", "package.json", "pyproject.toml", "test_x.py", "tiny.py"})
 
 
-def tool_results(requests: list[dict]) -> list[str]:
-    """The tool results the agent was sent, in order (the last request holds them all)."""
+def tool_results(requests: list[dict]) -> dict[str, str]:
+    """Tool use id -> the result the agent was sent, in the order sent."""
     found: dict[str, str] = {}
     for request in requests:
         for message in request["body"].get("messages", []):
@@ -274,4 +266,4 @@ def tool_results(requests: list[dict]) -> list[str]:
                     if isinstance(content, list):
                         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
                     found.setdefault(block["tool_use_id"], str(content))
-    return list(found.values())
+    return found

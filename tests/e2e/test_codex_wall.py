@@ -36,14 +36,20 @@ from vacant.core.locations import state_dir
 pytestmark = pytest.mark.e2e
 
 
-def session(scratch, walled: bool) -> tuple[Path, dict[str, str], Path, list[str]]:
-    ws = git_workspace(scratch.path / "ws", {"test_x.py": "def test_one():\n    assert 1 + 1 == 2\n"})
+def with_remote(scratch, files: dict[str, str], walled: bool = True) -> tuple[Path, Path, dict[str, str]]:
+    """(a git workspace holding `files` with a bare remote on disk outside it, vacant init'ed, the env)."""
+    ws = git_workspace(scratch.path / "ws", files)
     remote = scratch.path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     subprocess.run(["git", "remote", "add", "origin", str(remote)], cwd=ws, check=True)
     write_config(scratch.codex_home)
     env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
     vacant(["init", "--platform", "codex", *([] if walled else ["--no-wall"])], ws, env=env)
+    return ws, remote, env
+
+
+def session(scratch, walled: bool) -> tuple[Path, dict[str, str], Path, list[str]]:
+    ws, remote, env = with_remote(scratch, {"test_x.py": "def test_one():\n    assert 1 + 1 == 2\n"}, walled)
     vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
     key = scratch.home / ".config" / "vacant" / "key"
     key.parent.mkdir(parents=True, exist_ok=True)
@@ -142,13 +148,7 @@ def test_what_the_person_allowed_behind_codexs_wall_a_read_reaches_its_host_and_
     second push without a new approval is held. Measured and not yet solved (codex/wall.py): the
     approved push runs inside Codex's sandbox, where a remote on disk outside the workspace is
     read-only, and `codex exec` refuses a command's request to run outside it."""
-    ws = git_workspace(scratch.path / "ws", {"a.txt": "a\n"})
-    remote = scratch.path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
-    subprocess.run(["git", "remote", "add", "origin", str(remote)], cwd=ws, check=True)
-    write_config(scratch.codex_home)
-    env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
-    vacant(["init", "--platform", "codex"], ws, env=env)
+    ws, remote, env = with_remote(scratch, {"a.txt": "a\n"})
     server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), http.server.SimpleHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     get = f"curl -s -o /dev/null -w 'HTTP-%{{http_code}}' http://{socket.gethostname()}:{server.server_address[1]}/; echo \" curl=$?\""
