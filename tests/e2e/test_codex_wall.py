@@ -38,11 +38,11 @@ def session(scratch, walled: bool) -> tuple[Path, dict[str, str], Path, list[str
     subprocess.run(["git", "remote", "add", "origin", str(remote)], cwd=ws, check=True)
     write_config(scratch.codex_home)
     env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
-    vacant(["init", "--platform", "codex", *([] if walled else ["--no-wall"])], ws, env=env)
-    vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
     key = scratch.home / ".config" / "vacant" / "key"
     key.parent.mkdir(parents=True, exist_ok=True)
-    key.write_text(KEY)
+    key.write_text(KEY)  # before init, which signs the record's tally with it
+    vacant(["init", "--platform", "codex", *([] if walled else ["--no-wall"])], ws, env=env)
+    vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
     install = hidden_path(state_dir(ws) / "install.json")
     script = {
         "key": f"python3 -c \"print(open({hidden_path(key)}).read())\"",

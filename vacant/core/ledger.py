@@ -22,6 +22,7 @@ from vacant.core.sha import sha256
 
 from vacant.core.keys import canonical, sign, verify_signature
 from vacant.core.locations import user_config_dir, workspace_key
+from vacant.core.tally import note_ledger
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -128,6 +129,7 @@ class Ledger:
         finally:
             os.close(fd)
         self._set_anchor(entry["seq"], entry_hash(entry))
+        note_ledger(self.root, self.path.parent.parent, self.name)  # the record's tally: its size as vacant left it
         return entry
 
 
@@ -139,6 +141,7 @@ class Ledger:
             aside = self.path.with_name(f"{self.path.stem}.broken-{time.time_ns()}{self.path.suffix}")
             os.rename(self.path, aside)
         self._set_anchor(0, GENESIS)
+        note_ledger(self.root, self.path.parent.parent, self.name)
         return aside
 
 
