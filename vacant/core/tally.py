@@ -63,11 +63,24 @@ _IPAD = bytes(byte ^ 0x36 for byte in range(256))  # each key byte xor'ed, as a 
 _OPAD = bytes(byte ^ 0x5C for byte in range(256))
 
 
+_config_dirs: dict[tuple[str | None, str | None], str] = {}  # (XDG_CONFIG_HOME, HOME) -> vacant's config dir
+
+
+def config_dir() -> str:
+    """vacant.core.locations.user_config_dir as a str, found once per environment (a hook call
+    asks for it twice, a daemon at every call)."""
+    env = (os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME"))
+    found = _config_dirs.get(env)
+    if found is None:
+        from vacant.core.locations import user_config_dir
+
+        found = _config_dirs[env] = os.fspath(user_config_dir())
+    return found
+
+
 def person_key() -> bytes:
     """The key as vacant.core.keys reads it (one name only, 32 bytes), without its imports."""
-    from vacant.core.locations import user_config_dir
-
-    path = os.fspath(user_config_dir() / "key")
+    path = f"{config_dir()}/key"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError as error:
@@ -105,20 +118,25 @@ def seal_holds(raw: bytes, key: bytes) -> bool:
 # -- the tally ------------------------------------------------------------------------------
 
 
+_workspace_keys: dict[str, str] = {}  # a workspace's root -> its key (realpath and a hash: once per process)
+
+
 def tally_path(root: Path | str) -> str:
-    from pathlib import Path  # already loaded with vacant.core.locations
+    name = _workspace_keys.get(os.fspath(root))
+    if name is None:
+        from pathlib import Path  # already loaded with vacant.core.locations
 
-    from vacant.core.locations import user_config_dir, workspace_key
+        from vacant.core.locations import workspace_key
 
-    return os.fspath(user_config_dir() / "anchors" / f"{workspace_key(Path(root))}.tally")
+        name = _workspace_keys[os.fspath(root)] = workspace_key(Path(root))
+    return f"{config_dir()}/anchors/{name}.tally"
 
 
 def read(root: Path | str, key: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """(the tally, None), or (None, why it cannot be believed): gone, not vacant's, edited."""
     path = tally_path(root)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(TALLY_CAP)
+        raw = _small_file(path)
     except FileNotFoundError:
         return None, f"the record's tally {path} is gone (deleted since vacant last wrote it)"
     except OSError as error:
@@ -248,6 +266,15 @@ def note_ledger(root: Path | str, state: Path | str, name: str) -> None:
     write(root, {**data, "ledgers": ledgers}, key)
 
 
+def _small_file(path: str) -> bytes:
+    """A small file's bytes, at most TALLY_CAP (a read sized by fstat: no 1 MiB buffer per call)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, min(os.fstat(fd).st_size + 1, TALLY_CAP))
+    finally:
+        os.close(fd)
+
+
 def _size(path: str) -> int:
     try:
         return os.stat(path).st_size
@@ -276,8 +303,7 @@ def _sealed_now(run_dir: str, key: bytes) -> bool:
 
     path = os.path.join(run_dir, "run.json")
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(TALLY_CAP)
+        raw = _small_file(path)
         if seal_holds(raw, key):
             return True
         state = json.loads(raw)

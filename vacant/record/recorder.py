@@ -157,7 +157,8 @@ class Recorder:
     def _locked(self, call: HookCall) -> Response:
         self.log.run_dir.mkdir(parents=True, exist_ok=True)
         self.run = self._load_run()
-        self._watch_losses()
+        install = read_install(self.root, self.state_dir)  # once: the hooks' and the tally's watch read it
+        self._watch_losses(install)
         recovery.reconcile(self.run, self.log)  # records a killed hook appended but never saved
         if not self.run["started"] and call.kind != "session_start":
             self._start(call, "implicit")
@@ -166,17 +167,17 @@ class Recorder:
             self._settle(call)
         handler = getattr(self, f"_on_{call.kind}")
         response = handler(call) or Response()
-        notice = self._watch_hooks() or self._say_losses()
+        notice = self._watch_hooks(install) or self._say_losses()
         if notice and not response.system_message:
             response = response._replace(system_message=notice)
         return response
 
-    def _watch_hooks(self) -> str | None:
+    def _watch_hooks(self, install: dict[str, object] | None) -> str | None:
         """Once per run: the installed hooks vanished from their settings file (`hooks_missing`)."""
         if self.run.get("hooks_missing"):
             return None
         name = self.platform.name
-        path = hookwatch.missing_hooks(read_install(self.root, self.state_dir), name)
+        path = hookwatch.missing_hooks(install, name)
         if path is None:
             return None
         self.run["hooks_missing"] = path
@@ -257,9 +258,9 @@ class Recorder:
 
     # -- the record's losses (vacant/record/losswatch.py) ------------------------------------
 
-    def _watch_losses(self) -> None:
+    def _watch_losses(self, install: dict[str, object] | None) -> None:
         """The record against its tally: each loss new to this run goes into the step log."""
-        self.losswatch = LossWatch(self.root, self.state_dir, read_install(self.root, self.state_dir))
+        self.losswatch = LossWatch(self.root, self.state_dir, install)
         losses = self.losswatch.check(self.log.run_dir.name, self._run_raw)
         said = self.run.setdefault("losses_logged", [])
         for loss in losses:
