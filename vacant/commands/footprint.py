@@ -41,7 +41,7 @@ def candidates(root: Path, files: list[Path]) -> list[Path]:
         found.update(list(path.parents)[:2])
     found.add(state_dir(root))
     record_tally = Path(tally_path(root))  # next to the key: what each hook call checks the record against
-    found.update((record_tally, record_tally.parent))
+    found.update((record_tally, record_tally.with_name(f"{record_tally.name}.lock"), record_tally.parent))
     installs = user_data_dir() / "installs"
     found.add(installs)
     if installs.is_dir():

@@ -29,10 +29,13 @@ from __future__ import annotations
 import os
 
 from vacant.core import leanjson as json
+from vacant.core.filelock import file_lock
+from vacant.core.leanstd import contextmanager
 from vacant.core.sha import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
     from typing import Any
 
@@ -41,6 +44,7 @@ MAC_HEX = 64
 KEY_BYTES = 32
 LEDGERS = {"spent": "asks/spent.jsonl", "flags": "flags/ledger.jsonl"}  # name -> path in the state directory
 TALLY_CAP = 1 << 20  # a tally is small; a bigger one is not vacant's
+LOCK_TIMEOUT_S = 5.0  # a tally lock held longer is not vacant's: the call fails (closed, for an ACT call)
 
 
 class NoKey(Exception):
@@ -186,16 +190,27 @@ def check(root: Path | str, state: Path | str, key: bytes, run_name: str | None 
     """(every loss of the record, the tally as it now stands): losses found now are added to the
     tally's `lost`, which keeps them until the person runs `vacant init`. `run_name`/`run_raw`:
     the current run's directory name and its run.json bytes as read (None: missing)."""
+    with held(root):  # vacant's own writers append and note under it (a person's flag: outside the workspace lock)
+        return _checked(root, state, key, run_name, run_raw)
+
+
+def _checked(root: Path | str, state: Path | str, key: bytes, run_name: str | None,
+             run_raw: bytes | None) -> tuple[list[str], dict[str, Any] | None]:
     data, why = read(root, key)
     if data is None:
         return [why or "the record's tally cannot be read"], None
     lost = [str(item) for item in data.get("lost") or []]
-    found = _ledger_losses(state, data) + _run_losses(state, data, key, run_name, run_raw)
+    found = _differences(state, data, key, run_name, run_raw)
     fresh = [item for item in found if item not in lost]
     if fresh:  # kept until the person accepts them; what is there now is what later calls compare with
         data = {**_now(state, data), "lost": lost + fresh}
         write(root, data, key)
     return lost + fresh, data
+
+
+def _differences(state: Path | str, data: dict[str, Any], key: bytes, run_name: str | None,
+                 run_raw: bytes | None) -> list[str]:
+    return _ledger_losses(state, data) + _run_losses(state, data, key, run_name, run_raw)
 
 
 def _now(state: Path | str, data: dict[str, Any]) -> dict[str, Any]:
@@ -245,15 +260,18 @@ def note_runs(root: Path | str, state: Path | str, data: dict[str, Any], key: by
     if run_name is not None and runs.get(run_name) is not True:
         runs[run_name], changed = True, True
     mtime = _mtime(runs_dir)
-    if changed or mtime != data.get("runs_mtime"):
+    if not changed and mtime == data.get("runs_mtime"):
+        return
+    with held(root):
         latest, _why = read(root, key)  # as it is now: a ledger appended during this call noted its size there
         if latest is not None:
             runs = {**(latest.get("runs") or {}), **({run_name: True} if run_name is not None else {})}
-            write(root, {**latest, "runs": runs, "runs_mtime": mtime}, key)
+            write(root, {**latest, "runs": runs, "runs_mtime": _mtime(runs_dir)}, key)
 
 
 def note_ledger(root: Path | str, state: Path | str, name: str) -> None:
-    """After vacant appended to (or restarted) a ledger: its size as vacant left it."""
+    """After vacant appended to (or restarted) a ledger, under `held` with the append: its size as
+    vacant left it."""
     try:
         key = person_key()
     except NoKey:
@@ -264,6 +282,17 @@ def note_ledger(root: Path | str, state: Path | str, name: str) -> None:
     ledgers = dict(data.get("ledgers") or {})
     ledgers[name] = _size(os.path.join(os.fspath(state), LEDGERS[name]))
     write(root, {**data, "ledgers": ledgers}, key)
+
+
+@contextmanager
+def held(root: Path | str) -> Iterator[None]:
+    """The tally's lock (a file beside it): a check, and vacant's own append to a ledger with its
+    note in the tally, each whole under it, so that a check never sees one without the other.
+    Not reentrant: the holder calls nothing that takes it again."""
+    path = f"{tally_path(root)}.lock"
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    with file_lock(path, LOCK_TIMEOUT_S):  # type: ignore[arg-type]  # a str path: os.open takes it
+        yield
 
 
 def _small_file(path: str) -> bytes:
@@ -326,7 +355,8 @@ def accept(root: Path | str) -> None:
     record = read_install(Path(root))
     if record is None:
         return
-    take(root, state_dir(Path(root)), person_key())
+    with held(root):
+        take(root, state_dir(Path(root)), person_key())
     if not record.get("tally"):
         record["tally"] = True
         write_install(Path(root), record)

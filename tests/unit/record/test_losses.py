@@ -274,3 +274,27 @@ def test_an_agent_holding_the_key_rewrites_the_tally_unseen(ws):
     data, _why = tally.read(ws, key)
     tally.write(ws, {**data, "ledgers": {**data["ledgers"], "spent": 0}}, key)
     assert "deny" not in agent.bash(f"sh arms/mark.sh {tag}") and marks(ws, tag) == 2
+
+
+def test_the_persons_own_flags_filed_while_hooks_check_are_never_a_loss(ws):
+    """`vacant flag` appends to its ledger outside the workspace lock and notes the size in the
+    tally: a hook's check in between must not call the person's own write a loss (the append and
+    the note are one under the tally's lock; checked without it, this failed)."""
+    import threading
+
+    installed_with_tally(ws)
+    filed = threading.Event()
+
+    def person_files_flags() -> None:
+        for n in range(25):
+            add_flag(ws, "notes.md:1", f"the person's flag {n}")
+        filed.set()
+
+    writer = threading.Thread(target=person_files_flags)
+    writer.start()
+    key, seen = (user_config_dir() / "key").read_bytes(), []
+    while not filed.is_set():
+        losses, _data = tally.check(ws, state_dir(ws), key)
+        seen += losses
+    writer.join()
+    assert seen == [] and tally.check(ws, state_dir(ws), key)[0] == []
