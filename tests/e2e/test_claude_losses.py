@@ -8,14 +8,12 @@ fails naming it."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from claude_harness import FakeUpstream, isolated_home, run_claude_p, tool, turn
+from claude_harness import FakeUpstream, run_claude_p, tool, turn
 from harness import text, vacant
-from test_claude_wall import KEY, hidden_path
+from test_claude_wall import hidden_path, workspace
 
 from vacant.core.locations import state_dir
 
@@ -24,27 +22,6 @@ pytestmark = pytest.mark.e2e
 PUSH = "git push -q origin HEAD:main && echo PUSH-RAN-$((40 + 2))"  # the output, not the command, says it ran
 RAN = "PUSH-RAN-42"
 HELD = "vacant's record of this workspace was changed by something other than vacant"
-
-
-def workspace(tmp_path: Path) -> tuple[Path, Path, dict]:
-    """A git workspace with a remote on disk, vacant installed for claude with --no-wall (no guard:
-    the Stop has nothing to run but its record checks)."""
-    ws, home = tmp_path / "ws", tmp_path / "home"
-    ws.mkdir(parents=True)
-    isolated_home(home, ws)
-    git = ["git", "-c", "user.email=e2e@vacant.invalid", "-c", "user.name=e2e"]
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=ws, check=True)
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], cwd=ws, check=True)
-    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "remote.git")], check=True)
-    subprocess.run(["git", "remote", "add", "origin", str(tmp_path / "remote.git")], cwd=ws, check=True)
-    env = dict(os.environ, HOME=str(home))
-    env.pop("VACANT_HOME", None)
-    env.pop("XDG_CONFIG_HOME", None)
-    key = home / ".config" / "vacant" / "key"
-    key.parent.mkdir(parents=True, exist_ok=True)
-    key.write_text(KEY)
-    vacant(["init", "--platform", "claude", "--no-wall"], ws, env=env)
-    return ws, home, env
 
 
 def reset_ledger(ws: Path, home: Path) -> str:
@@ -70,7 +47,7 @@ def tool_results(upstream: FakeUpstream) -> list[str]:
 
 
 def test_an_unwalled_ledger_reset_is_held_at_the_next_push_and_said(tmp_path):
-    ws, home, env = workspace(tmp_path)
+    ws, home, env = workspace(tmp_path, walled=False, guard=False)  # no guard: the Stop runs only its record checks
     turns = [turn(tool("Bash", command=PUSH, description="push")),
              turn(text("Waiting for the person.")),
              turn(tool("Bash", command=PUSH, description="push"), match="APPROVED"),

@@ -32,7 +32,7 @@ TESTS = f"{sys.executable} -m pytest -q -p no:cacheprovider test_x.py"  # normal
 GUARD = TESTS  # the Stop's guard: the same tests
 
 
-def workspace(tmp_path: Path, walled: bool) -> tuple[Path, Path, dict]:
+def workspace(tmp_path: Path, walled: bool, guard: bool = True) -> tuple[Path, Path, dict]:
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir(parents=True)
     (ws / "test_x.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
@@ -49,7 +49,8 @@ def workspace(tmp_path: Path, walled: bool) -> tuple[Path, Path, dict]:
     key.parent.mkdir(parents=True, exist_ok=True)
     key.write_text(KEY)  # the person's key, before init (which signs the record's tally with it)
     vacant(["init", "--platform", "claude", *([] if walled else ["--no-wall"])], ws, env=env)
-    vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
+    if guard:
+        vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
     return ws, home, env
 
 

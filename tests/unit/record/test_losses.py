@@ -75,6 +75,15 @@ def installed_with_tally(ws: Path) -> None:
     tally.accept(ws)
 
 
+def approved_and_spent(ws: Path, agent: Agent) -> tuple[str, dict]:
+    """An ACT command held, approved by the person and run once: (its tag, the held card's reply)."""
+    tag = uuid.uuid4().hex[:8]
+    held = json.loads(agent.bash(f"sh arms/mark.sh {tag}")["deny"])
+    person.answer(ws, held["askId"], "approved")
+    assert "deny" not in agent.bash(f"sh arms/mark.sh {tag}") and marks(ws, tag) == 1
+    return tag, held
+
+
 def marks(ws: Path, tag: str) -> int:
     path = ws / "marker.txt"
     return path.read_text().split("\n").count(f"marked {tag}") if path.exists() else 0
@@ -233,10 +242,7 @@ def test_a_reset_ledger_lets_no_approval_run_twice_and_doctor_and_init_say_it(ws
 
     installed_with_tally(ws)
     agent = Agent(ws)
-    tag = uuid.uuid4().hex[:8]
-    held = json.loads(agent.bash(f"sh arms/mark.sh {tag}")["deny"])
-    person.answer(ws, held["askId"], "approved")
-    assert "deny" not in agent.bash(f"sh arms/mark.sh {tag}") and marks(ws, tag) == 1
+    tag, held = approved_and_spent(ws, agent)
     reset_spent(ws)  # the agent's python3 -c: ledger, anchor and the card's spent mark
     again = agent.bash(f"sh arms/mark.sh {tag}")
     assert HELD in again["deny"] and "spent ledger" in again["deny"] and marks(ws, tag) == 1
@@ -265,10 +271,7 @@ def test_an_agent_holding_the_key_rewrites_the_tally_unseen(ws):
     (Only the wall keeps the key out of reach.) When this fails, the limit moved: say so there."""
     installed_with_tally(ws)
     agent = Agent(ws)
-    tag = uuid.uuid4().hex[:8]
-    held = json.loads(agent.bash(f"sh arms/mark.sh {tag}")["deny"])
-    person.answer(ws, held["askId"], "approved")
-    assert "deny" not in agent.bash(f"sh arms/mark.sh {tag}") and marks(ws, tag) == 1
+    tag, held = approved_and_spent(ws, agent)
     reset_spent(ws)
     key = (user_config_dir() / "key").read_bytes()  # what an unwalled interpreter can do
     data, _why = tally.read(ws, key)
