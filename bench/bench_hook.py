@@ -1,6 +1,6 @@
 """Hook latency per event type, whole process, against a bare interpreter in the same run.
 
-    python bench/bench_hook.py [--tree DIR] [--reps 30]
+    python bench/bench_hook.py [--tree DIR] [--reps 30] [--tally]
 
 Each sample spawns the installed hook command (`python -I -S …/vacant-hook-client.py claude`) with a
 real-shaped payload on stdin, exactly as Claude Code does, and times it to exit. The reference is `python -I -S -c pass` with the same
@@ -59,25 +59,87 @@ def tool_inputs(workspace: Path, n: int) -> dict[str, dict]:
     }
 
 
-def measure(workspace: Path, reps: int) -> dict[str, list[float]]:
-    env = dict(os.environ, CLAUDE_PROJECT_DIR=str(workspace))
-    (workspace / "bench_target.txt").write_text("x\n")
-    subprocess.run(HOOK, input=json.dumps({"session_id": "bench", "cwd": str(workspace),
-                                           "hook_event_name": "SessionStart", "source": "startup"}).encode(),
-                   env=env, cwd=workspace, check=True)
+def measure(workspace: Path, reps: int, *others: tuple[str, Path]) -> dict[str, list[float]]:
+    """Each event's samples; `others`: (label, workspace) measured interleaved with it, rep by rep
+    (their rows carry the label), so that a noisy machine moves every row alike."""
+    places = [("", workspace), *others]
+    for _label, place in places:
+        (place / "bench_target.txt").write_text("x\n")
+        subprocess.run(HOOK, input=json.dumps({"session_id": "bench", "cwd": str(place),
+                                               "hook_event_name": "SessionStart", "source": "startup"}).encode(),
+                       env=dict(os.environ, CLAUDE_PROJECT_DIR=str(place)), cwd=place, check=True)
     samples: dict[str, list[float]] = {"reference": []}
     for n in range(reps):
-        samples["reference"].append(timed([PYTHON, "-I", "-S", "-c", "pass"], None, env, workspace))
-        for tool, fields in tool_inputs(workspace, n).items():
-            key = f"{tool}-{n}"
-            pre = {k: v for k, v in fields.items() if k != "tool_response"}
-            samples.setdefault(f"PreToolUse:{tool}", []).append(
-                timed(HOOK, payload(workspace, "PreToolUse", tool, key, **pre), env, workspace))
-            if tool == "Write":
-                (workspace / "bench_target.txt").write_text(f"write {n}\n")
-            samples.setdefault(f"PostToolUse:{tool}", []).append(
-                timed(HOOK, payload(workspace, "PostToolUse", tool, key, **fields), env, workspace))
+        samples["reference"].append(timed([PYTHON, "-I", "-S", "-c", "pass"], None, dict(os.environ), workspace))
+        for label, place in places:
+            env = dict(os.environ, CLAUDE_PROJECT_DIR=str(place))
+            for tool, fields in tool_inputs(place, n).items():
+                key = f"{tool}-{n}"
+                pre = {k: v for k, v in fields.items() if k != "tool_response"}
+                samples.setdefault(f"{label}PreToolUse:{tool}", []).append(
+                    timed(HOOK, payload(place, "PreToolUse", tool, key, **pre), env, place))
+                if tool == "Write":
+                    (place / "bench_target.txt").write_text(f"write {n}\n")
+                samples.setdefault(f"{label}PostToolUse:{tool}", []).append(
+                    timed(HOOK, payload(place, "PostToolUse", tool, key, **fields), env, place))
     return samples
+
+
+def in_process(root: Path, rounds: int = 2000) -> None:
+    """The tally's own cost per call, in this process (what a whole-process sample cannot resolve on
+    a noisy machine): the check and the sealing of run.json that a call adds, against reading the
+    install record, which every call already does, timed alternately in the same run."""
+    from vacant.core.locations import read_install
+    from vacant.record.losswatch import LossWatch
+
+    state = state_dir(root)
+    record = read_install(root, state)
+    run = {"started": True, "next_step": 7, "open": {}, "closed": {f"t{n}": n for n in range(6)}, "agents": {}}
+
+    def tally_work() -> None:
+        watch = LossWatch(root, state, record)
+        watch.check("bench", None)
+        watch.run_bytes(run)
+
+    samples: dict[str, list[float]] = {"read_install (reference)": [], "tally check + seal": []}
+    for _ in range(rounds):
+        for name, work in (("read_install (reference)", lambda: read_install(root, state)), ("tally check + seal", tally_work)):
+            started = time.perf_counter()
+            work()
+            samples[name].append((time.perf_counter() - started) * 1e6)
+    reference = statistics.median(samples["read_install (reference)"])
+    print(f"\nin-process, per call ({rounds} rounds, alternating)")
+    print(f"{'work':<28}{'median us':>11}{'p95 us':>9}{'ratio':>8}")
+    for name, values in samples.items():
+        median, p95 = stats(values)
+        print(f"{name:<28}{median:>11.1f}{p95:>9.1f}{median / reference:>8.2f}")
+
+
+def with_tally(reps: int) -> None:
+    """The record's tally (vacant/core/tally.py) checked at every call, against the same workspace
+    without it (an install from before the tally: nothing checked), interleaved in one run. A key
+    of the bench's own (XDG_CONFIG_HOME in a temporary directory): the person's is never used."""
+    from vacant.core import tally
+    from vacant.core.keys import create_user_key
+
+    base = Path(tempfile.mkdtemp(prefix="vacant-bench-tally-"))
+    os.environ["XDG_CONFIG_HOME"] = str(base / "config")
+    try:
+        create_user_key()
+        plain, tallied = base / "plain", base / "tallied"
+        for place in (plain, tallied):
+            place.mkdir()
+            for i in range(20):
+                (place / f"f{i}.txt").write_text("small file\n" * i)
+            mark_installed(place)
+        tally.accept(tallied)
+        in_process(tallied)
+        report(f"small workspace without and with the record's tally (t: rows), interleaved ({reps} reps)",
+               measure(plain, reps, ("t:", tallied)))
+        for place in (plain, tallied):
+            refuse_failed_open(state_dir(place))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def report(title: str, samples: dict[str, list[float]]) -> None:
@@ -103,7 +165,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tree", type=Path, help="a large tree (bench/gen_tree.py) to measure on as well")
     parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--tally", action="store_true", help="only the record's tally: without and with it, interleaved")
     args = parser.parse_args()
+    if args.tally:
+        with_tally(args.reps)
+        return
     tree = args.tree.resolve() if args.tree else None
     small = Path(tempfile.mkdtemp(prefix="vacant-bench-small-"))
     try:

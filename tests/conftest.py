@@ -89,7 +89,7 @@ def _daemons() -> list[tuple[int, bytes, bytes]]:
         try:
             with open(f"/proc/{name}/cmdline", "rb") as handle:
                 args = handle.read().split(b"\0")
-            if b"vacant.daemon" not in args[:4]:
+            if b"vacant.daemon" not in args[:6]:  # `-m vacant.daemon`, or the isolated boot's (hook/paths.py)
                 continue
             with open(f"/proc/{name}/environ", "rb") as handle:
                 found.append((int(name), args[args.index(b"vacant.daemon") + 1], handle.read()))

@@ -46,12 +46,12 @@ def workspace(tmp_path: Path, walled: bool, guard: bool = True) -> tuple[Path, P
     env = dict(os.environ, HOME=str(home))
     env.pop("VACANT_HOME", None)
     env.pop("XDG_CONFIG_HOME", None)
+    key = home / ".config" / "vacant" / "key"
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_text(KEY)  # the person's key, before init (which signs the record's tally with it)
     vacant(["init", "--platform", "claude", *([] if walled else ["--no-wall"])], ws, env=env)
     if guard:
         vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
-    key = home / ".config" / "vacant" / "key"
-    key.parent.mkdir(parents=True, exist_ok=True)
-    key.write_text(KEY)  # the person's key (its directory was there before the sandbox config named it)
     return ws, home, env
 
 

@@ -44,6 +44,9 @@ def with_remote(scratch, files: dict[str, str], walled: bool = True) -> tuple[Pa
     subprocess.run(["git", "remote", "add", "origin", str(remote)], cwd=ws, check=True)
     write_config(scratch.codex_home)
     env = codex_env(scratch.home, scratch.codex_home, scratch.vacant_home)
+    key = scratch.home / ".config" / "vacant" / "key"
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_text(KEY)  # before init, which signs the record's tally with it
     vacant(["init", "--platform", "codex", *([] if walled else ["--no-wall"])], ws, env=env)
     return ws, remote, env
 
@@ -52,8 +55,6 @@ def session(scratch, walled: bool) -> tuple[Path, dict[str, str], Path, list[str
     ws, remote, env = with_remote(scratch, {"test_x.py": "def test_one():\n    assert 1 + 1 == 2\n"}, walled)
     vacant(["contract", "add", "tests", "--keep", "--", GUARD], ws, env=env)  # the Stop's guard: its feedback
     key = scratch.home / ".config" / "vacant" / "key"
-    key.parent.mkdir(parents=True, exist_ok=True)
-    key.write_text(KEY)
     install = hidden_path(state_dir(ws) / "install.json")
     script = {
         "key": f"python3 -c \"print(open({hidden_path(key)}).read())\"",

@@ -16,6 +16,9 @@ Problems, each {kind, detail, path}:
                    longer agrees with the step log it caches (step numbers could be handed out
                    again, a step never closed)
   object-edited    a stored object's bytes no longer hash to its key (content-addressed)
+  record-lost      a hook call found the record changed behind vacant's back since vacant last wrote it
+                   (vacant/core/tally.py: a ledger reset or cut, a run deleted, run.json edited, the
+                   tally itself gone): said at that call, and every ACT call held until `vacant init`
   unwalled         the agent's commands ran without vacant's wall (`--no-wall`, or a platform with
                    no sandbox vacant configures): the record holds only against an agent that did
                    not try to alter it (docs/TRUST.md)
@@ -36,6 +39,7 @@ from vacant.core import events
 from vacant.core.findings import Finding, finding_id
 from vacant.policy.contract import flags
 from vacant.policy.gate.asks.book import AskBook
+from vacant.record.losswatch import LOST
 from vacant.record.recorder import DANGLING
 from vacant.store.steplog import LOG_NAME, StepLog, verify
 
@@ -81,7 +85,7 @@ def run_problems(run_dir: Path) -> list[Problem]:
             out.append({"kind": "hooks-missing", "path": record.get("path"),
                         "detail": f"the {record.get('platform')} hooks vanished from {record.get('path')} during the "
                                   "run: what happened after that may be unrecorded"})
-        elif record.get("type") == "record_problem" and record.get("kind") in FORGED \
+        elif record.get("type") == "record_problem" and record.get("kind") in (*FORGED, LOST) \
                 and not any(p["detail"] == record.get("detail") for p in out):
             out.append({"kind": record["kind"], "path": None, "detail": str(record.get("detail"))})
         elif record.get("type") == "step_end" and record.get("detail") == DANGLING:

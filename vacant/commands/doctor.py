@@ -203,6 +203,28 @@ def wall_lines(root, platform) -> list[Diagnosis]:
     return lines
 
 
+def record_line(root) -> Diagnosis:
+    """The record against its tally (vacant/core/tally.py): what was lost behind vacant's back (a
+    ledger reset, a run deleted, run.json edited, the tally gone) is a fail, kept until `vacant
+    init` accepts the record as it is; an install from before the tally is advice."""
+    from vacant.core import tally
+
+    record = read_install(root)
+    if record is None:
+        return advice("record", "vacant is not installed here: no record to check")
+    if not record.get("tally"):
+        return advice("record", "this install has no tally of its record (made before it): `vacant init` again takes "
+                                "one, and every hook call then says a loss of the record")
+    try:
+        losses, _data = tally.check(root, state_dir(root), tally.person_key())
+    except tally.NoKey as error:
+        return diagnosis("record", False, f"the record cannot be checked: {error}")
+    if losses:
+        return diagnosis("record", False, "lost behind vacant's back: " + "; ".join(losses) + " (every ACT call is "
+                         "held until the person looks; `vacant init` again accepts the record as it is)")
+    return diagnosis("record", True, "the ledgers, runs and run states are as vacant last wrote them")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor_command(
@@ -213,7 +235,7 @@ def register(app: typer.Typer) -> None:
         chosen = load(platform)
         root = workspace()
         report = [*chosen.doctor(root, hook_command(chosen.name)), *install_lines(root, chosen.name),
-                  contract_line(root), *wall_lines(root, chosen), _daemon_line(), bundle_line(), key_line(), libraries_line(), _interpreter_line()]
+                  contract_line(root), record_line(root), *wall_lines(root, chosen), _daemon_line(), bundle_line(), key_line(), libraries_line(), _interpreter_line()]
         failed = any(line.status == "fail" for line in report)
         if as_json:
             print_json({"platform": chosen.name, "ok": not failed, "lines": [line._asdict() for line in report]})

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from vacant.core.atomic import atomic_write
+from vacant.core.tally import tally_path
 from vacant.core.locations import state_dir, user_data_dir
 
 
@@ -46,6 +47,8 @@ def candidates(root: Path, files: list[Path]) -> list[Path]:
         found.add(path)
         found.update(list(path.parents)[:2])
     found.add(state_dir(root))
+    record_tally = Path(tally_path(root))  # next to the key: what each hook call checks the record against
+    found.update((record_tally, record_tally.with_name(f"{record_tally.name}.lock"), record_tally.parent))
     installs = user_data_dir() / "installs"
     found.add(installs)
     if installs.is_dir():

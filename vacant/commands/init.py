@@ -85,6 +85,7 @@ def register(app: typer.Typer) -> None:
         walled_record = _walled_record(root, chosen, walled, no_wall)
         mark_installed(root, hooks=hooks, walls=walled_record)  # hooks record only in an installed workspace
         reseal(root)  # what the wall holds as it is now: the person's init accepts it (vacant/core/seal.py)
+        _accept_record(root)  # the record as it is now: what later hook calls compare with (vacant/core/tally.py)
         hot = bundle.ensure() if chosen is not None else None  # the calls answered without a daemon load it
         missing = missing_packages() if walled else []
         state = state_dir(root)
@@ -115,6 +116,26 @@ def register(app: typer.Typer) -> None:
             typer.echo("a watch daemon for this workspace will be started by the first hook call "
                        "(`vacant daemon status` shows it; it exits after 30 min idle)")
             typer.echo(f"next: `vacant doctor --platform {chosen.name}` checks that the hooks will fire")
+
+
+def _accept_record(root) -> None:
+    """The person accepts the record as it is now (vacant/core/tally.py). When it lost something
+    since vacant last wrote it, every approval not known as spent is void first: a spent-approvals
+    ledger reset behind vacant's back must not let one approval run twice once accepted."""
+    from vacant.core import tally
+    from vacant.core.locations import read_install
+    from vacant.policy.gate.asks.answer import void_approvals
+    from vacant.policy.gate.asks.book import AskBook
+
+    if (read_install(root) or {}).get("tally"):
+        losses, _data = tally.check(root, state_dir(root), tally.person_key())
+        if losses:
+            voided = void_approvals(AskBook(root), "the record lost something behind vacant's back ("
+                                    + "; ".join(losses)[:500] + "): voided when the person ran vacant init")
+            typer.echo(f"accepted the record as it is; it had lost: {'; '.join(losses)}"
+                       + (f" ({voided} earlier approval(s) voided: approve again what should run)" if voided else ""),
+                       err=True)
+    tally.accept(root)
 
 
 def _make_key():

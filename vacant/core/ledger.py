@@ -22,6 +22,7 @@ from vacant.core.sha import sha256
 
 from vacant.core.keys import canonical, sign, verify_signature
 from vacant.core.locations import user_config_dir, workspace_key
+from vacant.core import tally
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -122,12 +123,14 @@ class Ledger:
         entry["sig"] = sign(_body(entry))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(entry, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
-        self._set_anchor(entry["seq"], entry_hash(entry))
+        with tally.held(self.root):  # the append and its note in the record's tally, seen together
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+            self._set_anchor(entry["seq"], entry_hash(entry))
+            tally.note_ledger(self.root, self.path.parent.parent, self.name)
         return entry
 
 
@@ -135,10 +138,12 @@ class Ledger:
         """Set a broken ledger aside (kept as evidence, never deleted) and start a new one. Only a
         person's own command calls this, after voiding what the broken ledger vouched for."""
         aside = None
-        if self.path.exists():
-            aside = self.path.with_name(f"{self.path.stem}.broken-{time.time_ns()}{self.path.suffix}")
-            os.rename(self.path, aside)
-        self._set_anchor(0, GENESIS)
+        with tally.held(self.root):
+            if self.path.exists():
+                aside = self.path.with_name(f"{self.path.stem}.broken-{time.time_ns()}{self.path.suffix}")
+                os.rename(self.path, aside)
+            self._set_anchor(0, GENESIS)
+            tally.note_ledger(self.root, self.path.parent.parent, self.name)
         return aside
 
 

@@ -53,7 +53,7 @@ HOT_MODULES: tuple[str, ...] = tuple(dict.fromkeys((
     "vacant.core", "vacant.core.atomic", "vacant.core.calls", "vacant.core.children", "vacant.core.errlog",
     "vacant.core.events", "vacant.core.filelock", "vacant.core.githead", "vacant.core.globs",
     "vacant.core.installcheck", "vacant.core.lazyre", "vacant.core.leanjson", "vacant.core.leanstd",
-    "vacant.core.locations", "vacant.core.platform_facts", "vacant.core.redact", "vacant.core.safeio", "vacant.core.seal",
+    "vacant.core.locations", "vacant.core.platform_facts", "vacant.core.redact", "vacant.core.safeio", "vacant.core.seal", "vacant.core.tally",
     "vacant.core.secret_patterns", "vacant.core.sha", "vacant.core.trustenv", "vacant.core.wall",
     "vacant.platforms", "vacant.platforms.base", "vacant.platforms.driver", "vacant.platforms.lean_registry",
     "vacant.policy", "vacant.policy.shipped", "vacant.policy.gate", "vacant.policy.gate.gate",
@@ -61,7 +61,7 @@ HOT_MODULES: tuple[str, ...] = tuple(dict.fromkeys((
     # a shell command's gate
     "vacant.policy.gate.argv", "vacant.policy.gate.forms", "vacant.policy.gate.keyrefs",
     "vacant.policy.gate.recordguard", "vacant.policy.gate.shellscan", "vacant.policy.gate.shellwords",
-    "vacant.record", "vacant.record.hookwatch", "vacant.record.recorder", "vacant.record.recovery",
+    "vacant.record", "vacant.record.hookwatch", "vacant.record.losswatch", "vacant.record.recorder", "vacant.record.recovery",
     "vacant.store", "vacant.store.exclude", "vacant.store.hasher", "vacant.store.objects", "vacant.store.states",
     "vacant.store.steplog",
     # the hash of the store's content addresses: a Post that changed a file loads it (its extension

@@ -139,12 +139,14 @@ class Found:
     records into; or, when that already decides it (an ignored event, a workspace vacant was never
     installed in, one whose install is gone, a payload that cannot be read), the `answer`."""
 
-    __slots__ = ("answer", "call", "platform", "platform_name", "raw", "workspace")
+    __slots__ = ("answer", "call", "platform", "platform_name", "raw", "unsealed", "workspace")
 
     def __init__(self, platform_name: str, raw: bytes, platform: object = None, call: HookCall | None = None,
-                 workspace: Workspace | None = None, answer: tuple[str, int] | None = None) -> None:
+                 workspace: Workspace | None = None, answer: tuple[str, int] | None = None,
+                 unsealed: str | None = None) -> None:
         self.platform_name, self.raw, self.platform, self.call = platform_name, raw, platform, call
         self.workspace, self.answer = workspace, answer
+        self.unsealed = unsealed  # a Post's or Stop's: the wall's seal broken, said to the person
 
     @property
     def stops(self) -> bool:
@@ -178,12 +180,17 @@ def look_up(platform_name: str, raw: bytes, env: dict[str, str], served: Served 
         denied = Response("deny", where) if call.kind == "tool_pre" else Response()
         return Found(platform_name, raw, platform, call, answer=platform.render(call, denied))
     call.workspace = where.root
-    if call.kind == "tool_pre":
-        unsealed = wall_changed(where)
-        if unsealed:  # the wall was taken down from inside: nothing more runs until the person looks
-            log_error(where.root, f"vacant-hook {platform_name}: {unsealed}")
-            return Found(platform_name, raw, platform, call, answer=platform.render(call, Response("deny", unsealed)))
-    return Found(platform_name, raw, platform, call, where)
+    unsealed = wall_changed(where) if call.kind in SEALED_AT else None
+    if unsealed:
+        log_error(where.root, f"vacant-hook {platform_name}: {unsealed}")
+    if unsealed and call.kind == "tool_pre":  # the wall was taken down from inside: nothing more runs until the person looks
+        return Found(platform_name, raw, platform, call, answer=platform.render(call, Response("deny", unsealed)))
+    return Found(platform_name, raw, platform, call, where, unsealed=unsealed)
+
+
+# the calls that check the wall's seal: each pre-tool call (denied), and the Post and Stop after
+# the session's last call (nothing is called after a rename there: they say it to the person)
+SEALED_AT = ("tool_pre", "tool_post", "tool_batch", *STOPS)
 
 
 WALL_CHANGED = ("Not run: the wall around this workspace was changed: {what}. Nothing the agent runs goes "
@@ -254,6 +261,11 @@ def _answer(found: Found, env: dict[str, str], served: Served | None, held: Exit
             held.close()  # in-process the answer waits for the save; a Stop's pipeline runs outside the lock
         if call.kind in STOPS:
             response = stop_pipeline(recorder, call, env)
+            lost = recorder.losswatch.losses if recorder.losswatch is not None else []
+            if lost:  # the Stop says every loss of the record to the person, each time
+                response = told(response, recorder.losswatch.said(lost))
+        if found.unsealed:
+            response = told(response, f"vacant: {found.unsealed}")
     except BaseException as error:  # the recorder fails open, the gate fails closed
         denied = fail_closed(found.platform_name, found.raw, error, env, call)
         if denied is None:
@@ -263,6 +275,12 @@ def _answer(found: Found, env: dict[str, str], served: Served | None, held: Exit
                                         "(the call was denied: it may be ACT)")
         return denied
     return platform.render(call, response)
+
+
+def told(response: Response, message: str) -> Response:
+    """The response with `message` for the person added to its system message."""
+    said = response.system_message
+    return response._replace(system_message=f"{said}\n{message}" if said else message)
 
 
 def _workspace(call: HookCall, served: Served | None) -> Workspace | str | None:

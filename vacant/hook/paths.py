@@ -89,11 +89,32 @@ def spawn(root: Path, reason: str = "client") -> int:
         try:
             actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                        (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)]
-            # isolated (-I) and with a scrubbed environment: no PYTHONPATH, no VACANT_* of the agent's
-            # makes a respawned daemon run anything but vacant's own code (vacant/core/trustenv.py)
-            return os.posix_spawn(sys.executable, [sys.executable, "-I", "-m", "vacant.daemon", str(root)],
-                                  for_child(os.environ), file_actions=actions, setsid=True)
+            # isolated like the hook (daemon_command) and with a scrubbed environment: no VACANT_* of
+            # the agent's makes a respawned daemon run anything but vacant's own code (vacant/core/trustenv.py)
+            return os.posix_spawn(sys.executable, daemon_command(root), for_child(os.environ),
+                                  file_actions=actions, setsid=True)
         finally:
             os.close(log)
     except OSError:
         return 0
+
+
+# The daemon's interpreter starts as the hook's launcher does (vacant/vacant-hook-client.py): -I (no
+# PYTHONPATH, no user site-packages, not the working directory on sys.path) and -S (no site
+# processing: no .pth file in any site-packages runs, an editable install's finder included, where
+# an unwalled agent could have planted one). vacant's own package root (the directory holding this
+# package, found from this file, never from the environment) goes first on sys.path and the
+# environment's site-packages after the standard library, by path, as the lean client puts them
+# (vacant/hook/client.py, _importable).
+DAEMON_BOOT = ("import sys; a = sys.argv; i = a.index('--'); sys.path.insert(0, a[i + 1]); "
+               "sys.path.extend(a[i + 2:]); del a[i:]; module = a.pop(1); import runpy; "
+               "runpy.run_module(module, run_name='__main__', alter_sys=True)")
+
+
+def daemon_command(root: Path) -> list[str]:
+    """The daemon's command line: `python -I -S -c BOOT vacant.daemon ROOT -- PACKAGE_ROOT SITE...`."""
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    lib = "lib/python%d.%d/site-packages" % sys.version_info[:2]
+    environment = sys.executable.rpartition("/")[0].rpartition("/")[0]
+    packages = [path for path in dict.fromkeys((f"{environment}/{lib}", f"{sys.prefix}/{lib}")) if os.path.isdir(path)]
+    return [sys.executable, "-I", "-S", "-c", DAEMON_BOOT, "vacant.daemon", str(root), "--", package_root, *packages]

@@ -18,6 +18,7 @@ from vacant.core.locations import ensure_state_dir, read_install, run_dir
 from vacant.core.redact import redact_bytes
 from vacant.core.safeio import SMALL_CAP, read_capped
 from vacant.record import hookwatch, recovery
+from vacant.record.losswatch import LOST, LossWatch
 from vacant.store.exclude import excluded
 from vacant.store.hasher import ScanResult, relative_to_root
 from vacant.store.objects import hash_bytes
@@ -123,6 +124,8 @@ class Recorder:
         # `start_probe(root, run_dir)`: what a run starts in the background (the hook call hands
         # vacant.attribute.baseline_probe.start, a layer above this one); None: nothing
         self._start_probe = start_probe
+        self.losswatch: LossWatch | None = None  # the record's tally, checked once per call (_locked)
+        self._run_raw: bytes | None = None  # run.json's bytes as this call read them
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -154,6 +157,8 @@ class Recorder:
     def _locked(self, call: HookCall) -> Response:
         self.log.run_dir.mkdir(parents=True, exist_ok=True)
         self.run = self._load_run()
+        install = read_install(self.root, self.state_dir)  # once: the hooks' and the tally's watch read it
+        self._watch_losses(install)
         recovery.reconcile(self.run, self.log)  # records a killed hook appended but never saved
         if not self.run["started"] and call.kind != "session_start":
             self._start(call, "implicit")
@@ -162,17 +167,17 @@ class Recorder:
             self._settle(call)
         handler = getattr(self, f"_on_{call.kind}")
         response = handler(call) or Response()
-        notice = self._watch_hooks()
+        notice = self._watch_hooks(install) or self._say_losses()
         if notice and not response.system_message:
             response = response._replace(system_message=notice)
         return response
 
-    def _watch_hooks(self) -> str | None:
+    def _watch_hooks(self, install: dict[str, object] | None) -> str | None:
         """Once per run: the installed hooks vanished from their settings file (`hooks_missing`)."""
         if self.run.get("hooks_missing"):
             return None
         name = self.platform.name
-        path = hookwatch.missing_hooks(read_install(self.root, self.state_dir), name)
+        path = hookwatch.missing_hooks(install, name)
         if path is None:
             return None
         self.run["hooks_missing"] = path
@@ -195,6 +200,10 @@ class Recorder:
             if verdict.kind == "refuse":
                 self.record_not_run(call, verdict.message)
                 return Response("deny", verdict.message)
+            lost = self.losswatch.held() if self.losswatch is not None else None
+            if lost:  # an approval cannot be checked against a record that lost what was decided
+                self.record_not_run(call, lost)
+                return Response("deny", lost)
             from vacant.policy.gate.asks import consult as asks  # an ACT call only: a Read, Write or Edit that passes never loads it
 
             held = asks.consult(self.root, self.run_id, self._key(call), call, verdict.action)
@@ -230,15 +239,44 @@ class Recorder:
     # -- run state ---------------------------------------------------------------------------
 
     def _load_run(self) -> dict[str, object]:
+        self._run_raw = None
         try:
-            return json.loads(self.state_path.read_bytes())
-        except (OSError, ValueError):
+            self._run_raw = self.state_path.read_bytes()
+            run = json.loads(self._run_raw)
+            run.pop("mac", None)  # the seal of the bytes just read (vacant/core/tally.py), not state
+            return run
+        except (OSError, ValueError, AttributeError):
             return {"started": False, "next_step": 1, "open": {}, "closed": {}, "agents": {}, "oob": 0}
 
     def _save_run(self) -> None:
         head = self.log.read_head()
         self.run["log_seq"] = head.seq if head is not None else 0  # what the state knows of the log
-        atomic_write(self.state_path, json.dumps(self.run))
+        sealed = self.losswatch.run_bytes(self.run) if self.losswatch is not None else None
+        atomic_write(self.state_path, sealed if sealed is not None else json.dumps(self.run))
+        if self.losswatch is not None:
+            self.losswatch.saved(self.log.run_dir.name)
+
+    # -- the record's losses (vacant/record/losswatch.py) ------------------------------------
+
+    def _watch_losses(self, install: dict[str, object] | None) -> None:
+        """The record against its tally: each loss new to this run goes into the step log."""
+        self.losswatch = LossWatch(self.root, self.state_dir, install)
+        losses = self.losswatch.check(self.log.run_dir.name, self._run_raw)
+        said = self.run.setdefault("losses_logged", [])
+        for loss in losses:
+            if loss not in said:
+                said.append(loss)
+                self.log.emit("record_problem", kind=LOST, detail=loss)
+
+    def _say_losses(self) -> str | None:
+        """Once per loss per run, on the call that first sees it: a message for the person."""
+        losses = self.losswatch.losses if self.losswatch is not None else []
+        told = self.run.setdefault("losses_said", [])
+        fresh = [loss for loss in losses if loss not in told]
+        if not fresh:
+            return None
+        told.extend(fresh)
+        return self.losswatch.said(fresh)
 
     @property
     def scanner(self):

@@ -85,10 +85,17 @@ def _void_if_ledger_broken(book: AskBook, answering: str) -> None:
     _spent, problems = book.spent_ids()
     if not problems:
         return
-    for other in book.cards():
-        if other["id"] != answering and (other.get("decision") or {}).get("decision") == "approved" \
-                and not other.get("stale") and not other.get("question"):  # a question's answer is never spent
-            other["stale"] = {"at": time.time(), "reason": f"{LEDGER_BROKEN}: voided when the person next answered",
-                              "refused": "APPROVAL_STALE"}
-            book.save(other)
+    void_approvals(book, f"{LEDGER_BROKEN}: voided when the person next answered", keep=answering)
     book.spent_ledger().restart()
+
+
+def void_approvals(book: AskBook, reason: str, keep: str | None = None) -> int:
+    """Every approval not yet known as spent made void (which were spent is unknown): how many."""
+    voided = 0
+    for other in book.cards():
+        if other["id"] != keep and (other.get("decision") or {}).get("decision") == "approved" \
+                and not other.get("stale") and not other.get("question"):  # a question's answer is never spent
+            other["stale"] = {"at": time.time(), "reason": reason, "refused": "APPROVAL_STALE"}
+            book.save(other)
+            voided += 1
+    return voided
