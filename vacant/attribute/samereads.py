@@ -66,9 +66,23 @@ class SameReads:
                 return traced.result
         return None
 
-    def note(self, name: str, select: tuple[str, ...], manifest: Manifest, result: CheckResult) -> None:
+    def other(self, name: str, select: tuple[str, ...], manifest: Manifest, besides: CheckResult) -> CheckResult | None:
+        """A traced run other than `besides` whose reads `manifest` agrees with: a second run on
+        the same inputs, as good as running the state again to catch a flaky check."""
+        for traced in self.traced.get((name, select), ()):
+            if traced.result is not besides and traced.agrees(manifest):
+                self.reused += 1
+                return traced.result
+        return None
+
+    def note(self, name: str, select: tuple[str, ...], manifest: Manifest, result: CheckResult,
+             selected: bool = True) -> None:
+        """Keep a traced run (`selected`: it ran exactly `select`; a whole run that ran every test
+        of `select` answers for them too)."""
         reads = result.reads
-        if not select or reads is None or not reads.complete or result.timed_out:
+        if not select or not selected and not all(test in result.tests for test in select):
+            return
+        if reads is None or not reads.complete or result.timed_out:
             return
         files = {path: content(manifest, path) for path in with_sources(reads.files)}
         dirs = {path: children(manifest, path) for path in reads.dirs}

@@ -117,13 +117,16 @@ class Record:
     tests: list[TestRead]  # in the order they ran
     stats: dict[str, list[int] | None] = field(default_factory=dict)  # host path -> [size, mtime_ns]
     names: frozenset[str] = frozenset()  # every module name (each dotted part) an import looked for
+    inert: frozenset[str] = frozenset()  # test modules whose collection changed nothing the other tests see
+    path_adders: frozenset[str] = frozenset()  # ... but put their directory on the import path (pytest did)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, "check": self.check, "command": self.command, "baseline": self.baseline,
                 "env": self.env, "session": self.session.to_json(),
                 "modules": {key: reads.to_json() for key, reads in self.modules.items()},
                 "tests": [{"id": t.id, "module": t.module, "reads": t.reads.to_json(), "outcome": t.outcome}
-                          for t in self.tests], "stats": self.stats, "names": sorted(self.names)}
+                          for t in self.tests], "stats": self.stats, "names": sorted(self.names),
+                "inert": sorted(self.inert), "path_adders": sorted(self.path_adders)}
 
     @classmethod
     def of(cls, data: Any) -> Record:
@@ -133,7 +136,8 @@ class Record:
                  for t in data["tests"]]
         return cls(str(data["check"]), str(data["command"]), str(data["baseline"]), str(data["env"]),
                    Reads.of(data["session"]), {str(k): Reads.of(v) for k, v in data["modules"].items()}, tests,
-                   {str(k): v for k, v in data.get("stats", {}).items()}, _strings(data.get("names", [])))
+                   {str(k): v for k, v in data.get("stats", {}).items()}, _strings(data.get("names", [])),
+                   _strings(data.get("inert", [])), _strings(data.get("path_adders", [])))
 
 
 def record_of(check: str, command: str, baseline: str, environ: Mapping[str, str], raw: Any,
@@ -148,7 +152,8 @@ def record_of(check: str, command: str, baseline: str, environ: Mapping[str, str
         tests.append(TestRead(ident, _text(test.get("module")), Reads.of(test), outcomes.get(ident)))
     record = Record(check, command, baseline, env_key(environ),
                     Reads.of(raw["global"]), {str(k): Reads.of(v) for k, v in raw["modules"].items()}, tests,
-                    names=_strings(raw.get("names", [])))
+                    names=_strings(raw.get("names", [])), inert=_strings(raw.get("inert", [])),
+                    path_adders=_strings(raw.get("path_adders", [])))
     live = tuple(live)
     for reads in [record.session, *record.modules.values(), *(test.reads for test in tests)]:
         for path in _host_paths(reads, root, live):
@@ -192,7 +197,8 @@ class Selection:
             if len(first.setdefault(reason, [])) < SHOWN_IDS:
                 first[reason].append(test)
         return {"recorded": self.reused + len(self.why), "reused": self.reused, "ran": len(self.why),
-                "why": dict(sorted(counts.items())), "example": self.example, "tests": first}
+                "uncollected": len(self.skip.files), "why": dict(sorted(counts.items())), "example": self.example,
+                "tests": first}
 
 
 class _Changes:
@@ -276,7 +282,20 @@ def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str
         why[test.id] = reason[0]
         if reason[1] is not None:
             example.setdefault(reason[0], reason[1])
-    return Selection(Skip(tuple(t.id for t in reused)), len(reused), why, example)
+    return Selection(Skip(tuple(t.id for t in reused), _uncollected(record, reused)), len(reused), why, example)
+
+
+def _uncollected(record: Record, reused: list[TestRead]) -> tuple[str, ...]:
+    """The test files a run need not collect: each of whose recorded tests is reused (so its
+    collection's inputs are unchanged: they are its tests' inputs), and whose collection on the
+    baseline changed nothing the process of the other tests sees (the record's `inert`; one that
+    put its directory on the import path only while a test file there is still collected)."""
+    reused_ids = {test.id for test in reused}
+    collected = {test.module for test in record.tests if test.id not in reused_ids}
+    left = {test.module for test in reused if test.module in record.inert} - collected
+    kept = {os.path.dirname(test.module) for test in record.tests if test.module is not None and test.module not in left}
+    return tuple(sorted(module for module in left if module is not None
+                        and (module not in record.path_adders or os.path.dirname(module) in kept)))
 
 
 def _own_reason(test: TestRead, record: Record, changes: _Changes) -> tuple[str, str | None] | None:

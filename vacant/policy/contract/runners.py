@@ -84,6 +84,7 @@ from vacant.policy.contract.runner_sources import (
     READS_ENV,
     SELECT_ENV,
     SKIP_ENV,
+    SKIP_FILES_ENV,
     UNITTEST_REPORT_ENV,
     UNITTEST_SITE_SOURCE,
 )
@@ -138,7 +139,7 @@ class RunPlan:
     def plain(self) -> RunPlan:
         """The same run without the pytest options (a pytest that refused them)."""
         env = {k: v for k, v in self.env.items()
-               if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV, SKIP_ENV, INPUTS_ENV)}
+               if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV, SKIP_ENV, SKIP_FILES_ENV, INPUTS_ENV)}
         reports = [path for path in self.reports if path.name != PYTEST_REPORT]
         return RunPlan(self.command, env, self.scratch, reports, dict(self.before), self.selected,
                        list(self.path_first), dict(self.kinds), self.cwd)
@@ -163,11 +164,13 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 @dataclass(frozen=True)
 class Skip:
-    """Tests a whole pytest run leaves out (their answer is reused: vacant.attribute.testinputs).
-    Every test file is still collected: what a test module does when imported (a setting, a
-    registration, a patched module) is part of the process the tests that do run see."""
+    """Tests a whole pytest run leaves out (their answer is reused: vacant.attribute.testinputs),
+    and the test files it does not even collect (`files`, relative to the check's directory): only
+    files none of whose tests run and whose collection on the baseline changed nothing the other
+    tests' process sees (a setting, a registration, a patched module: the record's `inert`)."""
 
     tests: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
 
 
 def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...] = (),
@@ -209,6 +212,8 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
         paths.append(_source_dir(scratch / "plugin", PLUGIN, PLUGIN_SOURCE))
         options += ["-p", PLUGIN]
         env[SKIP_ENV] = json.dumps(list(skip.tests))
+        env[SKIP_FILES_ENV] = json.dumps(list(skip.files))
+        env[READS_ENV] = str(scratch / READS)  # what it read: its answers serve the states that agree
     if inputs and not select:
         paths.append(_source_dir(scratch / "inputs", INPUTS_PLUGIN, INPUTS_SOURCE))
         options += ["-p", INPUTS_PLUGIN]
