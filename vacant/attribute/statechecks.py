@@ -10,7 +10,14 @@ A selected run is not repeated on a state whose files it read are the same as wh
 
 The final state's whole run of a check leaves out the recorded tests whose inputs are unchanged
 since the baseline, where they passed (vacant.attribute.testinputs: `selections`); its result
-reports them as passed.
+reports them as passed. That run is traced like a selected one: it answers for its failing tests
+(each group, each test alone) on every state that agrees with what it read.
+
+Answers known without a run: on the baseline (state 0), tests the baseline probe's whole run
+there recorded as passed (`baseline`, from the same record; the same environment). The re-check
+that catches a flaky test takes a second run on the same inputs where one exists (a traced run
+this state agrees with, other than the one that gave the first answer): two runs that read the
+same bytes agree or not exactly as two runs of this state would.
 
 A finding's status on a state is PRESENT, CLEAN (the check passed there, or its runner reported
 the finding's test as passed) or UNKNOWN (the check failed for something else and never said

@@ -13,6 +13,14 @@ modification time on the host. A test that started a process or opened a socket,
 one that did, is unknown and always runs; the environment or the interpreter changed: every test
 runs.
 
+A test file none of whose tests runs is not even collected when its collection on the baseline
+changed nothing the other tests' process sees (the plugin compares the process before and after
+each test module's collection: the values of the modules loaded before, one level deep by
+identity, the modules it loaded as their own import left them, the environment, the import path
+beyond its own directory, warning filters, the working directory, the random state: the record's
+`inert`); one that put its own directory on the import path only while a test file there is
+still collected.
+
 Trust: the record is made where the agent's code cannot shape it, on the run's baseline (the
 workspace as it was before the run: vacant.attribute.baseline_probe), and only the test ids it
 names as passed there can be left out. A test the agent wrote is not in it and runs. A record
@@ -33,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute.report_shape import CHANGED, ENVIRONMENT, NOT_PASSED, SESSION, UNKNOWN_INPUTS
-from vacant.attribute.samereads import MISSING, children, content, with_sources
+from vacant.attribute.samereads import MISSING, children, content, importable, with_sources
 from vacant.policy.contract.runners import Skip
 from vacant.store.states import Manifest
 
@@ -227,7 +235,7 @@ class _Changes:
             return _under(path, self.live) or children(self.base, path) != children(self.final, path)
         if kind == "pathdir":
             names = self.record.names
-            return _under(path, self.live) or _importable(self.base, path, names) != _importable(
+            return _under(path, self.live) or importable(self.base, path, names) != importable(
                 self.final, path, names)
         before, after = content(self.base, path), content(self.final, path)
         if before != after:
@@ -236,19 +244,6 @@ class _Changes:
             host = str(self.root / path)
             return host_stat(host) != self.record.stats.get(host, ["not recorded"])
         return False
-
-
-_IMPORTABLE = (".py", ".pyc", ".pyd", ".so", ".pth")
-
-
-def _importable(manifest: Manifest, directory: str, looked_for: frozenset[str]) -> frozenset[str]:
-    """The entries of `directory` the import system could find a module by: a module's file, a
-    package (a directory holding `__init__.py`), and any entry named as a module some import
-    looked for (a namespace package, or one that was not found before)."""
-    prefix = "" if directory in (".", "") else directory.rstrip("/") + "/"
-    return frozenset(name for name in children(manifest, directory)
-                     if name.endswith(_IMPORTABLE) or name.split(".", 1)[0] in looked_for
-                     or f"{prefix}{name}/__init__.py" in manifest)
 
 
 def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str, str], root: Path,

@@ -26,6 +26,8 @@ import json, os, re, sys
 
 _ROOT = os.path.realpath(os.getcwd())
 _FILES, _DIRS, _CHILD = set(), set(), []
+_PATHDIRS, _NAMES = set(), set()  # directories the import system listed; every module name an import looked for
+_WALKED = set()  # directories pytest's collection listed
 _SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty")
 
 def _inside(path):
@@ -48,16 +50,38 @@ def _audit(event, args):
             _FILES.add(rel)
     elif event in ("os.listdir", "os.scandir"):
         rel = _inside(args[0] if args and args[0] is not None else ".")
-        if rel is not None:
-            _DIRS.add(rel)
+        if rel is not None:  # the import system lists a directory to find modules: only importable names matter
+            caller = sys._getframe(1).f_code.co_filename
+            walked = os.sep + "_pytest" + os.sep in caller
+            (_PATHDIRS if caller.startswith("<frozen importlib") else _WALKED if walked else _DIRS).add(rel)
+    elif event == "import" and args:
+        _NAMES.update(str(args[0]).split("."))
     elif event in _SPAWN:
         _CHILD.append(event)
+
+def _watch_imports():
+    """The names importlib.import_module and importlib.util.find_spec look for (an import
+    statement's are audited)."""
+    import importlib, importlib.util
+
+    def named(real):
+        def wrapper(name, package=None):
+            try:
+                _NAMES.update(importlib.util.resolve_name(name, package).split("."))
+            except (ImportError, ValueError, AttributeError, TypeError):
+                _NAMES.update(str(name).lstrip(".").split("."))
+            return real(name, package)
+        return wrapper
+
+    importlib.import_module = named(importlib.import_module)
+    importlib.util.find_spec = named(importlib.util.find_spec)
 
 def _write_reads():
     target = os.environ.get("''' + READS_ENV + r'''")
     if target:
         with open(target, "w") as out:
-            json.dump({"files": sorted(_FILES), "dirs": sorted(_DIRS), "child": bool(_CHILD)}, out)
+            json.dump({"files": sorted(_FILES), "dirs": sorted(_DIRS), "child": bool(_CHILD),
+                       "pathdirs": sorted(_PATHDIRS), "names": sorted(_NAMES), "walked": sorted(_WALKED)}, out)
 
 '''
 
@@ -81,6 +105,7 @@ def _report_id(nodeid, suite, prefix):
 # pytest's junitxml does (suite name, class name from the node id's path, name)
 PLUGIN_SOURCE = TRACE_SOURCE + r'''
 sys.addaudithook(_audit)
+_watch_imports()
 
 def pytest_unconfigure(config):
     _write_reads()
@@ -247,6 +272,7 @@ _shadowed()
 if _REPORT:
     if _READS:
         sys.addaudithook(_audit)
+        _watch_imports()
     _install()
 '''
 

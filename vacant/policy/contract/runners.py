@@ -19,7 +19,9 @@ A check's command stays as the contract wrote it. Around it:
   `unittest::MODULE.CLASS::METHOD`); a sitecustomize it shadows still runs.
 - A selected pytest or unittest run also says what it read: the plugin's audit hook (`sys.addaudithook`) notes
   every file the process opened and every directory it listed under the check's directory, and
-  whether it started another process (whose reads it cannot see). Same inputs, same answer: a
+  whether it started another process (whose reads it cannot see); a directory listed by the
+  import system or by pytest's collection is noted apart (it counts only by what either can use
+  there), with every module name an import looked for. Same inputs, same answer: a
   replay reuses a selected run's result on another state whose files that run read are the same
   (vacant.attribute.statechecks). It collects only the test files that can hold the selected tests
   (their dotted path is a prefix of a selected id's class name), so it reads no other.
@@ -458,6 +460,9 @@ class Reads:
     files: frozenset[str]
     dirs: frozenset[str]
     child: bool
+    pathdirs: frozenset[str] = frozenset()  # listed by the import system: only importable names count
+    names: frozenset[str] = frozenset()  # every module name (each dotted part) an import looked for
+    walked: frozenset[str] = frozenset()  # listed by pytest's collection: only what holds Python or settings counts
 
     @property
     def complete(self) -> bool:
@@ -470,7 +475,9 @@ def read_reads(plan: RunPlan) -> Reads | None:
         return None
     try:
         data = json.loads((plan.scratch / READS).read_text())
-        return Reads(frozenset(map(str, data["files"])), frozenset(map(str, data["dirs"])), bool(data["child"]))
+        return Reads(frozenset(map(str, data["files"])), frozenset(map(str, data["dirs"])), bool(data["child"]),
+                     frozenset(map(str, data.get("pathdirs", []))), frozenset(map(str, data.get("names", []))),
+                     frozenset(map(str, data.get("walked", []))))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
