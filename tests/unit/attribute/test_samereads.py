@@ -2,8 +2,9 @@
 through the real pytest and the real Stop pipeline, over generated step histories.
 
 The workspace's one test reads `lib.py` by import, `data.txt` by `open()`, a file whose name
-it finds by listing `cfg/` (so an added file matters), and `extra/value.py` by import when it is
-there (a namespace package: the import system finds it by listing the top directory); `README.md`
+it finds by listing `cfg/` (so an added file matters), and `src/extra/value.py` by import when it
+is there (a namespace package: the import system finds it by listing `src/`, which pytest's
+collection never walks); `README.md`
 and a directory of notes are noise it never reads (a directory the import system and pytest's
 collection list, but holding nothing either can use). Each step sets one of them. The oracle is a
 model of the test on values, evaluated on every state: it fails iff
@@ -19,7 +20,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from step_histories import record_steps
 
@@ -33,6 +34,7 @@ TEST = textwrap.dedent('''\
     import os, sys
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import lib
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
     try:
         import extra.value
         EXTRA = extra.value.VALUE
@@ -56,7 +58,8 @@ def files(values: dict[str, int]) -> dict[str, str | None]:
                                   "README.md": f"v{values['readme']}\n"}
     for n in range(3):
         out[f"cfg/c{n}.ini"] = "x\n" if n < values["cfg"] else None
-    out["extra/value.py"] = f"VALUE = {values['extra']}\n" if values["extra"] else None
+    out["src/extra/value.py"] = f"VALUE = {values['extra']}\n" if values["extra"] else None
+    out["src/keep.py"] = "KEEP = 1\n"  # src/ holds Python without the package: pytest's walk sees no change
     out["notes/n.md"] = f"n{values['notes']}\n" if values["notes"] else None
     return out
 
@@ -128,6 +131,8 @@ def check(root: Path, test: str, initial: dict[str, int], steps: list[tuple[str,
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(histories())
+@example(history=({"lib": 1, "data": 1, "cfg": 0, "readme": 0, "extra": 0, "notes": 0},  # the namespace package appears
+                  [("readme", 1), ("notes", 1), ("extra", 1), ("readme", 2), ("readme", 3)]))
 def test_generated_histories_match_the_model(tmp_path_factory, isolated_home, history):
     check(tmp_path_factory.mktemp("ws"), TEST, *history)
 
