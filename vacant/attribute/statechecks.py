@@ -14,7 +14,7 @@ reports them as passed. That run is traced like a selected one: it answers for i
 (each group, each test alone) on every state that agrees with what it read.
 
 Answers known without a run: on the baseline (state 0), tests the baseline probe's whole run
-there recorded as passed (`baseline`, from the same record; the same environment). The re-check
+there recorded as passed (`baseline`, from the same record; the same environment and host files). The re-check
 that catches a flaky test takes a second run on the same inputs where one exists (a traced run
 this state agrees with, other than the one that gave the first answer): two runs that read the
 same bytes agree or not exactly as two runs of this state would.

@@ -178,6 +178,12 @@ def _under(path: str, prefixes: tuple[str, ...]) -> bool:
     return any(path == prefix or path.startswith(prefix.rstrip("/") + "/") for prefix in prefixes)
 
 
+def host_unchanged(record: Record) -> bool:
+    """Whether every host file the record's run read (outside the workspace, or shown live over a
+    state) is as it was then: the baseline's recorded answers still stand for a run now."""
+    return all(host_stat(path) == stat for path, stat in record.stats.items())
+
+
 def host_stat(path: str) -> list[int] | None:
     try:
         info = os.stat(path)

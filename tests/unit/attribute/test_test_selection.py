@@ -312,3 +312,19 @@ def test_a_record_that_does_not_hold_together_runs_the_check_whole(tmp_path):
                     '"base", "env": "", "session": {"files": [1]}, "modules": {}, "tests": []}', "\x00" * 10):
         path.write_text(garbage)
         assert testinputs.load(tmp_path, "suite", COMMAND, "base") is None, garbage
+
+
+def test_the_baselines_answers_stand_only_while_the_host_files_it_read_are_unchanged(tmp_path):
+    """The probe's whole run answers on the baseline at Stop only while every host file it read
+    (an installed package, a live path) is as it was: a package upgraded since is another process."""
+    installed = tmp_path / "site" / "lib.py"
+    installed.parent.mkdir()
+    installed.write_text("VALUE = 1\n")
+    empty = testinputs.Reads()
+    record = testinputs.Record("suite", COMMAND, "base", testinputs.env_key({}), empty, {}, [],
+                               stats={str(installed): testinputs.host_stat(str(installed))})
+    assert testinputs.host_unchanged(record)
+    installed.write_text("VALUE = 22\n")
+    assert not testinputs.host_unchanged(record)
+    record.stats = {str(tmp_path / "gone.py"): [1, 2]}
+    assert not testinputs.host_unchanged(record)
