@@ -105,7 +105,8 @@ def stop(tree: Path, case: str, recorded: bool) -> dict:
         total = FILES * PER_FILE + PER_FILE
         ran = chosen.get("ran", total) + (total - chosen.get("recorded", total))
         return {"stop_s": stop_s, "runs": report["check_runs"], "share": ran / total,
-                "walled": report["walled"]["walled"], "split": report["split"]}
+                "walled": report["walled"]["walled"], "split": report["split"],
+                "uncollected": chosen.get("uncollected", 0)}
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
 
@@ -152,7 +153,8 @@ def main() -> None:
               f"{max(r['share'] for r in got):>9.0%}{str(all(r['walled'] for r in got)):>8}")
         parts = got[len(got) // 2]["split"]
         print(f"{'':>34}  split: " + ", ".join(f"{part} {value['seconds']:.1f} s ({value['check_runs']})"
-                                               for part, value in parts.items()))
+                                               for part, value in parts.items())
+              + f"; test files not collected: {got[len(got) // 2]['uncollected']} of {FILES + 1}")
 
 
 if __name__ == "__main__":

@@ -87,7 +87,9 @@ REPORT_FIELDS = (
     Field("selection", "object", "for each check whose tests' inputs the baseline probe recorded "
                                  ": `recorded` tests, how many "
                                  "the final run `reused` (their inputs unchanged since they passed on the baseline) "
-                                 "and `ran`, `why` they ran (a count for each of: "
+                                 "and `ran`, how many test files it left `uncollected` (each of whose tests was "
+                                 "reused and whose collection on the baseline changed nothing the other tests' "
+                                 "process sees), `why` they ran (a count for each of: "
                                  + ", ".join(f"`{reason}`" for reason in RAN_BECAUSE)
                                  + "), `example`: the first input behind each reason, and `tests`: the first "
                                  "ids that ran for each reason; a test not in the record "

@@ -10,7 +10,14 @@ A selected run is not repeated on a state whose files it read are the same as wh
 
 The final state's whole run of a check leaves out the recorded tests whose inputs are unchanged
 since the baseline, where they passed (vacant.attribute.testinputs: `selections`); its result
-reports them as passed.
+reports them as passed. That run is traced like a selected one: it answers for its failing tests
+(each group, each test alone) on every state that agrees with what it read.
+
+Answers known without a run: on the baseline (state 0), tests the baseline probe's whole run
+there recorded as passed (`baseline`, from the same record; the same environment and host files). The re-check
+that catches a flaky test takes a second run on the same inputs where one exists (a traced run
+this state agrees with, other than the one that gave the first answer): two runs that read the
+same bytes agree or not exactly as two runs of this state would.
 
 A finding's status on a state is PRESENT, CLEAN (the check passed there, or its runner reported
 the finding's test as passed) or UNKNOWN (the check failed for something else and never said
@@ -64,6 +71,8 @@ class StateChecks:
     rerun: dict[tuple[str, int, tuple[str, ...]], CheckResult] = field(default_factory=dict)  # uncached, shared
     constructed: dict[tuple[str, tuple[str, ...], int], CheckResult] = field(default_factory=dict)
     selections: dict[str, Selection] = field(default_factory=dict)  # check -> what its final run leaves out
+    baseline: dict[str, dict[str, str]] = field(default_factory=dict)  # check -> test -> outcome on state 0
+    final: dict[str, CheckResult] = field(default_factory=dict)  # check -> its final run as run (none reused)
 
     def run(self, check: Any, index: int | None, select: tuple[str, ...] = WHOLE,
             manifest: Manifest | None = None) -> CheckResult:
@@ -73,7 +82,22 @@ class StateChecks:
         result = run_check(check, directory, select=select, site=self.site, skip=skip)
         self.runs += 1
         self.selected_runs += 1 if select else 0
-        return with_reused(result, skip) if skip is not None else result
+        if skip is None:
+            return result
+        self.final[check.name] = result
+        return with_reused(result, skip)
+
+    def note_final(self, check_name: str) -> None:
+        """The final state's selected run answers, on every state that agrees with what it read,
+        for each selection its failing tests are checked with (it ran each of them)."""
+        result = self.final.get(check_name)
+        if result is None:
+            return
+        last = self.scratch.timeline.states[self.scratch.timeline.last]
+        asked = {self.groups.get(check_name, ())} | {(test,) for test in result.tests}
+        for select in asked:
+            if select and all(result.tests.get(test) in ("failed", "error") for test in select):
+                self.same_reads.note(check_name, select, last, result, selected=False)
 
     def at(self, check: Any, index: int, cached: bool = True, select: tuple[str, ...] = WHOLE) -> CheckResult:
         """The check's run on recorded state `index`; `cached=False` re-runs it (to catch a flaky
@@ -84,9 +108,9 @@ class StateChecks:
         if not cached and key in self.rerun:
             return self.rerun[key]
         manifest = self.scratch.timeline.states[index]
-        known = self.same_reads.find(check.name, select, manifest) if cached else None
+        known = self._known(check, index, select, manifest) if cached else self._second(key, manifest)
         if known is not None:
-            self.results[key] = known
+            (self.results if cached else self.rerun)[key] = known
             return known
         result = self.run(check, index, select)
         self.same_reads.note(check.name, select, manifest, result)
@@ -95,6 +119,22 @@ class StateChecks:
         if not cached:
             self.rerun[key] = result
         return result
+
+    def _known(self, check: Any, index: int, select: tuple[str, ...], manifest: Manifest) -> CheckResult | None:
+        """An answer without a run: on the baseline, the selected tests all passed in the probe's
+        whole run there; elsewhere, a traced run whose reads this state agrees with."""
+        outcomes = self.baseline.get(check.name, {})
+        if index == 0 and select and all(outcomes.get(test) == "passed" for test in select):
+            return CheckResult(check.name, True, 0, "", 0.0, False, False, tests={test: "passed" for test in select})
+        return self.same_reads.find(check.name, select, manifest)
+
+    def _second(self, key: tuple[str, int, tuple[str, ...]], manifest: Manifest) -> CheckResult | None:
+        """A re-check answered by another run on the same inputs (a traced run this state agrees
+        with, not the one that gave the first answer): two runs agree or not as two runs here would."""
+        first = self.results.get(key)
+        if first is None or not key[2]:
+            return None
+        return self.same_reads.other(key[0], key[2], manifest, first)
 
     def selection(self, check: Any, finding: Finding) -> tuple[str, ...]:
         """What a failing test is checked with: every failing test of its check at once (one run

@@ -440,6 +440,9 @@ class Pipeline:
                                                        self.root, live)
             except (ValueError, TypeError, OSError):
                 continue  # a record that does not hold together: the check runs whole
+            if testinputs.env_key(os.environ) == record.env and testinputs.host_unchanged(record):
+                # the probe's whole run answers on state 0 (the same environment, the same host files)
+                self.checks.baseline[check.name] = {test.id: test.outcome or "" for test in record.tests}
         return chosen
 
     def _site(self, scratch_dir: Path) -> Site | None:
@@ -486,6 +489,8 @@ class Pipeline:
             if finding.source == "check" and finding.test is not None:
                 by_check.setdefault(finding.name, set()).add(finding.test)
         self.checks.groups = {name: tuple(sorted(tests)) for name, tests in by_check.items() if len(tests) > 1}
+        for name in by_check:
+            self.checks.note_final(name)
 
     def _flags(self) -> list[tuple[Any, Finding]]:
         """Standing flags: on the live workspace at a Stop; on the recorded final state (and only
@@ -866,6 +871,30 @@ def waiting_lines(report: dict[str, Any], mine: list[dict[str, Any]]) -> list[st
 def _asked(items: list[dict[str, Any]]) -> str:
     return ", ".join(f"{item['about']}" + (f" at step {item['step']}" if item["step"] is not None else "")
                      + (f", {item['ask']}" if item["ask"] else "") for item in items[:3])
+
+
+def selection_line(name: str, chosen: dict[str, Any]) -> str:
+    """How many of a check's recorded tests the Stop reused, and why the others ran."""
+    reasons = "; ".join(f"{count} {reason}" + (f" ({chosen['example'][reason]})" if reason in chosen.get("example", {})
+                                                else "") for reason, count in chosen.get("why", {}).items())
+    return (f"selection: {name}: {chosen['reused']} of {chosen['recorded']} recorded test(s) reused (inputs unchanged "
+            f"since they passed on the baseline), {chosen['ran']} ran" + (f": {reasons}" if reasons else "")
+            + "; tests new since the baseline ran too"
+            + (f"; {chosen['uncollected']} test file(s) not even collected" if chosen.get("uncollected") else ""))
+
+
+def time_lines(report: dict[str, Any]) -> list[str]:
+    """Where a Stop's time went (the report's `split`, each part's seconds and check runs), and for
+    each check how many tests its final run selected and reused, and why: `vacant report` and
+    `vacant view` show the same lines."""
+    lines = []
+    if report.get("reused"):
+        lines.append(f"nothing changed since Stop {report['reused']}: its answers, no check run again")
+    if report.get("split"):
+        lines.append("time: " + ", ".join(f"{name} {part['seconds']:g} s ({part['check_runs']} run(s))"
+                                         for name, part in report["split"].items()))
+    lines += [selection_line(name, chosen) for name, chosen in (report.get("selection") or {}).items()]
+    return lines
 
 
 def summary_for_person(report: dict[str, Any], why: str) -> str:

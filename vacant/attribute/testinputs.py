@@ -13,6 +13,14 @@ modification time on the host. A test that started a process or opened a socket,
 one that did, is unknown and always runs; the environment or the interpreter changed: every test
 runs.
 
+A test file none of whose tests runs is not even collected when its collection on the baseline
+changed nothing the other tests' process sees (the plugin compares the process before and after
+each test module's collection: the values of the modules loaded before, one level deep by
+identity, the modules it loaded as their own import left them, the environment, the import path
+beyond its own directory, warning filters, the working directory, the random state: the record's
+`inert`); one that put its own directory on the import path only while a test file there is
+still collected.
+
 Trust: the record is made where the agent's code cannot shape it, on the run's baseline (the
 workspace as it was before the run: vacant.attribute.baseline_probe), and only the test ids it
 names as passed there can be left out. A test the agent wrote is not in it and runs. A record
@@ -33,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute.report_shape import CHANGED, ENVIRONMENT, NOT_PASSED, SESSION, UNKNOWN_INPUTS
-from vacant.attribute.samereads import MISSING, children, content, with_sources
+from vacant.attribute.samereads import MISSING, children, content, importable, with_sources
 from vacant.policy.contract.runners import Skip
 from vacant.store.states import Manifest
 
@@ -117,13 +125,16 @@ class Record:
     tests: list[TestRead]  # in the order they ran
     stats: dict[str, list[int] | None] = field(default_factory=dict)  # host path -> [size, mtime_ns]
     names: frozenset[str] = frozenset()  # every module name (each dotted part) an import looked for
+    inert: frozenset[str] = frozenset()  # test modules whose collection changed nothing the other tests see
+    path_adders: frozenset[str] = frozenset()  # ... but put their directory on the import path (pytest did)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, "check": self.check, "command": self.command, "baseline": self.baseline,
                 "env": self.env, "session": self.session.to_json(),
                 "modules": {key: reads.to_json() for key, reads in self.modules.items()},
                 "tests": [{"id": t.id, "module": t.module, "reads": t.reads.to_json(), "outcome": t.outcome}
-                          for t in self.tests], "stats": self.stats, "names": sorted(self.names)}
+                          for t in self.tests], "stats": self.stats, "names": sorted(self.names),
+                "inert": sorted(self.inert), "path_adders": sorted(self.path_adders)}
 
     @classmethod
     def of(cls, data: Any) -> Record:
@@ -133,7 +144,8 @@ class Record:
                  for t in data["tests"]]
         return cls(str(data["check"]), str(data["command"]), str(data["baseline"]), str(data["env"]),
                    Reads.of(data["session"]), {str(k): Reads.of(v) for k, v in data["modules"].items()}, tests,
-                   {str(k): v for k, v in data.get("stats", {}).items()}, _strings(data.get("names", [])))
+                   {str(k): v for k, v in data.get("stats", {}).items()}, _strings(data.get("names", [])),
+                   _strings(data.get("inert", [])), _strings(data.get("path_adders", [])))
 
 
 def record_of(check: str, command: str, baseline: str, environ: Mapping[str, str], raw: Any,
@@ -148,7 +160,8 @@ def record_of(check: str, command: str, baseline: str, environ: Mapping[str, str
         tests.append(TestRead(ident, _text(test.get("module")), Reads.of(test), outcomes.get(ident)))
     record = Record(check, command, baseline, env_key(environ),
                     Reads.of(raw["global"]), {str(k): Reads.of(v) for k, v in raw["modules"].items()}, tests,
-                    names=_strings(raw.get("names", [])))
+                    names=_strings(raw.get("names", [])), inert=_strings(raw.get("inert", [])),
+                    path_adders=_strings(raw.get("path_adders", [])))
     live = tuple(live)
     for reads in [record.session, *record.modules.values(), *(test.reads for test in tests)]:
         for path in _host_paths(reads, root, live):
@@ -163,6 +176,12 @@ def _host_paths(reads: Reads, root: Path, live: tuple[str, ...]) -> Iterable[str
 
 def _under(path: str, prefixes: tuple[str, ...]) -> bool:
     return any(path == prefix or path.startswith(prefix.rstrip("/") + "/") for prefix in prefixes)
+
+
+def host_unchanged(record: Record) -> bool:
+    """Whether every host file the record's run read (outside the workspace, or shown live over a
+    state) is as it was then: the baseline's recorded answers still stand for a run now."""
+    return all(host_stat(path) == stat for path, stat in record.stats.items())
 
 
 def host_stat(path: str) -> list[int] | None:
@@ -192,7 +211,8 @@ class Selection:
             if len(first.setdefault(reason, [])) < SHOWN_IDS:
                 first[reason].append(test)
         return {"recorded": self.reused + len(self.why), "reused": self.reused, "ran": len(self.why),
-                "why": dict(sorted(counts.items())), "example": self.example, "tests": first}
+                "uncollected": len(self.skip.files), "why": dict(sorted(counts.items())), "example": self.example,
+                "tests": first}
 
 
 class _Changes:
@@ -221,7 +241,7 @@ class _Changes:
             return _under(path, self.live) or children(self.base, path) != children(self.final, path)
         if kind == "pathdir":
             names = self.record.names
-            return _under(path, self.live) or _importable(self.base, path, names) != _importable(
+            return _under(path, self.live) or importable(self.base, path, names) != importable(
                 self.final, path, names)
         before, after = content(self.base, path), content(self.final, path)
         if before != after:
@@ -230,19 +250,6 @@ class _Changes:
             host = str(self.root / path)
             return host_stat(host) != self.record.stats.get(host, ["not recorded"])
         return False
-
-
-_IMPORTABLE = (".py", ".pyc", ".pyd", ".so", ".pth")
-
-
-def _importable(manifest: Manifest, directory: str, looked_for: frozenset[str]) -> frozenset[str]:
-    """The entries of `directory` the import system could find a module by: a module's file, a
-    package (a directory holding `__init__.py`), and any entry named as a module some import
-    looked for (a namespace package, or one that was not found before)."""
-    prefix = "" if directory in (".", "") else directory.rstrip("/") + "/"
-    return frozenset(name for name in children(manifest, directory)
-                     if name.endswith(_IMPORTABLE) or name.split(".", 1)[0] in looked_for
-                     or f"{prefix}{name}/__init__.py" in manifest)
 
 
 def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str, str], root: Path,
@@ -276,7 +283,20 @@ def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str
         why[test.id] = reason[0]
         if reason[1] is not None:
             example.setdefault(reason[0], reason[1])
-    return Selection(Skip(tuple(t.id for t in reused)), len(reused), why, example)
+    return Selection(Skip(tuple(t.id for t in reused), _uncollected(record, reused)), len(reused), why, example)
+
+
+def _uncollected(record: Record, reused: list[TestRead]) -> tuple[str, ...]:
+    """The test files a run need not collect: each of whose recorded tests is reused (so its
+    collection's inputs are unchanged: they are its tests' inputs), and whose collection on the
+    baseline changed nothing the process of the other tests sees (the record's `inert`; one that
+    put its directory on the import path only while a test file there is still collected)."""
+    reused_ids = {test.id for test in reused}
+    collected = {test.module for test in record.tests if test.id not in reused_ids}
+    left = {test.module for test in reused if test.module in record.inert} - collected
+    kept = {os.path.dirname(test.module) for test in record.tests if test.module is not None and test.module not in left}
+    return tuple(sorted(module for module in left if module is not None
+                        and (module not in record.path_adders or os.path.dirname(module) in kept)))
 
 
 def _own_reason(test: TestRead, record: Record, changes: _Changes) -> tuple[str, str | None] | None:

@@ -10,6 +10,7 @@ from typing import Any, Optional
 import typer
 
 from vacant.attribute import others, recordaudit
+from vacant.attribute.stop import time_lines
 from vacant.commands.common import print_json, workspace
 from vacant.core.cells import shown
 from vacant.core.locations import WorkspaceError, resolve_run
@@ -22,27 +23,12 @@ def _rounds(report: dict[str, Any]) -> str:
     return f"feedback round {report.get('round')} of {report.get('rounds')}"
 
 
-def selection_line(name: str, chosen: dict[str, Any]) -> str:
-    """How many of a check's recorded tests the Stop reused, and why the others ran."""
-    reasons = "; ".join(f"{count} {reason}" + (f" ({chosen['example'][reason]})" if reason in chosen.get("example", {})
-                                                else "") for reason, count in chosen.get("why", {}).items())
-    return (f"selection: {name}: {chosen['reused']} of {chosen['recorded']} recorded test(s) reused (inputs unchanged "
-            f"since they passed on the baseline), {chosen['ran']} ran" + (f": {reasons}" if reasons else "")
-            + "; tests new since the baseline ran too")
-
-
 def render_report(report: dict[str, Any]) -> str:
     coverage = report["read_coverage"]
     lines = [f"run {report['run']}: {len(report['findings'])} finding(s); "
              f"{report['check_runs']} check run(s) over {report['states']} state(s) in {report['seconds']} s",
              f"read_coverage: {coverage['state']} ({coverage['why']})"]
-    if report.get("reused"):
-        lines.append(f"  nothing changed since Stop {report['reused']}: its answers, no check run again")
-    if report.get("split"):
-        lines.append("  time: " + ", ".join(f"{name} {part['seconds']:g} s ({part['check_runs']} run(s))"
-                                           for name, part in report["split"].items()))
-    for name, chosen in (report.get("selection") or {}).items():
-        lines.append(f"  {selection_line(name, chosen)}")
+    lines += [f"  {line}" for line in time_lines(report)]
     if report.get("contract_error"):
         lines.append(f"  contract error: {report['contract_error']['message']} (nothing was verified)")
     walled = report.get("walled") or {}

@@ -330,6 +330,9 @@ JS = r"""
       if (!(r.checks || []).length) checks.append(el("span", {"class": "muted"}, "no checks"));
       t.append(el("tr", {}, el("td", {}, String(r.stop)), el("td", {}, r.agent_id || "main"), el("td", {}, (r.round || 0) + " of " + (r.rounds || "?")),
         el("td", {}, r.decision || "?"), el("td", {}, String(r.findings)), el("td", {}, checks)));
+      // where the Stop's time went, and which tests its final run selected and reused (as `vacant report` says)
+      if ((r.time || []).length) t.append(el("tr", {"class": "split"}, el("td", {}), el("td", {"colspan": "5", "class": "muted"},
+        (r.time || []).map(function (line) { return el("div", {}, line); }))));
     });
     s.append(t);
     return s;

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import others
-from vacant.attribute.stop import read_coverage
+from vacant.attribute.stop import read_coverage, time_lines
 from vacant.core import levels
 from vacant.core.findings import split_lines
 from vacant.core.locations import WorkspaceError
@@ -246,7 +246,8 @@ def build(root: Path, run_dir: Path, stop_number: int | None = None) -> dict[str
         "findings": findings,
         "stops": [{"stop": r.get("stop"), "agent_id": r.get("agent_id"), "decision": r.get("decision"),
                    "round": r.get("round"), "rounds": r.get("rounds"), "checks": r.get("checks", []),
-                   "findings": len(r.get("findings", [])), "found": [_found(f) for f in r.get("findings", [])]}
+                   "findings": len(r.get("findings", [])), "found": [_found(f) for f in r.get("findings", [])],
+                   "time": time_lines(r)}
                   for r in reports],
         "reputation": _reputation(steps),
         "levels": {name: meaning for name, (meaning, _consequence) in levels.LEVELS.items()},

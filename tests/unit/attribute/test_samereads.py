@@ -1,10 +1,14 @@
 """A selected test run reused on states whose files it read are the same (issue 21's Stop cost),
 through the real pytest and the real Stop pipeline, over generated step histories.
 
-The workspace's one test reads `lib.py` by import, `data.txt` by `open()`, and a file whose name
-it finds by listing `cfg/` (so an added file matters); `README.md` is noise it never reads. Each
-step sets one of them. The oracle is a model of the test on values, evaluated on every state:
-it fails iff `lib.VALUE + data + len(cfg) == 3`. From it: whether the final state fails, the last
+The workspace's one test reads `lib.py` by import, `data.txt` by `open()`, a file whose name
+it finds by listing `cfg/` (so an added file matters), and `src/extra/value.py` by import when it
+is there (a namespace package: the import system finds it by listing `src/`, which pytest's
+collection never walks); `README.md`
+and a directory of notes are noise it never reads (a directory the import system and pytest's
+collection list, but holding nothing either can use). Each step sets one of them. The oracle is a
+model of the test on values, evaluated on every state: it fails iff
+`lib.VALUE + data + len(cfg) + extra == 3`. From it: whether the final state fails, the last
 absent->present flip, and whether undoing the flip step's change on the final state clears it
 (else `heuristic`, docs/LEVELS.md). A reused result that should not have been -- a read the trace
 missed -- gives a wrong flip here."""
@@ -16,7 +20,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from step_histories import record_steps
 
@@ -30,17 +34,23 @@ TEST = textwrap.dedent('''\
     import os, sys
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import lib
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+    try:
+        import extra.value
+        EXTRA = extra.value.VALUE
+    except ImportError:
+        EXTRA = 0
 
     def test_sum():
         data = int(open("data.txt").read())
         cfg = sorted(os.listdir("cfg"))
-        assert lib.VALUE + data + len(cfg) != 3
+        assert lib.VALUE + data + len(cfg) + EXTRA != 3
     ''')
 SPAWNING = TEST.replace('int(open("data.txt").read())', 'int(__import__("subprocess").check_output(["cat", "data.txt"]))')
 PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
 TOML = f'[[check]]\nname = "suite"\ncommand = "{PYTEST}"\n'
 TEST_ID = "pytest::tests.test_sum::test_sum"
-VARS = ("lib", "data", "cfg", "readme")
+VARS = ("lib", "data", "cfg", "readme", "extra", "notes")
 
 
 def files(values: dict[str, int]) -> dict[str, str | None]:
@@ -48,6 +58,9 @@ def files(values: dict[str, int]) -> dict[str, str | None]:
                                   "README.md": f"v{values['readme']}\n"}
     for n in range(3):
         out[f"cfg/c{n}.ini"] = "x\n" if n < values["cfg"] else None
+    out["src/extra/value.py"] = f"VALUE = {values['extra']}\n" if values["extra"] else None
+    out["src/keep.py"] = "KEEP = 1\n"  # src/ holds Python without the package: pytest's walk sees no change
+    out["notes/n.md"] = f"n{values['notes']}\n" if values["notes"] else None
     return out
 
 
@@ -57,7 +70,7 @@ def step_files(before: dict[str, int], after: dict[str, int]) -> dict[str, str |
 
 
 def fails(values: dict[str, int]) -> bool:
-    return values["lib"] + values["data"] + values["cfg"] == 3
+    return values["lib"] + values["data"] + values["cfg"] + values["extra"] == 3
 
 
 def expected(states: list[dict[str, int]], changed: list[str]) -> tuple[int, str] | None:
@@ -75,7 +88,7 @@ def expected(states: list[dict[str, int]], changed: list[str]) -> tuple[int, str
 @st.composite
 def histories(draw):
     initial = {"lib": draw(st.integers(0, 2)), "data": draw(st.integers(0, 2)), "cfg": draw(st.integers(0, 2)),
-               "readme": 0}
+               "readme": 0, "extra": 0, "notes": 0}
     if fails(initial):
         initial["data"] = (initial["data"] + 1) % 3
     steps = draw(st.lists(st.tuples(st.sampled_from(VARS), st.integers(0, 3)), min_size=3, max_size=10))
@@ -95,7 +108,7 @@ def play(root: Path, test: str, initial: dict[str, int], steps: list[tuple[str, 
     (root / "vacant.toml").write_text(TOML)
     states, changed, recorded = [dict(initial)], [""], []
     for name, value in steps:
-        value = min(value, 2) if name == "cfg" else value
+        value = min(value, 2) if name in ("cfg", "extra") else value
         after = {**states[-1], name: value}
         delta = step_files(states[-1], after)
         if not delta:
@@ -118,13 +131,16 @@ def check(root: Path, test: str, initial: dict[str, int], steps: list[tuple[str,
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(histories())
+@example(history=({"lib": 1, "data": 1, "cfg": 0, "readme": 0, "extra": 0, "notes": 0},  # the namespace package appears
+                  [("readme", 1), ("notes", 1), ("extra", 1), ("readme", 2), ("readme", 3)]))
 def test_generated_histories_match_the_model(tmp_path_factory, isolated_home, history):
     check(tmp_path_factory.mktemp("ws"), TEST, *history)
 
 
 def test_noise_is_never_rerun_and_a_test_that_spawns_is_never_reused(tmp_path, isolated_home):
-    steps = [("readme", n) for n in range(1, 6)] + [("data", 2)] + [("readme", n) for n in range(6, 12)]
-    initial = {"lib": 1, "data": 0, "cfg": 0, "readme": 0}
+    steps = ([("readme", n) for n in range(1, 6)] + [("notes", 1)] + [("data", 2)] + [("readme", n) for n in range(6, 9)]
+             + [("notes", 0), ("notes", 2)] + [("readme", n) for n in range(9, 12)])
+    initial = {"lib": 1, "data": 0, "cfg": 0, "readme": 0, "extra": 0, "notes": 0}
     pipeline, report = check(tmp_path / "a", TEST, initial, steps)
     assert pipeline.checks.same_reads.reused > 0
     assert pipeline.checks.runs <= 6, pipeline.checks.runs  # the final run, bisection's two sides, the re-runs

@@ -33,7 +33,8 @@ from vacant.store.states import read_manifest_of
 
 COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
 MODULES, DATA = 4, 3
-KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional", "setter", "strict")
+KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional", "setter", "strict", "register",
+         "registered", "loader")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ SHARED = textwrap.dedent('''\
     import functools
     from pkg.m0 import VALUE as FIRST
 
+    SEEN = []
+
     @functools.cache
     def cached(n):
         return open(f"data/d{n}.txt").read().strip()
@@ -67,6 +70,11 @@ def module_source(tests: list[Case]) -> str:
     lines += [f"import pkg.m{n}" for n in range(MODULES)]
     if any(test.kind == "setter" for test in tests):  # what importing this module does to the process
         lines.append("shared.STRICT = True")
+    if any(test.kind == "register" for test in tests):  # the same, in place
+        lines.append("shared.SEEN.append(__name__)")
+    for test in tests:  # a module whose import reads a data file, keeping its text to itself
+        if test.kind == "loader":
+            lines.append(f"LOADED{test.target % DATA} = open('data/d{test.target % DATA}.txt').read().strip()")
     for number, test in enumerate(tests):
         data = test.target % DATA
         lines.append(f"def test_{number}({'shared_text' if test.kind == 'fixture' else ''}):")
@@ -77,6 +85,9 @@ def module_source(tests: list[Case]) -> str:
             "cached": f"assert shared.cached({data}) == 'ok'",
             "fixture": "assert shared_text == 'ok'",
             "setter": "assert True",
+            "register": "assert True",
+            "registered": f"assert not shared.SEEN or open('data/d{data}.txt').read().strip() == 'ok'",
+            "loader": f"assert LOADED{data} == 'ok'",
             "strict": f"assert not getattr(shared, 'STRICT', False) or open('data/d{data}.txt').read().strip() == 'ok'",
             "optional": f"assert getattr(__import__('importlib').util.find_spec('extra{data}') and "
                         f"__import__('extra{data}'), 'OK', True)",
@@ -169,6 +180,8 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list) ->
 @example(suite=[[Case("spawn", 2)]], history=[("data", 2, True, [Case("module", 0)])])
 @example(suite=[[Case("shared", 0)], [Case("module", 0)]], history=[("module", 0, True, [Case("module", 0)])])
 @example(suite=[[Case("setter", 0)], [Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("register", 0)], [Case("registered", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("loader", 1)], [Case("module", 1)]], history=[("data", 1, True, [Case("module", 0)])])
 @example(suite=[[Case("optional", 1)], [Case("module", 1)]], history=[("optional", 1, True, [Case("module", 0)]),
                                                                     ("notes", 0, True, [Case("module", 0)])])
 def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
@@ -221,13 +234,17 @@ STOP_SUITE = {
 def test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_path, isolated_home):
     """Through the real recorder, the baseline probe (which records the inputs) and the Stop: a
     step breaks pkg/m0, which only tests/test_zero.py imports; a step writes notes. The Stop runs
-    test_zero's 4 tests and reuses test_one's 6, says so in its report (`selection`, and its own
-    part of the split), and its findings and levels are those of the same Stop without a record."""
+    test_zero's 4 tests and reuses test_one's 6 without collecting test_one.py (its import changed
+    nothing the other tests see), says so in its report (`selection`, and its own part of the
+    split), and its findings and levels are those of the same Stop without a record. Its bisection
+    runs only the two re-checks of the flip's sides: the probe's whole run answers on the baseline,
+    and the final run, which read the same files as the state of the flip, answers there."""
     from step_histories import record_steps
 
     from vacant.attribute import baseline_probe
-    from vacant.attribute.stop import Pipeline
+    from vacant.attribute.stop import Pipeline, save_report
     from vacant.commands.report import render_report
+    from vacant.show.model import build
     from vacant.core.locations import mark_installed
     from vacant.policy.contract.contract import load_contract
 
@@ -242,18 +259,27 @@ def test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_p
 
     report = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
     zero = [f"pytest::tests.test_zero::test_z{n}" for n in range(4)]
-    assert report["selection"]["suite"] == {"recorded": 10, "reused": 6, "ran": 4,
+    assert report["selection"]["suite"] == {"recorded": 10, "reused": 6, "ran": 4, "uncollected": 1,
                                             "why": {testinputs.CHANGED: 4},
                                             "example": {testinputs.CHANGED: "pkg/m0.py"},
                                             "tests": {testinputs.CHANGED: zero}}, report["selection"]
     assert report["split"]["selection"]["check_runs"] == 0
-    assert "selection: suite: 6 of 10 recorded test(s) reused" in render_report({**report, "round": 1, "rounds": 3})
+    rendered = render_report({**report, "round": 1, "rounds": 3})
+    assert "selection: suite: 6 of 10 recorded test(s) reused" in rendered
+    assert "1 test file(s) not even collected" in rendered
+    save_report(run_dir, dict(report))  # the view shows the same split and selection
+    (shown,) = build(root, run_dir)["stops"]
+    assert [line for line in rendered.splitlines() if line.startswith(("  time:", "  selection:"))] == [
+        "  " + line for line in shown["time"]] and len(shown["time"]) == 2, shown
     graded = sorted((f["test"], f["level"], f["flip_step"]) for f in report["findings"])
     assert [test for test, _, _ in graded] == zero
+    assert {(level, step) for _, level, step in graded} == {("provable", 1)}
+    assert report["split"]["bisection"]["check_runs"] == 2, report["split"]
 
     shutil.rmtree(run_dir / testinputs.RECORDS)
     whole = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
     assert whole["selection"] == {}
+    assert whole["split"]["bisection"]["check_runs"] > 2, whole["split"]
     assert sorted((f["test"], f["level"], f["flip_step"]) for f in whole["findings"]) == graded
     assert {check["name"]: check["passed"] for check in whole["checks"]} == {
         check["name"]: check["passed"] for check in report["checks"]}
@@ -286,3 +312,19 @@ def test_a_record_that_does_not_hold_together_runs_the_check_whole(tmp_path):
                     '"base", "env": "", "session": {"files": [1]}, "modules": {}, "tests": []}', "\x00" * 10):
         path.write_text(garbage)
         assert testinputs.load(tmp_path, "suite", COMMAND, "base") is None, garbage
+
+
+def test_the_baselines_answers_stand_only_while_the_host_files_it_read_are_unchanged(tmp_path):
+    """The probe's whole run answers on the baseline at Stop only while every host file it read
+    (an installed package, a live path) is as it was: a package upgraded since is another process."""
+    installed = tmp_path / "site" / "lib.py"
+    installed.parent.mkdir()
+    installed.write_text("VALUE = 1\n")
+    empty = testinputs.Reads()
+    record = testinputs.Record("suite", COMMAND, "base", testinputs.env_key({}), empty, {}, [],
+                               stats={str(installed): testinputs.host_stat(str(installed))})
+    assert testinputs.host_unchanged(record)
+    installed.write_text("VALUE = 22\n")
+    assert not testinputs.host_unchanged(record)
+    record.stats = {str(tmp_path / "gone.py"): [1, 2]}
+    assert not testinputs.host_unchanged(record)

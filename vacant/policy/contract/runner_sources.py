@@ -18,6 +18,7 @@ CARGO_REPORT_ENV = "VACANT_CARGO_REPORT"
 CARGO_SELECT_ENV = "VACANT_CARGO_SELECT"
 INPUTS_ENV = "VACANT_INPUTS_FILE"
 SKIP_ENV = "VACANT_SKIP_TESTS"
+SKIP_FILES_ENV = "VACANT_SKIP_FILES"
 
 # every file opened and directory listed under the check's directory, and any child process
 TRACE_SOURCE = r'''
@@ -25,6 +26,8 @@ import json, os, re, sys
 
 _ROOT = os.path.realpath(os.getcwd())
 _FILES, _DIRS, _CHILD = set(), set(), []
+_PATHDIRS, _NAMES = set(), set()  # directories the import system listed; every module name an import looked for
+_WALKED = set()  # directories pytest's collection listed
 _SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty")
 
 def _inside(path):
@@ -47,16 +50,38 @@ def _audit(event, args):
             _FILES.add(rel)
     elif event in ("os.listdir", "os.scandir"):
         rel = _inside(args[0] if args and args[0] is not None else ".")
-        if rel is not None:
-            _DIRS.add(rel)
+        if rel is not None:  # the import system lists a directory to find modules: only importable names matter
+            caller = sys._getframe(1).f_code.co_filename
+            walked = os.sep + "_pytest" + os.sep in caller
+            (_PATHDIRS if caller.startswith("<frozen importlib") else _WALKED if walked else _DIRS).add(rel)
+    elif event == "import" and args:
+        _NAMES.update(str(args[0]).split("."))
     elif event in _SPAWN:
         _CHILD.append(event)
+
+def _watch_imports():
+    """The names importlib.import_module and importlib.util.find_spec look for (an import
+    statement's are audited)."""
+    import importlib, importlib.util
+
+    def named(real):
+        def wrapper(name, package=None):
+            try:
+                _NAMES.update(importlib.util.resolve_name(name, package).split("."))
+            except (ImportError, ValueError, AttributeError, TypeError):
+                _NAMES.update(str(name).lstrip(".").split("."))
+            return real(name, package)
+        return wrapper
+
+    importlib.import_module = named(importlib.import_module)
+    importlib.util.find_spec = named(importlib.util.find_spec)
 
 def _write_reads():
     target = os.environ.get("''' + READS_ENV + r'''")
     if target:
         with open(target, "w") as out:
-            json.dump({"files": sorted(_FILES), "dirs": sorted(_DIRS), "child": bool(_CHILD)}, out)
+            json.dump({"files": sorted(_FILES), "dirs": sorted(_DIRS), "child": bool(_CHILD),
+                       "pathdirs": sorted(_PATHDIRS), "names": sorted(_NAMES), "walked": sorted(_WALKED)}, out)
 
 '''
 
@@ -80,6 +105,7 @@ def _report_id(nodeid, suite, prefix):
 # pytest's junitxml does (suite name, class name from the node id's path, name)
 PLUGIN_SOURCE = TRACE_SOURCE + r'''
 sys.addaudithook(_audit)
+_watch_imports()
 
 def pytest_unconfigure(config):
     _write_reads()
@@ -101,7 +127,8 @@ def pytest_ignore_collect(collection_path, config):
     if collection_path.suffix != ".py" or collection_path.name in ("conftest.py", "__init__.py"):
         return None
     if "''' + SELECT_ENV + r'''" not in os.environ:
-        return None
+        left_out = json.loads(os.environ.get("''' + SKIP_FILES_ENV + r'''", "[]"))
+        return True if left_out and os.path.relpath(os.path.realpath(collection_path), _ROOT) in left_out else None
     classes = _wanted_classes(config)
     try:
         rel = collection_path.relative_to(config.rootpath)
@@ -245,6 +272,7 @@ _shadowed()
 if _REPORT:
     if _READS:
         sys.addaudithook(_audit)
+        _watch_imports()
     _install()
 '''
 
@@ -493,6 +521,66 @@ def _import_module_names(name, package=None):
     except (ImportError, ValueError):
         return []
 
+# Whether a test module's collection changed the process the other tests run in (a value set on
+# a module loaded before, one it loaded changed after its own import, the environment, the import
+# path, warning filters, the working directory, the random state): a collection that changed none
+# can be left out of a run that runs none of its tests. Compared one level deep (a module's values,
+# and a container's, class's or object's own items by identity), caches of the standard library
+# and pytest's own modules aside.
+_INERT, _PATH_ADDERS, _LOADED = set(), set(), {}
+_CACHES = {("re", "_cache"), ("re", "_cache2"), ("linecache", "cache"), ("sys", "modules"), ("sys", "path"),
+           ("sys", "path_importer_cache"), ("encodings", "_cache"), ("typing", "_cleanups"),
+           ("importlib._bootstrap", "_module_locks"), ("importlib._bootstrap", "_blocking_on"),
+           ("_weakrefset", "_IterationGuard"), ("abc", "_abc_registry"), ("_pytest", None), ("pytest", None),
+           ("_pytest.fixtures", None), ("pluggy", None), ("py", None)}
+
+def _items_print(value):
+    # exact types and plain attribute dicts only: iterating or asking an arbitrary object runs its
+    # code (a lazy field of platform.uname() starts a process)
+    try:
+        kind = type(value)
+        if kind is dict:
+            own = value
+        elif kind in (list, set, frozenset, tuple, bytearray):
+            return (len(value), tuple(id(v) for v in list(value)[:256]))
+        elif isinstance(value, type):
+            own = type.__dict__["__dict__"].__get__(value)
+        else:
+            own = object.__getattribute__(value, "__dict__")
+            if type(own) is not dict:
+                return None
+        return tuple((k, id(v)) for k, v in list(own.items())[:256])
+    except Exception:
+        return None
+
+def _module_print(module):
+    if module is None:
+        return None
+    name = getattr(module, "__name__", "")
+    if (name.split(".", 1)[0], None) in _CACHES or vars(module) is globals():
+        return ()
+    try:
+        return tuple((key, id(value), _items_print(value)) for key, value in list(vars(module).items())
+                     if (name, key) not in _CACHES and not key.startswith("__")
+                     and getattr(value, "__name__", None) != name + "." + key)  # the import binds a submodule
+    except Exception:
+        return "?"
+
+def _process(names):
+    import random, warnings
+    return (tuple(_module_print(sys.modules.get(name)) for name in sorted(names)),
+            tuple(sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST")),
+            tuple(map(id, sys.meta_path)), tuple(map(id, sys.path_hooks)), tuple(map(repr, warnings.filters)),
+            os.getcwd(), hash(random.getstate()))
+
+def _path_added(before):
+    """The import path entries the collection added (pytest adds a test file's base directory),
+    or None when it took any away or reordered them."""
+    kept = [entry for entry in sys.path if entry in before]
+    if kept != [entry for entry in before if entry in sys.path] or len(kept) != len(before):
+        return None
+    return [entry for entry in sys.path if entry not in before]
+
 def _own_frame(real):
     def exec_module(self, module):
         frame = _sink()
@@ -509,6 +597,7 @@ def _own_frame(real):
         finally:
             _STACK.pop()
             _merge(_STACK[-1], frame)
+            _LOADED[module.__name__] = _module_print(module)  # as its own import left it
     return exec_module
 
 import importlib.util, importlib._bootstrap_external as _external
@@ -537,11 +626,23 @@ def pytest_make_collect_report(collector):
         return
     key = _rel(collector.path) or str(collector.path)
     frame = _MODULES.setdefault(key, _sink())
+    first, path = set(sys.modules), list(sys.path)
+    before = _process(first)
     _STACK.append(frame)
     try:
         yield
     finally:
         _STACK.pop()
+        own = getattr(getattr(collector, "_obj", None), "__name__", None)
+        added = _path_added(path)
+        here = os.path.dirname(os.path.realpath(str(collector.path)))
+        if (added is not None and all(os.path.realpath(entry) == here for entry in added)
+                and _process(first) == before
+                and all(_module_print(sys.modules.get(name)) == _LOADED[name]
+                        for name in set(sys.modules) - first if name != own and name in _LOADED)):
+            _INERT.add(key)
+            if added:  # its directory added to the path: any other test file there adds it too
+                _PATH_ADDERS.add(key)
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
@@ -580,5 +681,6 @@ def pytest_unconfigure(config):
     with open(_TARGET, "w") as out:
         json.dump({"version": 1, "executable": sys.executable,
                    "python": sys.version, "global": _plain(_GLOBAL), "names": sorted(_NAMES),
-                   "modules": {key: _plain(sink) for key, sink in _MODULES.items()}, "tests": tests}, out)
+                   "modules": {key: _plain(sink) for key, sink in _MODULES.items()}, "tests": tests,
+                   "inert": sorted(_INERT), "path_adders": sorted(_PATH_ADDERS)}, out)
 '''

@@ -19,7 +19,9 @@ A check's command stays as the contract wrote it. Around it:
   `unittest::MODULE.CLASS::METHOD`); a sitecustomize it shadows still runs.
 - A selected pytest or unittest run also says what it read: the plugin's audit hook (`sys.addaudithook`) notes
   every file the process opened and every directory it listed under the check's directory, and
-  whether it started another process (whose reads it cannot see). Same inputs, same answer: a
+  whether it started another process (whose reads it cannot see); a directory listed by the
+  import system or by pytest's collection is noted apart (it counts only by what either can use
+  there), with every module name an import looked for. Same inputs, same answer: a
   replay reuses a selected run's result on another state whose files that run read are the same
   (vacant.attribute.statechecks). It collects only the test files that can hold the selected tests
   (their dotted path is a prefix of a selected id's class name), so it reads no other.
@@ -84,6 +86,7 @@ from vacant.policy.contract.runner_sources import (
     READS_ENV,
     SELECT_ENV,
     SKIP_ENV,
+    SKIP_FILES_ENV,
     UNITTEST_REPORT_ENV,
     UNITTEST_SITE_SOURCE,
 )
@@ -138,7 +141,7 @@ class RunPlan:
     def plain(self) -> RunPlan:
         """The same run without the pytest options (a pytest that refused them)."""
         env = {k: v for k, v in self.env.items()
-               if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV, SKIP_ENV, INPUTS_ENV)}
+               if k not in ("PYTEST_ADDOPTS", SELECT_ENV, READS_ENV, SKIP_ENV, SKIP_FILES_ENV, INPUTS_ENV)}
         reports = [path for path in self.reports if path.name != PYTEST_REPORT]
         return RunPlan(self.command, env, self.scratch, reports, dict(self.before), self.selected,
                        list(self.path_first), dict(self.kinds), self.cwd)
@@ -163,11 +166,13 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 @dataclass(frozen=True)
 class Skip:
-    """Tests a whole pytest run leaves out (their answer is reused: vacant.attribute.testinputs).
-    Every test file is still collected: what a test module does when imported (a setting, a
-    registration, a patched module) is part of the process the tests that do run see."""
+    """Tests a whole pytest run leaves out (their answer is reused: vacant.attribute.testinputs),
+    and the test files it does not even collect (`files`, relative to the check's directory): only
+    files none of whose tests run and whose collection on the baseline changed nothing the other
+    tests' process sees (a setting, a registration, a patched module: the record's `inert`)."""
 
     tests: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
 
 
 def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...] = (),
@@ -209,6 +214,8 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
         paths.append(_source_dir(scratch / "plugin", PLUGIN, PLUGIN_SOURCE))
         options += ["-p", PLUGIN]
         env[SKIP_ENV] = json.dumps(list(skip.tests))
+        env[SKIP_FILES_ENV] = json.dumps(list(skip.files))
+        env[READS_ENV] = str(scratch / READS)  # what it read: its answers serve the states that agree
     if inputs and not select:
         paths.append(_source_dir(scratch / "inputs", INPUTS_PLUGIN, INPUTS_SOURCE))
         options += ["-p", INPUTS_PLUGIN]
@@ -453,6 +460,9 @@ class Reads:
     files: frozenset[str]
     dirs: frozenset[str]
     child: bool
+    pathdirs: frozenset[str] = frozenset()  # listed by the import system: only importable names count
+    names: frozenset[str] = frozenset()  # every module name (each dotted part) an import looked for
+    walked: frozenset[str] = frozenset()  # listed by pytest's collection: only what holds Python or settings counts
 
     @property
     def complete(self) -> bool:
@@ -465,7 +475,9 @@ def read_reads(plan: RunPlan) -> Reads | None:
         return None
     try:
         data = json.loads((plan.scratch / READS).read_text())
-        return Reads(frozenset(map(str, data["files"])), frozenset(map(str, data["dirs"])), bool(data["child"]))
+        return Reads(frozenset(map(str, data["files"])), frozenset(map(str, data["dirs"])), bool(data["child"]),
+                     frozenset(map(str, data.get("pathdirs", []))), frozenset(map(str, data.get("names", []))),
+                     frozenset(map(str, data.get("walked", []))))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
