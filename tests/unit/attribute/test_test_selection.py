@@ -34,7 +34,7 @@ from vacant.store.states import read_manifest_of
 COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
 MODULES, DATA = 4, 3
 KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional", "setter", "strict", "register",
-         "registered", "loader")
+         "registered", "loader", "nested", "nested_strict", "precision", "precise")
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ SHARED = textwrap.dedent('''\
     from pkg.m0 import VALUE as FIRST
 
     SEEN = []
+    OPTIONS = {"mode": {"strict": False}}
 
     @functools.cache
     def cached(n):
@@ -72,6 +73,10 @@ def module_source(tests: list[Case]) -> str:
         lines.append("shared.STRICT = True")
     if any(test.kind == "register" for test in tests):  # the same, in place
         lines.append("shared.SEEN.append(__name__)")
+    if any(test.kind == "nested" for test in tests):  # the same, two levels down
+        lines.append("shared.OPTIONS['mode']['strict'] = True")
+    if any(test.kind == "precision" for test in tests):  # the same, in the interpreter's C state
+        lines.append("__import__('decimal').getcontext().prec = 3")
     for test in tests:  # a module whose import reads a data file, keeping its text to itself
         if test.kind == "loader":
             lines.append(f"LOADED{test.target % DATA} = open('data/d{test.target % DATA}.txt').read().strip()")
@@ -88,6 +93,10 @@ def module_source(tests: list[Case]) -> str:
             "register": "assert True",
             "registered": f"assert not shared.SEEN or open('data/d{data}.txt').read().strip() == 'ok'",
             "loader": f"assert LOADED{data} == 'ok'",
+            "nested": "assert True",
+            "nested_strict": f"assert not shared.OPTIONS['mode']['strict'] or open('data/d{data}.txt').read().strip() == 'ok'",
+            "precision": "assert True",
+            "precise": f"assert __import__('decimal').getcontext().prec != 3 or open('data/d{data}.txt').read().strip() == 'ok'",
             "strict": f"assert not getattr(shared, 'STRICT', False) or open('data/d{data}.txt').read().strip() == 'ok'",
             "optional": f"assert getattr(__import__('importlib').util.find_spec('extra{data}') and "
                         f"__import__('extra{data}'), 'OK', True)",
@@ -182,6 +191,8 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list) ->
 @example(suite=[[Case("setter", 0)], [Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
 @example(suite=[[Case("register", 0)], [Case("registered", 1)]], history=[("data", 1, True, [Case("module", 0)])])
 @example(suite=[[Case("loader", 1)], [Case("module", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("nested", 0)], [Case("nested_strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("precision", 0)], [Case("precise", 1)]], history=[("data", 1, True, [Case("module", 0)])])
 @example(suite=[[Case("optional", 1)], [Case("module", 1)]], history=[("optional", 1, True, [Case("module", 0)]),
                                                                     ("notes", 0, True, [Case("module", 0)])])
 def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):

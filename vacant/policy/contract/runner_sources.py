@@ -524,9 +524,13 @@ def _import_module_names(name, package=None):
 # Whether a test module's collection changed the process the other tests run in (a value set on
 # a module loaded before, one it loaded changed after its own import, the environment, the import
 # path, warning filters, the working directory, the random state): a collection that changed none
-# can be left out of a run that runs none of its tests. Compared one level deep (a module's values,
-# and a container's, class's or object's own items by identity), caches of the standard library
-# and pytest's own modules aside.
+# can be left out of a run that runs none of its tests. Compared one level deep for modules from
+# outside the workspace (a module's values, and a container's, class's or object's own items by
+# identity), caches of the standard library and pytest's own modules aside; the workspace's own
+# modules (what tests share) all the way down within a budget; and the interpreter's state kept in
+# C that a module's import commonly sets (decimal's context, the locale, the recursion limit, the
+# socket timeout, signal handlers, numpy's global random state). What cannot be compared (an
+# object's code would run, the budget is spent, a value raised) is never equal: the file is collected.
 _INERT, _PATH_ADDERS, _LOADED = set(), set(), {}
 _CACHES = {("re", "_cache"), ("re", "_cache2"), ("linecache", "cache"), ("sys", "modules"), ("sys", "path"),
            ("sys", "path_importer_cache"), ("encodings", "_cache"), ("typing", "_cleanups"),
@@ -546,12 +550,59 @@ def _items_print(value):
         elif isinstance(value, type):
             own = type.__dict__["__dict__"].__get__(value)
         else:
-            own = object.__getattribute__(value, "__dict__")
+            try:
+                own = object.__getattribute__(value, "__dict__")
+            except AttributeError:
+                return None  # an object without attributes of its own (its state, if any, kept in C)
             if type(own) is not dict:
-                return None
+                return object()
         return tuple((k, id(v)) for k, v in list(own.items())[:256])
     except Exception:
-        return None
+        return object()
+
+_DEEP_BUDGET = 20000  # values a workspace module's print may visit
+
+def _deep_print(value, seen, budget):
+    # ids all the way down, through exact containers and plain attribute dicts; an object() (never
+    # equal) where the budget is spent or asking would run the object's own code
+    budget[0] -= 1
+    if budget[0] < 0:
+        return object()
+    if id(value) in seen:
+        return ("seen", id(value))
+    kind = type(value)
+    if kind in (str, bytes, int, float, bool, complex, type(None)):
+        return (id(value), value)
+    if kind is type(sys):
+        return ("module", id(value))  # printed as a module of its own where it is one
+    seen.add(id(value))
+    try:
+        if kind is dict:
+            items = list(value.items())
+        elif kind in (list, set, frozenset, tuple, bytearray):
+            return (id(value), len(value), tuple(_deep_print(v, seen, budget) for v in list(value)))
+        elif kind.__module__ == "builtins" and not isinstance(value, type) and not hasattr(value, "__dict__"):
+            return (id(value),)  # a function's or builtin's identity
+        elif isinstance(value, type):
+            items = list(type.__dict__["__dict__"].__get__(value).items())
+        else:
+            try:
+                own = object.__getattribute__(value, "__dict__")
+            except AttributeError:
+                return (id(value),)  # an object without attributes of its own (its state, if any, kept in C)
+            if type(own) is not dict:
+                return object()
+            items = list(own.items())
+        return (id(value), tuple((k, _deep_print(v, seen, budget)) for k, v in items))
+    except Exception:
+        return object()
+
+def _own_module(module):
+    try:
+        where = object.__getattribute__(module, "__file__")
+    except Exception:
+        return False
+    return isinstance(where, str) and _where(where)[0] is not None
 
 def _module_print(module):
     if module is None:
@@ -560,18 +611,46 @@ def _module_print(module):
     if (name.split(".", 1)[0], None) in _CACHES or vars(module) is globals():
         return ()
     try:
-        return tuple((key, id(value), _items_print(value)) for key, value in list(vars(module).items())
-                     if (name, key) not in _CACHES and not key.startswith("__")
-                     and getattr(value, "__name__", None) != name + "." + key)  # the import binds a submodule
+        values = [(key, value) for key, value in list(vars(module).items())
+                  if (name, key) not in _CACHES and not key.startswith("__")
+                  and getattr(value, "__name__", None) != name + "." + key]  # the import binds a submodule
+        if _own_module(module):
+            seen, budget = set(), [_DEEP_BUDGET]
+            return tuple((key, _deep_print(value, seen, budget)) for key, value in values)
+        return tuple((key, id(value), _items_print(value)) for key, value in values)
     except Exception:
-        return "?"
+        return object()
+
+def _c_state():
+    # the interpreter's state kept in C that a module's import commonly sets, as far as it can be
+    # read without changing it
+    out = [sys.getrecursionlimit(), sys.getswitchinterval()]
+    try:
+        if "decimal" in sys.modules:
+            context = sys.modules["decimal"].getcontext()
+            out.append((context.prec, context.rounding, context.Emin, context.Emax, context.capitals,
+                        context.clamp, tuple(sorted(map(repr, (k for k, v in context.traps.items() if v))))))
+        if "locale" in sys.modules:
+            out.append(sys.modules["locale"].setlocale(sys.modules["locale"].LC_ALL, None))
+        if "socket" in sys.modules:
+            out.append(sys.modules["socket"].getdefaulttimeout())
+        if "signal" in sys.modules:
+            signal = sys.modules["signal"]
+            out.append(tuple(id(signal.getsignal(n)) for n in sorted(signal.valid_signals())
+                             if n not in (signal.SIGKILL, signal.SIGSTOP)))
+        if "numpy.random" in sys.modules:
+            state = sys.modules["numpy.random"].get_state()
+            out.append((state[0], bytes(state[1]), state[2:]))
+    except Exception:
+        out.append(object())
+    return tuple(out)
 
 def _process(names):
     import random, warnings
     return (tuple(_module_print(sys.modules.get(name)) for name in sorted(names)),
             tuple(sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST")),
             tuple(map(id, sys.meta_path)), tuple(map(id, sys.path_hooks)), tuple(map(repr, warnings.filters)),
-            os.getcwd(), hash(random.getstate()))
+            os.getcwd(), hash(random.getstate()), _c_state())
 
 def _path_added(before):
     """The import path entries the collection added (pytest adds a test file's base directory),
