@@ -9,7 +9,7 @@ from pathlib import Path
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
 from vacant.platforms import settings_file
-from vacant.platforms.base import PlatformBase, read_file_bytes, render_hook_json
+from vacant.platforms.base import Diagnosis, PlatformBase, read_file_bytes, render_hook_json
 from vacant.platforms.codex import wall as codex_wall
 from vacant.platforms.codex.driver import CodexDriver
 from vacant.platforms.codex.payloads import (
@@ -238,7 +238,7 @@ class Codex(PlatformBase):
         """The wall as Codex's permission profile (the two blocks of codex/wall.py)."""
         return codex_wall.sandbox_settings(root, wall)
 
-    def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
+    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
         from vacant.platforms.codex.doctor import doctor  # `vacant doctor` only: never on a hook call
 
         return doctor(self, Path(root).resolve(), hook_command)
