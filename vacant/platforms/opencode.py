@@ -47,6 +47,10 @@ from vacant.platforms.driver import DoError, Driver, parse_args, run_session, wi
 from vacant.platforms.settings_file import hook_command
 from vacant.record.recorder import Recorder
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any  # JSON: each field is read with a check of its type
+
 EVENT_KINDS = {
     "chat.message": "prompt",
     "tool.execute.before": "tool_pre",
@@ -73,7 +77,7 @@ def tool_scope(tool: str, args: object, directory: str) -> list[str] | None:
     return None  # bash, patch tools, MCP tools and anything unknown may touch anything
 
 
-def tool_reads(tool: str, args: dict, output: object, directory: str) -> list[Read]:
+def tool_reads(tool: str, args: dict[str, Any], output: object, directory: str) -> list[Read]:
     text = output if isinstance(output, str) else json.dumps(output, sort_keys=True)
     if tool == "read" and isinstance(args.get("filePath"), str):
         path = os.path.normpath(os.path.join(directory, args["filePath"]))
@@ -111,7 +115,7 @@ class OpenCode(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
         event = str(payload.get("event", ""))
         directory = str(payload.get("directory") or env.get("PWD") or os.getcwd())
         agent_id = payload.get("agentID") or None
@@ -130,7 +134,7 @@ class OpenCode(PlatformBase):
             call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
         elif call.kind in ("tool_pre", "tool_post"):
             call.tool = str(payload.get("tool", ""))
-            args = payload.get("args") if isinstance(payload.get("args"), dict) else {}
+            args = payload["args"] if isinstance(payload.get("args"), dict) else {}
             call.tool_input = args
             call.key = str(payload.get("callID", ""))
             call.scope = tool_scope(call.tool, args, directory)
@@ -140,7 +144,7 @@ class OpenCode(PlatformBase):
         return call
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """OpenCode's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool == "bash":
@@ -162,15 +166,15 @@ class OpenCode(PlatformBase):
             return Path(directory)
 
     @staticmethod
-    def _post(call: HookCall, args: dict, payload: dict, directory: str) -> None:
-        metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
+    def _post(call: HookCall, args: dict[str, Any], payload: dict[str, Any], directory: str) -> None:
+        metadata = payload["metadata"] if isinstance(payload.get("metadata"), dict) else {}
         exit_code = metadata.get("exit")
         if call.tool == "bash" and isinstance(exit_code, int) and not isinstance(exit_code, bool):
             call.exit_code = exit_code
             call.outcome = "ok" if exit_code == 0 else "failed"
         else:
             call.outcome = "ok"
-        call.reads = tool_reads(call.tool, args, payload.get("output", ""), directory)
+        call.reads = tool_reads(str(call.tool), args, payload.get("output", ""), directory)
 
     # -- responses ---------------------------------------------------------------------------
 

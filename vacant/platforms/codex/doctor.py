@@ -18,8 +18,12 @@ from vacant.platforms.codex.trust import (
     trusted_hash,
 )
 
+TYPE_CHECKING = False  # the checker's names only: codex/platform.py imports this module lazily
+if TYPE_CHECKING:
+    from vacant.platforms.codex.platform import Codex
 
-def doctor(platform, root: Path, hook_command: str) -> list[Diagnosis]:
+
+def doctor(platform: Codex, root: Path, hook_command: str) -> list[Diagnosis]:
     report: list[Diagnosis] = []
     installed: list[tuple[str, Path]] = []
     for scope in ("project", "user"):
@@ -38,9 +42,9 @@ def doctor(platform, root: Path, hook_command: str) -> list[Diagnosis]:
         installed.append((scope, path))
         commands = settings_file.our_commands(settings)
         expected = {settings_file.hook_command("codex", form) for form in ("local", "project")}
-        problems = [settings_file.command_problem(command) for command in sorted(commands)]
-        if any(problems):
-            report.append(diagnosis("hook command", False, f"{path}: {next(p for p in problems if p)}; run "
+        unstartable = [settings_file.command_problem(command) for command in sorted(commands)]
+        if any(unstartable):
+            report.append(diagnosis("hook command", False, f"{path}: {next(p for p in unstartable if p)}; run "
                                     f"`vacant init --platform codex --scope {scope}` again"))
         elif not commands <= expected:
             report.append(diagnosis("hook command", False,

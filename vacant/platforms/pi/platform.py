@@ -47,6 +47,10 @@ from vacant.platforms.base import (
 )
 from vacant.platforms.driver import DoError, Driver, parse_args, without
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any  # JSON: each field is read with a check of its type
+
 EVENT_KINDS = {
     "session_start": "session_start",
     "input": "prompt",
@@ -75,7 +79,7 @@ def resolve(path: object, cwd: str) -> str | None:
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
 
 
-def tool_scope(tool: str, data: dict, cwd: str) -> list[str] | None:
+def tool_scope(tool: str, data: dict[str, Any], cwd: str) -> list[str] | None:
     if tool in FILE_TOOLS:
         path = resolve(data.get("path"), cwd)
         return [path] if path else None
@@ -84,7 +88,7 @@ def tool_scope(tool: str, data: dict, cwd: str) -> list[str] | None:
     return None  # bash, an extension's tool, anything unknown may touch anything
 
 
-def tool_reads(tool: str, data: dict, text: str, cwd: str) -> list[Read]:
+def tool_reads(tool: str, data: dict[str, Any], text: str, cwd: str) -> list[Read]:
     if tool == "read":
         path = resolve(data.get("path"), cwd)
         return [Read("file", path, read_file_bytes(path))] if path else []
@@ -113,7 +117,7 @@ class Pi(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
         event = str(payload.get("event", ""))
         cwd = str(payload.get("cwd") or env.get("PWD") or os.getcwd())
         kind = EVENT_KINDS.get(event, "ignore")
@@ -138,9 +142,9 @@ class Pi(PlatformBase):
             self._tool(call, payload, cwd)
         return call
 
-    def _tool(self, call: HookCall, payload: dict, cwd: str) -> None:
+    def _tool(self, call: HookCall, payload: dict[str, Any], cwd: str) -> None:
         call.tool = str(payload.get("toolName", ""))
-        data = payload.get("input") if isinstance(payload.get("input"), dict) else {}
+        data = payload["input"] if isinstance(payload.get("input"), dict) else {}
         call.tool_input = data
         call.key = str(payload.get("toolCallId", ""))
         call.cwd = cwd
@@ -150,7 +154,7 @@ class Pi(PlatformBase):
             call.intent["path"] = resolve(call.intent.get("path"), cwd)
         if call.kind != "tool_post":
             return
-        text = payload.get("content") if isinstance(payload.get("content"), str) else ""
+        text = payload["content"] if isinstance(payload.get("content"), str) else ""
         failed = bool(payload.get("isError"))
         call.outcome = "failed" if failed else "ok"
         if call.tool == SHELL_TOOL:  # pi says a code only when it fails (an echo of the words is output)
@@ -159,7 +163,7 @@ class Pi(PlatformBase):
         call.reads = tool_reads(call.tool, data, text, cwd)
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """pi's built-in tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool == SHELL_TOOL:
@@ -243,9 +247,9 @@ def _session_source(reason: object) -> str:
     return "startup" if reason in (None, "startup", "new") else "resume"
 
 
-def _edits(data: dict) -> dict:
+def _edits(data: dict[str, Any]) -> dict[str, Any]:
     """pi's `edits: [{oldText, newText}]` (one legacy top-level pair folded in, as pi does)."""
-    edits = data.get("edits") if isinstance(data.get("edits"), list) else []
+    edits = data["edits"] if isinstance(data.get("edits"), list) else []
     pairs = [edit for edit in edits if isinstance(edit, dict)]
     if isinstance(data.get("oldText"), str) and isinstance(data.get("newText"), str):
         pairs.append({"oldText": data["oldText"], "newText": data["newText"]})
