@@ -55,7 +55,7 @@ class ClaudeDialect(PlatformBase):
         own name, unless it states a driver of its own (Qwen's and Gemini's add to it)."""
         super().__init_subclass__()
         if cls.system_settings_env and "driver" not in vars(cls):
-            cls.driver = type(f"{cls.__name__}Driver", (SettingsDriver,), {"platform": cls.name})
+            cls.driver = type(f"{cls.__name__}Driver", (SettingsDriver,), {"platform": cls.name, "facts": cls})
 
     # -- payloads ----------------------------------------------------------------------------
 
@@ -239,12 +239,7 @@ class SettingsDriver(Driver):
     `system_settings_env`: the person's system settings merged with the hooks), never a settings
     file of theirs."""
 
-    def dialect(self) -> ClaudeDialect:
-        from vacant.platforms.lean_registry import load  # `vacant do` only
-
-        platform = load(self.platform)
-        assert isinstance(platform, ClaudeDialect)
-        return platform
+    facts: type[ClaudeDialect] = ClaudeDialect  # the platform's class (its facts are class attributes)
 
     def prepare(self) -> None:
         self.settings = self.write_settings(self.tmp / f"{self.platform}-system-settings.json")
@@ -253,7 +248,7 @@ class SettingsDriver(Driver):
         """Write the run's system settings to `path` and name it in the run's environment."""
         from vacant.platforms.settings_file import hook_command
 
-        dialect = self.dialect()
+        dialect = self.facts()
         assert dialect.system_settings_env is not None
         source = Path(self.env.get(dialect.system_settings_env) or dialect.system_settings)
         try:

@@ -337,6 +337,7 @@ class GeminiDriver(SettingsDriver):
     the person's system settings merged with the hooks), never a settings file of theirs."""
 
     platform = "gemini"
+    facts = Gemini
     can_continue = True
     VALUE = {"-m", "--model", "-p", "--prompt", "-i", "--prompt-interactive", "--approval-mode", "-o",
              "--output-format", "-r", "--resume", "--session-id", "--proxy", "--sandbox-image",

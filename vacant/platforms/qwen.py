@@ -219,6 +219,7 @@ class QwenDriver(SettingsDriver):
     session pinned to an id of the run's."""
 
     platform = "qwen"
+    facts = Qwen
     can_continue = True
     VALUE = {"-m", "--model", "-p", "--prompt", "-i", "--prompt-interactive", "--system-prompt",
              "--append-system-prompt", "--output-style", "--approval-mode", "--auth-type", "--openai-api-key",

@@ -247,12 +247,9 @@ def remove_hooks(directory: Path) -> bool:
 
 
 def _record_path(directory: Path) -> Path:
-    import hashlib
+    from vacant.platforms.owned_file import record_path  # install time only
 
-    from vacant.core.locations import user_data_dir
-
-    digest = hashlib.sha256(str(directory).encode()).hexdigest()[:24]
-    return user_data_dir() / "installs" / f"cline-{digest}.json"
+    return record_path("cline", directory)
 
 
 # -- `vacant do` ----------------------------------------------------------------------------------

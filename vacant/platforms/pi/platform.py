@@ -36,7 +36,6 @@ import os
 import re
 from pathlib import Path
 
-from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.platforms.base import (
     Diagnosis,
@@ -201,16 +200,20 @@ class Pi(PlatformBase):
         raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
 
     def install(self, root: Path, scope: str, hook_command: str) -> Path:
+        from vacant.platforms import owned_file  # install time only
+
         path = self.extension_path(root, scope)
-        write_extension(path, hook_command)
+        owned_file.write("pi", path, render_extension(hook_command), EXTENSION_MARK, "extension")
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
+        from vacant.platforms import owned_file
+
         path = self.extension_path(root, scope)
-        return path if remove_extension(path) else None
+        return path if owned_file.remove("pi", path, EXTENSION_MARK) else None
 
     def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
-        from vacant.platforms import settings_file  # doctor time only
+        from vacant.platforms import owned_file  # doctor time only
 
         report: list[Diagnosis] = []
         installed = []
@@ -223,11 +226,7 @@ class Pi(PlatformBase):
                 report.append(diagnosis(str(path), False, f"an extension named {EXTENSION_NAME} that vacant did not write"))
                 continue
             installed.append(scope)
-            runs = [command for form in ("local", "project")
-                    if json.dumps(command := settings_file.hook_command("pi", form)) in text]
-            problem = settings_file.command_problem(runs[0]) if runs else "it runs another hook command"
-            report.append(diagnosis(str(path), problem is None, f"runs {runs[0]}" if problem is None else
-                                    f"{problem}: run `vacant init --platform pi --scope {scope}` again"))
+            report.append(owned_file.command_check("pi", scope, path, text)[0])
         report.append(diagnosis("extension installed", bool(installed),
                                 "vacant's extension is installed" if installed else "run `vacant init --platform pi`"))
         report.append(advice("--no-extensions", "never run pi with --no-extensions: it loads no installed extension"))
@@ -272,58 +271,6 @@ def render_extension(hook_command: str) -> str:
         raise InstallError(f"the extension template {TEMPLATE} is missing ({error}): reinstall vacant") from None
     return template.replace(PLACEHOLDER, json.dumps(hook_command)).replace(CANNOT_START_PLACEHOLDER,
                                                                              json.dumps(CANNOT_START))
-
-
-def _record_path(extension: Path) -> Path:
-    import hashlib
-
-    from vacant.core.locations import user_data_dir
-
-    digest = hashlib.sha256(str(extension).encode()).hexdigest()[:24]
-    return user_data_dir() / "installs" / f"pi-{digest}.json"
-
-
-def write_extension(path: Path, hook_command: str) -> bool:
-    """Write vacant's extension at `path`; False when the same one is already there. Refuses to
-    replace a file vacant did not write; remembers which directories it created."""
-    from vacant.platforms.settings_file import InstallError
-
-    text = render_extension(hook_command)
-    if path.exists():
-        current = path.read_text(errors="replace")
-        if EXTENSION_MARK not in current:
-            raise InstallError(f"{path} exists and is not vacant's extension; move it away first")
-        if current == text:
-            return False
-    created = [str(directory) for directory in (path.parent.parent, path.parent) if not directory.exists()]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = _record_path(path)
-    if not record.exists():
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"extension": str(path), "created_dirs": created}))
-    atomic_write(path, text)
-    return True
-
-
-def remove_extension(path: Path) -> bool:
-    """Remove vacant's extension, and the directories installing it created when they are empty."""
-    record_path = _record_path(path)
-    try:
-        record = json.loads(record_path.read_text())
-    except (OSError, ValueError):
-        record = {"created_dirs": []}
-    removed = False
-    if path.exists() and EXTENSION_MARK in path.read_text(errors="replace"):
-        path.unlink()
-        removed = True
-    for directory in reversed(record.get("created_dirs", [])):
-        try:
-            Path(directory).rmdir()  # only when empty (pi or the person may have put files there)
-        except OSError:
-            pass
-    if record_path.exists():
-        record_path.unlink()
-    return removed
 
 
 # -- `vacant do` ----------------------------------------------------------------------------------
