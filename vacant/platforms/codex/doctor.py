@@ -8,7 +8,7 @@ from pathlib import Path
 from vacant.platforms import settings_file
 from vacant.platforms.base import Diagnosis, diagnosis
 from vacant.platforms.codex.appserver import AppServer, AppServerError, codex_binary
-from vacant.platforms.codex.schema import validate_hooks
+from vacant.platforms.codex.schema import hooks_path, validate_hooks
 from vacant.platforms.codex.trust import (
     _read_config,
     _table,
@@ -18,16 +18,12 @@ from vacant.platforms.codex.trust import (
     trusted_hash,
 )
 
-TYPE_CHECKING = False  # the checker's names only: codex/platform.py imports this module lazily
-if TYPE_CHECKING:
-    from vacant.platforms.codex.platform import Codex
 
-
-def doctor(platform: Codex, root: Path, hook_command: str) -> list[Diagnosis]:
+def doctor(root: Path, hook_command: str) -> list[Diagnosis]:
     report: list[Diagnosis] = []
     installed: list[tuple[str, Path]] = []
     for scope in ("project", "user"):
-        path = platform.hooks_path(root, scope)
+        path = hooks_path(root, scope)
         if not path.exists():
             continue
         try:

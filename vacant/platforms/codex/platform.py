@@ -246,7 +246,7 @@ class Codex(PlatformBase):
     def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
         from vacant.platforms.codex.doctor import doctor  # `vacant doctor` only: never on a hook call
 
-        return doctor(self, Path(root).resolve(), hook_command)
+        return doctor(Path(root).resolve(), hook_command)
 
 
 Codex.driver = CodexDriver
