@@ -55,7 +55,8 @@ HOT_MODULES: tuple[str, ...] = tuple(dict.fromkeys((
     "vacant.core.installcheck", "vacant.core.lazyre", "vacant.core.leanjson", "vacant.core.leanstd",
     "vacant.core.locations", "vacant.core.platform_facts", "vacant.core.redact", "vacant.core.safeio", "vacant.core.seal", "vacant.core.tally",
     "vacant.core.secret_patterns", "vacant.core.sha", "vacant.core.trustenv", "vacant.core.wall",
-    "vacant.platforms", "vacant.platforms.base", "vacant.platforms.driver", "vacant.platforms.lean_registry",
+    "vacant.platforms", "vacant.platforms.base", "vacant.platforms.dialect", "vacant.platforms.driver",
+    "vacant.platforms.lean_registry",
     "vacant.policy", "vacant.policy.shipped", "vacant.policy.gate", "vacant.policy.gate.gate",
     "vacant.policy.gate.modes", "vacant.policy.gate.rules", "vacant.policy.gate.scope", "vacant.policy.gate.writes",
     # a shell command's gate

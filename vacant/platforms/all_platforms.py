@@ -21,8 +21,16 @@ from vacant.platforms import claude, command, copilot, deny, gemini, lean_regist
 from vacant.platforms.codex import platform as codex
 from vacant.platforms.cline import platform as cline
 from vacant.platforms.pi import platform as pi
+from vacant.platforms.protocol import Platform
 
-REGISTERED = (
+
+def _each_a_platform(*platforms: Platform) -> tuple[Platform, ...]:
+    """The registry, each entry an argument: mypy names the one that is not a `Platform`
+    (vacant/platforms/protocol.py) and the members where it differs."""
+    return platforms
+
+
+REGISTERED = _each_a_platform(
     claude.PLATFORM,
     codex.PLATFORM,
     opencode.PLATFORM,
@@ -47,7 +55,7 @@ for _platform in REGISTERED:
 UnknownPlatform = lean_registry.UnknownPlatform  # one class: the hook's lean registry raises it too
 
 
-def load(name: str):
+def load(name: str) -> Platform:
     """The platform registered as `name` (or one of its aliases)."""
     try:
         return PLATFORMS[ALIASES.get(name, name)]
@@ -116,7 +124,7 @@ def hook_table() -> str:
     ]) + "\n"
 
 
-def deny_reply(platform) -> tuple[str, int] | None:
+def deny_reply(platform: Platform) -> tuple[str, int] | None:
     """The platform's own deny of a pre-tool call, its reason `deny.REASON_MARK`; None when it
     renders nothing (nobody reads a deny). ValueError when the reply is not JSON holding the
     reason in one string, which is all vacant/platforms/deny.py can fill in."""

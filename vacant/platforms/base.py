@@ -1,8 +1,10 @@
 """The boundary every agent platform implements, and the normalised call the core consumes.
 
 One module per platform under `vacant/platforms/` (the way pre-commit keeps one module per
-language) exposes a `PLATFORM` object satisfying `Platform`, listed in `all_platforms.py`. The core never asks which platform it
-serves: it gets a `HookCall` and returns a `Response`. Stdlib only (hot path).
+language) exposes a `PLATFORM` object satisfying `Platform` (vacant/platforms/protocol.py, which
+the type checker holds each registered platform to), listed in `all_platforms.py`. The core never
+asks which platform it serves: it gets a `HookCall` and returns a `Response`. Stdlib only (hot
+path): the protocol's types are named here for the checker only.
 """
 
 from __future__ import annotations
@@ -11,6 +13,13 @@ from __future__ import annotations
 from vacant.core.leanstd import namedtuple
 from vacant.core.calls import HookCall, Response
 from vacant.core.safeio import read_capped
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from vacant.platforms.capabilities import Settled, Unheard, Unhooked
+    from vacant.platforms.driver import Driver
 
 # One line of `vacant doctor`: status ok | warn | fail. Only a fail (a broken install: hooks that
 # will not run, or not there at all) makes doctor exit non-zero; a warn is advice.
@@ -82,14 +91,14 @@ class PlatformBase:
     scopes: tuple[str, ...] = ()  # where install can put the hooks (`vacant uninstall` looks in each)
     http_hooks = False  # `vacant init --scope local` also writes http hooks to the workspace daemon
     stop_rounds: int | None = None  # feedback rounds its Stop can carry: None = the contract's; 0 = it reports only
-    driver: object = None  # the `vacant do` driver class (vacant/platforms/driver.py), or None: recorded by watching
-    sandbox: object = None  # the trust wall's configuration for this platform, or None: no sandbox of its own
-    settled: object = None  # optional method (call, open ids) -> {id: (outcome, exit code)}: finished, no Post to come
-    unhooked: object = None  # optional method (call, known ids) -> [(BatchCall, outcome)]: calls that reached no hook
-    unheard: object = None  # optional method (call, agent id or None, {id: outcome}) -> [(id, kind)] or None:
-    #                         recorded calls the platform's transcript does not hold (None: it cannot judge)
+    driver: type[Driver] | None = None  # the `vacant do` driver class (vacant/platforms/driver.py), or None: recorded by watching
+    # the optional transcript checks (a method of a platform that has it; None where it has none):
+    settled: Settled | None = None  # (call, open ids) -> {id: (outcome, exit code)}: finished, no Post to come
+    unhooked: Unhooked | None = None  # (call, known ids) -> [(BatchCall, outcome)]: calls that reached no hook
+    unheard: Unheard | None = None  # (call, agent id or None, {id: outcome}) -> [(id, kind)] or None:
+    #                                 recorded calls the platform's transcript does not hold (None: it cannot judge)
 
-    def project_dir(self, env: dict[str, str]) -> str | None:
+    def project_dir(self, env: Mapping[str, str]) -> str | None:
         """The project's root as the platform's hook environment names it (None: it does not)."""
         return next((env[name] for name in self.project_dir_env if env.get(name)), None)
 
@@ -101,70 +110,3 @@ class PlatformBase:
         """The non-interactive command line `vacant experiment` runs a task with (allowed to edit
         and run commands); None: the platform cannot be run that way."""
         return None
-
-
-def _protocol() -> type:
-    from collections.abc import Callable
-    from typing import (  # built on first use: the hook's hot path never imports typing
-        Any,
-        Protocol,
-        get_type_hints,
-        runtime_checkable,
-    )
-
-    @runtime_checkable
-    class Platform(Protocol):
-        """What every registered platform is (tests/unit/platforms/test_conformance.py checks each
-        against these names, kinds and signatures)."""
-
-        name: str
-        cell_platform: str
-        aliases: tuple[str, ...]
-        program: str | None
-        provider: str | None
-        event_key: str
-        events: dict[str, str]
-        hook_env: tuple[str, ...]
-        settings_in_workspace: tuple[str, ...]
-        settings_in_home: tuple[str, ...]
-        scopes: tuple[str, ...]
-        http_hooks: bool
-        stop_rounds: int | None
-        driver: Any
-        sandbox: Any
-        settled: Callable[..., dict[str, Any]] | None
-        unhooked: Callable[..., list[Any]] | None
-        unheard: Callable[..., list[Any] | None] | None
-
-        def events_of(self, *kinds: str) -> tuple[str, ...]: ...
-
-        def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str] | None: ...
-
-        def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall: ...
-
-        def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
-
-        def intent(self, tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]: ...  # a TOOL_KIND and its input
-
-        def install(self, root: Any, scope: str, hook_command: str) -> Any: ...
-
-        def uninstall(self, root: Any, scope: str) -> Any: ...
-
-        def doctor(self, root: Any, hook_command: str) -> list[Diagnosis]: ...
-
-        def files(self, root: Any) -> list[Any]: ...  # every file an install may write, in every scope
-
-    # the annotations are strings here (postponed evaluation): resolve them where their names live
-    Platform.__annotations__ = get_type_hints(Platform, {**globals(), **locals()})
-    return Platform
-
-
-_PROTOCOL: list[type] = []
-
-
-def __getattr__(name: str) -> type:
-    if name == "Platform":
-        if not _PROTOCOL:
-            _PROTOCOL.append(_protocol())
-        return _PROTOCOL[0]
-    raise AttributeError(name)

@@ -13,20 +13,17 @@ from vacant.core import leanjson as json  # json without `import json` (hot path
 import os
 from pathlib import Path
 
-from vacant.core.calls import BatchCall, HookCall, Read, Response
-from vacant.platforms.base import (
-    Diagnosis,
-    PlatformBase,
-    advice,
-    diagnosis,
-    edit_intent,
-    render_hook_json,
-)
+from vacant.core.calls import BatchCall, HookCall, Read
+from vacant.platforms.base import Diagnosis, advice, edit_intent
+from vacant.platforms.dialect import ClaudeDialect
 from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any  # a payload is JSON: each field is read with a check of its type
+
+    from vacant.core.wall import Wall
 
 # Tools that write nothing in the workspace (no scan around them).
 READ_ONLY_TOOLS = frozenset(
@@ -60,7 +57,7 @@ TRANSCRIPT_TAIL = 256 * 1024
 CATCH_UP_S = 3.0  # how long a Stop waits for the transcript to hold its last message before naming a call
 
 
-def _scope(tool: str, tool_input: object) -> list[str] | None:
+def _scope(tool: str, tool_input: Any) -> list[str] | None:
     if tool in FILE_TOOLS:
         path = (tool_input or {}).get(FILE_TOOLS[tool])
         return [path] if isinstance(path, str) else None
@@ -75,11 +72,11 @@ def _text(value: object) -> str:
     if isinstance(value, dict):
         for name in ("result", "content", "output", "text"):
             if isinstance(value.get(name), str):
-                return value[name]
+                return str(value[name])
     return json.dumps(value, sort_keys=True)
 
 
-def _reads(tool: str, tool_input: dict, response: object) -> list[Read]:
+def _reads(tool: str, tool_input: Any, response: object) -> list[Read]:
     tool_input = tool_input or {}
     if tool == "Read" and isinstance(response, dict):
         file = response.get("file") or {}
@@ -178,7 +175,7 @@ def subagent_transcript(transcript_path: str | None, agent_id: str) -> str | Non
     return f"{transcript_path[:-6]}/subagents/agent-{agent_id}.jsonl"
 
 
-def sandbox_readonly(wall, root: Path | None) -> list[str]:
+def sandbox_readonly(wall: Wall, root: Path | None) -> list[str]:
     """The paths Claude's sandbox holds read-only. A path missing inside the workspace is left out:
     the sandbox would make its first missing directory a read-only mount (measured on 2.1.197: a
     missing `.github/hooks/vacant.json` made `.github` one, and `mkdir -p .github/workflows`
@@ -211,14 +208,19 @@ def network_policy_of_the_person(root: Path) -> str | None:
         if not isinstance(network, dict):
             continue
         named = [entry for key in ("allowedDomains", "deniedDomains")
-                 for entry in (network.get(key) if isinstance(network.get(key), list) else []) if entry != "*"]
+                 for entry in (network[key] if isinstance(network.get(key), list) else []) if entry != "*"]
         if named:
             return str(path)
     return None
 
 
-class Claude(PlatformBase):
+class Claude(ClaudeDialect):
+    """The dialect's own platform: what it adds is http hooks to the workspace's daemon, Claude's
+    sandbox as the wall, and transcript checks."""
+
     name = "claude"
+    display = "Claude"
+    unreadable = "ignores every hook in it"
     cell_platform = "claude-code"
     aliases = ("claude-code",)
     program = "claude"
@@ -228,6 +230,12 @@ class Claude(PlatformBase):
     project_dir_env = ('CLAUDE_PROJECT_DIR',)
     settings_in_workspace = (".claude/settings.json", ".claude/settings.local.json")
     settings_in_home = (".claude/settings.json",)
+    workspace_file = home_file = ".claude/settings.json"
+    local_file = ".claude/settings.local.json"
+    matcher_events = TOOL_EVENTS
+    timeouts = TIMEOUTS
+    default_timeout = DEFAULT_TIMEOUT
+    hook_types = HOOK_TYPES
     http_hooks = True  # see HTTP_EVENTS
     sandbox_needs_every_package = True  # its sandbox runs commands through bubblewrap and socat
     own_sandbox = "Claude Code's sandbox (bubblewrap), in `.claude/settings.local.json`"
@@ -248,7 +256,7 @@ class Claude(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
         event = payload.get("hook_event_name", "")
         root = self.project_dir(env) or payload.get("cwd") or "."
         call = HookCall(
@@ -266,15 +274,15 @@ class Claude(PlatformBase):
         getattr(self, "_parse_" + call.kind)(call, payload)
         return call
 
-    def _parse_ignore(self, call: HookCall, payload: dict) -> None:
+    def _parse_ignore(self, call: HookCall, payload: dict[str, Any]) -> None:
         pass
 
     _parse_session_start = _parse_session_end = _parse_subagent_start = _parse_ignore
 
-    def _parse_prompt(self, call: HookCall, payload: dict) -> None:
+    def _parse_prompt(self, call: HookCall, payload: dict[str, Any]) -> None:
         call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
 
-    def _parse_tool_pre(self, call: HookCall, payload: dict) -> None:
+    def _parse_tool_pre(self, call: HookCall, payload: dict[str, Any]) -> None:
         call.tool = str(payload.get("tool_name", ""))
         call.tool_input = payload.get("tool_input")
         call.key = str(payload.get("tool_use_id", ""))
@@ -284,7 +292,7 @@ class Claude(PlatformBase):
         self._resolve_model(call)
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """Claude's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool == "Bash":  # `background`: the command went on running after the call returned
@@ -304,7 +312,7 @@ class Claude(PlatformBase):
             return "read", {"path": data.get("path")}
         return None, {}
 
-    def _parse_tool_post(self, call: HookCall, payload: dict) -> None:
+    def _parse_tool_post(self, call: HookCall, payload: dict[str, Any]) -> None:
         self._parse_tool_pre(call, payload)
         response = payload.get("tool_response")
         if payload.get("hook_event_name") == "PostToolUseFailure":
@@ -315,16 +323,17 @@ class Claude(PlatformBase):
             match = re.match(r"Exit code (\d+)", error)
             call.exit_code = int(match.group(1)) if match else None
             if call.tool == "Bash":
-                call.reads = [Read("command", str((call.tool_input or {}).get("command", "")), error)]
+                command = call.tool_input.get("command", "") if isinstance(call.tool_input, dict) else ""
+                call.reads = [Read("command", str(command), error)]
             return
         call.outcome = "ok"
         call.exit_code = 0 if call.tool == "Bash" else None
-        call.reads = _reads(call.tool, call.tool_input, response)
+        call.reads = _reads(str(call.tool), call.tool_input, response)
         if call.tool in ("Agent", "Task") and isinstance(response, dict):
             if response.get("agentId") and response.get("resolvedModel"):
                 call.models[str(response["agentId"])] = model_id(str(response["resolvedModel"]))
 
-    def _parse_tool_batch(self, call: HookCall, payload: dict) -> None:
+    def _parse_tool_batch(self, call: HookCall, payload: dict[str, Any]) -> None:
         for item in payload.get("tool_calls") or []:
             call.batch.append(
                 BatchCall(
@@ -335,13 +344,13 @@ class Claude(PlatformBase):
                 )
             )
 
-    def _parse_subagent_stop(self, call: HookCall, payload: dict) -> None:
+    def _parse_subagent_stop(self, call: HookCall, payload: dict[str, Any]) -> None:
         message = payload.get("last_assistant_message")
         if isinstance(message, str):
             call.reads = [Read("subagent", str(call.agent_id), message)]
         call.model = transcript_model_at_stop(payload.get("agent_transcript_path"))
 
-    def _parse_stop(self, call: HookCall, payload: dict) -> None:
+    def _parse_stop(self, call: HookCall, payload: dict[str, Any]) -> None:
         self._resolve_model(call, transcript_model_at_stop)
 
     def _resolve_model(self, call: HookCall, read: Callable[[str | None], str | None] = transcript_model) -> None:
@@ -390,47 +399,31 @@ class Claude(PlatformBase):
 
     # -- responses ---------------------------------------------------------------------------
 
-    def render(self, call: HookCall, response: Response) -> tuple[str, int]:
-        return render_hook_json(call, response)
-
     # -- installation ------------------------------------------------------------------------
 
     scopes = ("local", "project", "user")
 
-    def files(self, root: Path) -> list[Path]:
-        """Every file an install may write, in every scope (`vacant init` lists what it touched)."""
-        return [self.settings_path(root, scope) for scope in self.scopes]
+    def hook_handler(self, event: str, command: str) -> dict[str, object]:
+        handler = super().hook_handler(event, command)
+        if event == "SessionEnd":
+            del handler["timeout"]  # Claude's own 1.5 s budget: the recorder must fit inside it
+        return handler
 
-    def settings_path(self, root: Path, scope: str) -> Path:
-        if scope == "user":
-            return Path.home() / ".claude" / "settings.json"
-        if scope == "project":
-            return root / ".claude" / "settings.json"
-        if scope == "local":
-            return root / ".claude" / "settings.local.json"
-        raise ValueError(f"unknown scope {scope!r}: use local, project or user")
-
-    def hooks_block(self, hook_command: str, http: dict[str, str] | None = None) -> dict[str, list]:
+    def hooks_block(self, hook_command: str, http: dict[str, str] | None = None) -> dict[str, list[dict[str, Any]]]:
         """Command hooks for every event; with `http` ({"url", "token"}: the workspace daemon's
         listener), `http` hooks for the events that decide nothing (see HTTP_EVENTS)."""
-        block: dict[str, list] = {}
-        for event in EVENT_KINDS:
-            handler = {"type": "command", "command": hook_command}
-            if event != "SessionEnd":
-                handler["timeout"] = TIMEOUTS.get(event, DEFAULT_TIMEOUT)
-            if http and event in HTTP_EVENTS:
-                handler = _http_handler(http, event)
-            group: dict[str, object] = {"hooks": [handler]}
-            if event in TOOL_EVENTS:
-                group["matcher"] = "*"
-            block[event] = [group]
-        if http:  # PreToolUse: fail closed where the gate may hold the call, http where it never does
-            block["PreToolUse"] = [{"matcher": HELD_MATCHER, "hooks": [block["PreToolUse"][0]["hooks"][0]]},
-                                   {"matcher": FREE_MATCHER, "hooks": [_http_handler(http, "PreToolUse")]}]
+        block = super().hooks_block(hook_command)
+        if not http:
+            return block
+        for event in HTTP_EVENTS:
+            block[event] = [{**group, "hooks": [_http_handler(http, event)]} for group in block[event]]
+        # PreToolUse: fail closed where the gate may hold the call, http where it never does
+        block["PreToolUse"] = [{"matcher": HELD_MATCHER, "hooks": [self.hook_handler("PreToolUse", hook_command)]},
+                               {"matcher": FREE_MATCHER, "hooks": [_http_handler(http, "PreToolUse")]}]
         return block
 
     def install(self, root: Path, scope: str, hook_command: str, http: dict[str, str] | None = None,
-                wall=None) -> Path:
+                wall: Wall | None = None) -> Path:
         """The hooks into the scope's settings; with `wall` (vacant/core/wall.py), Claude's own
         sandbox around every Bash command (`sandbox_settings`), always in the workspace's local
         settings: its paths are this machine's and this workspace's."""
@@ -444,9 +437,9 @@ class Claude(PlatformBase):
         unseen = self.unseen_by_git(root, wall is not None, keep=path) if path == local or overlay else None
         # the daemon's secret is written only into the local (uncommitted, per-workspace) settings
         settings_file.install(path, self.hooks_block(hook_command, http if scope == "local" else None),
-                              validate_settings, overlay if path == local else None)
+                              self.validate_settings, overlay if path == local else None)
         if path != local and overlay is not None:  # unwalled, another scope's install leaves local alone
-            settings_file.install(local, {}, validate_settings, overlay)
+            settings_file.install(local, {}, self.validate_settings, overlay)
         if (http and scope == "local") or (overlay and local.exists()):
             local.chmod(0o600)  # it holds the daemon's secret, and the wall's paths
         if unseen is not None:
@@ -474,7 +467,7 @@ class Claude(PlatformBase):
         excluded = git_exclude.uninstall(root, self.name) if scope == "local" else None
         return path if settings_file.uninstall(path) or excluded else None
 
-    def wall_problem(self, root: Path, wall) -> str | None:
+    def wall_problem(self, root: Path, wall: Wall) -> str | None:
         """What is missing of the wall in the workspace's local settings (doctor), or None."""
         path = self.settings_path(root, "local")
         try:
@@ -497,7 +490,7 @@ class Claude(PlatformBase):
         return None
 
     @staticmethod
-    def sandbox_settings(wall, root: Path | None = None) -> dict[str, object]:
+    def sandbox_settings(wall: Wall, root: Path | None = None) -> dict[str, object]:
         """Claude Code's sandbox (bubblewrap on Linux) as a settings overlay: on, failing when it
         is unavailable, no unsandboxed retries, the wall's hidden paths unreadable and every
         protected path unwritable, for each program Bash runs (Read/Edit deny rules are merged into
@@ -532,8 +525,36 @@ class Claude(PlatformBase):
                                  *(rule("Edit", p) for p in (*wall.hidden, *readonly))],
         }
 
-    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
-        return settings_doctor(self, root, hook_command)
+    # -- the settings' schema, and doctor ------------------------------------------------------
+
+    def handler_problems(self, where: str, handler: object) -> list[str]:
+        if not isinstance(handler, dict):
+            return [f"{where} must be an object"]
+        problems = []
+        if handler.get("type") not in HOOK_TYPES:
+            problems.append(f"{where}.type is {handler.get('type')!r}; allowed: {', '.join(HOOK_TYPES)}")
+        if handler.get("type") == "http" and not str(handler.get("url", "")).startswith(("http://", "https://")):
+            problems.append(f"{where}.url must be an http(s) URL (Claude does not interpolate it)")
+        if handler.get("type") == "command" and not isinstance(handler.get("command"), str) and not handler.get("args"):
+            problems.append(f"{where}.command must be a string")
+        timeout = handler.get("timeout")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+            problems.append(f"{where}.timeout must be a positive number of seconds")
+        return problems
+
+    def switches(self, path: Path, settings: dict[str, object], ours: int) -> list[Diagnosis]:
+        found = super().switches(path, settings, ours)
+        permissions = settings.get("permissions")
+        mode = permissions.get("defaultMode") if isinstance(permissions, dict) else None
+        if ours and mode in (None, "default"):
+            found.append(advice(
+                "permission mode",
+                f"{path.name}: default mode in `claude -p` denies Write/Edit/Bash and PostToolUse never fires; "
+                "run with --permission-mode acceptEdits --allowedTools Bash"))
+        return found
+
+    def advice_lines(self, root: Path, installed_in: list[str]) -> list[Diagnosis]:
+        return [advice("--bare", "never run claude with --bare or --safe-mode: both skip every hook")]
 
 
 # Measured on the pinned 2.1.197 (`claude -p`, the scripted upstream): an http hook POSTs the same
@@ -556,73 +577,6 @@ HTTP_TIMEOUT_S = 30
 def _http_handler(http: dict[str, str], event: str) -> dict[str, object]:
     return {"type": "http", "url": http["url"], "headers": {"X-Vacant-Token": http["token"]},
             "timeout": HTTP_TIMEOUT_S if event != "SessionEnd" else 2}
-
-
-def validate_settings(settings: dict[str, object]) -> list[str]:
-    """Every way the settings break Claude's hook schema (one bad entry disables the file)."""
-    from vacant.platforms.settings_file import hook_problems
-
-    return hook_problems(settings, _group_problems, _handler_problems)
-
-
-def _group_problems(where: str, group: dict) -> list[str]:
-    if "matcher" in group and not isinstance(group["matcher"], str):
-        return [f"{where}.matcher must be a string"]
-    return []
-
-
-def _handler_problems(where: str, handler: object) -> list[str]:
-    if not isinstance(handler, dict):
-        return [f"{where} must be an object"]
-    problems = []
-    if handler.get("type") not in HOOK_TYPES:
-        problems.append(f"{where}.type is {handler.get('type')!r}; allowed: {', '.join(HOOK_TYPES)}")
-    if handler.get("type") == "http" and not str(handler.get("url", "")).startswith(("http://", "https://")):
-        problems.append(f"{where}.url must be an http(s) URL (Claude does not interpolate it)")
-    if handler.get("type") == "command" and not isinstance(handler.get("command"), str) and not handler.get("args"):
-        problems.append(f"{where}.command must be a string")
-    timeout = handler.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        problems.append(f"{where}.timeout must be a positive number of seconds")
-    return problems
-
-
-def settings_doctor(platform: Claude, root: Path, hook_command: str) -> list[Diagnosis]:
-    report: list[Diagnosis] = []
-    installed_anywhere = False
-    for scope in ("local", "project", "user"):
-        path = platform.settings_path(root, scope)
-        if not path.exists():
-            continue
-        try:
-            settings = json.loads(path.read_text())
-        except ValueError as error:
-            report.append(diagnosis(f"{path}", False, f"not valid JSON ({error}): Claude ignores every hook in it"))
-            continue
-        problems = validate_settings(settings)
-        report.append(diagnosis(f"{path}", not problems, "; ".join(problems) or "valid hook schema"))
-        if settings.get("disableAllHooks"):
-            report.append(diagnosis(f"{path} disableAllHooks", False, "disableAllHooks is true: no hook runs at all"))
-        from vacant.platforms import settings_file
-
-        ours = settings_file.count_ours(settings)
-        installed_anywhere |= ours > 0
-        for command in sorted(settings_file.our_commands(settings)):
-            problem = settings_file.command_problem(command)
-            if problem:
-                report.append(diagnosis("hook command", False, f"{path} runs {command!r}, which cannot start: "
-                                        f"{problem}; run `vacant init --platform claude --scope {scope}` again"))
-        mode = (settings.get("permissions") or {}).get("defaultMode")
-        if ours and mode in (None, "default"):
-            report.append(advice(
-                "permission mode",
-                f"{path.name}: default mode in `claude -p` denies Write/Edit/Bash and PostToolUse never fires; "
-                "run with --permission-mode acceptEdits --allowedTools Bash"))
-    report.append(diagnosis("hooks installed", installed_anywhere,
-                   "vacant's hooks are installed" if installed_anywhere else "run `vacant init --platform claude`"))
-    report.append(advice("--bare", "never run claude with --bare or --safe-mode: both skip every hook"))
-    return report
-
 
 
 # -- `vacant do` ----------------------------------------------------------------------------------
@@ -649,7 +603,7 @@ class ClaudeDriver(Driver):
         parsed = self.parsed(self.argv)
         if parsed.has("--bare", "--safe-mode"):
             raise DoError("claude --bare and --safe-mode skip every hook: vacant do cannot record that run")
-        settings: dict[str, object] = {}
+        settings: dict[str, Any] = {}
         given = parsed.value("--settings")
         if given is not None:
             try:
@@ -661,7 +615,7 @@ class ClaudeDriver(Driver):
         hooks = settings.setdefault("hooks", {})
         for event, groups in PLATFORM.hooks_block(hook_command("claude")).items():
             hooks[event] = list(hooks.get(event, [])) + groups
-        problems = validate_settings(settings)
+        problems = PLATFORM.validate_settings(settings)
         if problems:
             raise DoError("the merged --settings would break Claude's hook schema: " + "; ".join(problems))
         if self.wall is not None:  # Claude's own sandbox, for this run's Bash commands
@@ -699,7 +653,7 @@ class ClaudeDriver(Driver):
     def first(self) -> list[str]:
         rest = without(self.parsed(self.argv), {"--settings"})
         prompt = self.parsed(self.argv).positionals
-        pin = ["--session-id", self.session] if self.pin else []
+        pin = ["--session-id", str(self.session)] if self.pin else []
         return [self.argv[0], *prompt, *rest, *pin, "--settings", self.settings]
 
     def resume(self, session: str, feedback: str) -> list[str]:

@@ -16,11 +16,16 @@ from vacant.core import leanjson as json  # json without `import json` (hot path
 
 from vacant.core.calls import BatchCall
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
 TRANSCRIPT_TAIL = 8 * 1024 * 1024
 CAUGHT_UP_TAIL = 1024 * 1024  # the last message is near the end: what follows it is a few hook lines
 
 
-def _lines(path: str):
+def _lines(path: str) -> Iterator[dict[str, Any]]:
     try:
         with open(path, "rb") as handle:
             handle.seek(0, 2)
@@ -67,7 +72,7 @@ def _says(raw: bytes, text: str) -> bool:
         return False
     message = line.get("message") if isinstance(line, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, list) or message.get("role") != "assistant":
+    if not isinstance(message, dict) or not isinstance(content, list) or message.get("role") != "assistant":
         return False
     return any(isinstance(block, dict) and block.get("type") == "text" and block.get("text") == text
                for block in content)

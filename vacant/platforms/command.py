@@ -34,13 +34,13 @@ class Command(PlatformBase):
     event_key = "event"
     events = EVENT_KINDS
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, object]]:
         return None, {}  # a watched command makes no tool calls
 
     scopes: tuple[str, ...] = ()
 
     @staticmethod
-    def files(root) -> list:
+    def files(root: Path) -> list[Path]:
         return []  # nothing is installed: `vacant do -- COMMAND` watches
 
     driver = None  # no hooks to install: `vacant do` records a command by watching (vacant/do/watch.py)
@@ -68,15 +68,15 @@ class Command(PlatformBase):
     def render(self, call: HookCall, response: Response) -> tuple[str, int]:
         return "", 0  # nobody listens: a watched command cannot be told anything mid-run
 
-    def install(self, root, scope: str, hook_command: str):
+    def install(self, root: Path, scope: str, hook_command: str) -> Path:
         from vacant.platforms.settings_file import InstallError
 
         raise InstallError("a plain command has no hooks to install: record it with `vacant do -- COMMAND ARGS…`")
 
-    def uninstall(self, root, scope: str):
+    def uninstall(self, root: Path, scope: str) -> Path | None:
         return None
 
-    def doctor(self, root, hook_command: str) -> list[Diagnosis]:
+    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
         return [diagnosis("hooks", True, "none needed: `vacant do -- COMMAND` watches the workspace and records each "
                                 "burst of changes as a step (no reads: read_coverage none)")]
 

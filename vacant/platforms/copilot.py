@@ -53,18 +53,15 @@ from pathlib import Path
 
 from vacant.core.sha import sha256
 
-from vacant.core.calls import HookCall, Read, Response
-from vacant.platforms import settings_file
-from vacant.platforms.base import (
-    Diagnosis,
-    PlatformBase,
-    advice,
-    diagnosis,
-    edit_intent,
-    render_hook_json,
-)
+from vacant.core.calls import HookCall, Read
+from vacant.platforms.base import Diagnosis, advice, diagnosis, edit_intent
+from vacant.platforms.dialect import ClaudeDialect
 from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
-from vacant.platforms.settings_file import hook_command
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any  # a payload is JSON: each field is read with a check of its type
 
 EVENT_KINDS = {
     "SessionStart": "session_start",
@@ -116,7 +113,7 @@ def read_events(path: str | None) -> bytes:
         return b""
 
 
-def _lines(raw: bytes, needle: bytes):
+def _lines(raw: bytes, needle: bytes) -> Iterator[bytes]:
     at = raw.find(needle)
     while at != -1:
         start = raw.rfind(b"\n", 0, at) + 1
@@ -135,7 +132,7 @@ def last_model(raw: bytes) -> str | None:
     for chunk in (raw[-TAIL_BYTES:], raw):
         found = MODEL_FIELD.findall(chunk)
         if found:
-            return found[-1].decode("utf-8", "replace")
+            return str(found[-1].decode("utf-8", "replace"))
     return None
 
 
@@ -207,7 +204,7 @@ def _calls_like(raw: bytes, tool: str, tool_input: object) -> tuple[int, str | N
     return len(done), list(started.values())[-1] or last_model(raw), True
 
 
-def _scope(tool: str, data: dict) -> list[str] | None:
+def _scope(tool: str, data: dict[str, Any]) -> list[str] | None:
     if tool in FILE_TOOLS:
         path = data.get("path")
         return [path] if isinstance(path, str) else None
@@ -216,7 +213,7 @@ def _scope(tool: str, data: dict) -> list[str] | None:
     return None  # the shell, a sub-agent and unknown tools may touch anything
 
 
-def _reads(tool: str, data: dict, text: str | None) -> list[Read]:
+def _reads(tool: str, data: dict[str, Any], text: str | None) -> list[Read]:
     if tool == "Read":
         path = str(data.get("path", ""))
         whole = data.get("view_range") is None and not os.path.isdir(path)
@@ -231,8 +228,11 @@ def _reads(tool: str, data: dict, text: str | None) -> list[Read]:
     return []
 
 
-class Copilot(PlatformBase):
+class Copilot(ClaudeDialect):
+    """Claude's dialect in flat handlers (no matcher groups), in a hooks file of vacant's own."""
+
     name = "copilot"
+    display = "Copilot CLI"
     cell_platform = "copilot-cli"
     aliases = ("copilot-cli", "github-copilot")
     program = "copilot"
@@ -245,7 +245,13 @@ class Copilot(PlatformBase):
     settings_in_workspace = (f".github/hooks/{HOOKS_FILE}", ".github/copilot/settings.json",
                              ".github/copilot/settings.local.json")
     settings_in_home = (f".copilot/hooks/{HOOKS_FILE}", ".copilot/settings.json", ".copilot/config.json")
+    workspace_file = f".github/hooks/{HOOKS_FILE}"
+    home_file = f"hooks/{HOOKS_FILE}"  # under $COPILOT_HOME
     scopes = ("project", "user")  # `local` is the project's file: Copilot has no uncommitted one
+    timeouts = TIMEOUTS
+    default_timeout = DEFAULT_TIMEOUT
+    command_key = "bash"
+    install_defaults = {"version": 1}  # noqa: RUF012 - never mutated
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
         return [binary, "--allow-all-tools", "--trust-folder", *(["--model", model] if model else []), *extra,
@@ -253,28 +259,7 @@ class Copilot(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
-        event = str(payload.get("hook_event_name", ""))
-        root = self.project_dir(env) or payload.get("cwd") or "."
-        kind = EVENT_KINDS.get(event, "ignore")
-        if kind == "prompt" and not payload.get("prompt"):
-            kind = "ignore"
-        call = HookCall(
-            kind=kind,
-            session_id=str(payload.get("session_id") or "unknown"),
-            workspace=Path(str(root)),
-            transcript_path=payload.get("transcript_path"),
-            source=payload.get("source"),
-            stop_hook_active=bool(payload.get("stop_hook_active")),
-            reason=payload.get("reason"),
-        )
-        if kind == "prompt":
-            call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
-        elif kind in ("tool_pre", "tool_post"):
-            self._tool(call, payload, env)
-        return call
-
-    def _tool(self, call: HookCall, payload: dict, env: dict[str, str]) -> None:
+    def parse_tool(self, call: HookCall, payload: dict[str, Any], env: dict[str, str]) -> None:
         call.tool = canonical(str(payload.get("tool_name", "")))
         call.tool_input = payload.get("tool_input")
         data = call.tool_input if isinstance(call.tool_input, dict) else {}
@@ -291,7 +276,7 @@ class Copilot(PlatformBase):
         call.tool_kind, call.intent = self.intent(call.tool, call.tool_input)
         if call.kind != "tool_post":
             return
-        result = payload.get("tool_result") if isinstance(payload.get("tool_result"), dict) else {}
+        result: dict[str, Any] = payload["tool_result"] if isinstance(payload.get("tool_result"), dict) else {}
         text = result.get("text_result_for_llm") if isinstance(result.get("text_result_for_llm"), str) else None
         call.outcome = "ok" if result.get("result_type", "success") == "success" else "failed"
         if call.tool == "Bash":
@@ -301,7 +286,7 @@ class Copilot(PlatformBase):
         call.reads = _reads(call.tool, data, text)
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """Copilot's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         tool = canonical(tool)
@@ -315,39 +300,34 @@ class Copilot(PlatformBase):
             return "read", {"path": data.get("path")}
         return None, {}
 
-    # -- responses ---------------------------------------------------------------------------
-
-    def render(self, call: HookCall, response: Response) -> tuple[str, int]:
-        return render_hook_json(call, response)  # Copilot reads Claude's JSON contract for Claude's names (measured)
-
     # -- installation ------------------------------------------------------------------------
 
-    def files(self, root: Path) -> list[Path]:
-        return [self.settings_path(root, scope) for scope in self.scopes]
+    def user_dir(self) -> Path:
+        home = os.environ.get("COPILOT_HOME")
+        return Path(home) if home else Path.home() / ".copilot"
 
-    def settings_path(self, root: Path, scope: str) -> Path:
-        if scope in ("project", "local"):
-            return Path(root) / ".github" / "hooks" / HOOKS_FILE
-        if scope == "user":
-            home = os.environ.get("COPILOT_HOME")
-            return (Path(home) if home else Path.home() / ".copilot") / "hooks" / HOOKS_FILE
-        raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
-
-    def hooks_block(self, command: str) -> dict[str, list]:
+    def hooks_block(self, command: str) -> dict[str, list[dict[str, Any]]]:
         return {event: [{"type": "command", "bash": command, "timeoutSec": TIMEOUTS.get(event, DEFAULT_TIMEOUT)}]
                 for event in EVENT_KINDS}
 
-    def install(self, root: Path, scope: str, hook_command: str) -> Path:
-        path = self.settings_path(root, scope)
-        settings_file.install(path, self.hooks_block(hook_command), validate_settings, defaults={"version": 1})
-        return path
+    def validate_settings(self, settings: dict[str, object]) -> list[str]:
+        return validate_settings(settings)
 
-    def uninstall(self, root: Path, scope: str) -> Path | None:
-        path = self.settings_path(root, scope)
-        return path if settings_file.uninstall(path) else None
+    # -- doctor ------------------------------------------------------------------------------
 
-    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
-        return settings_doctor(self, Path(root))
+    def switches(self, path: Path, settings: dict[str, object], ours: int) -> list[Diagnosis]:
+        return []  # the hooks file has none: the repository's settings have (advice_lines)
+
+    def our_commands(self, settings: dict[str, object]) -> set[str]:
+        return _our_commands(settings)
+
+    def advice_lines(self, root: Path, installed_in: list[str]) -> list[Diagnosis]:
+        report = [diagnosis(f"{root / name} disableAllHooks", False, "disableAllHooks is true: no hook runs")
+                  for name in REPO_SETTINGS if _disables_hooks(root / name)]
+        report.append(advice("trusted folder", "headless (-p), Copilot CLI loads the repository's hooks only in a "
+                             "trusted folder: pass --trust-folder (or trust it once interactively), or install with "
+                             "--scope user"))
+        return report
 
 
 def validate_settings(settings: dict[str, object]) -> list[str]:
@@ -373,37 +353,6 @@ def validate_settings(settings: dict[str, object]) -> list[str]:
     return problems
 
 
-def settings_doctor(platform: Copilot, root: Path) -> list[Diagnosis]:
-    report: list[Diagnosis] = []
-    installed = False
-    for scope in platform.scopes:
-        path = platform.settings_path(root, scope)
-        if not path.exists():
-            continue
-        try:
-            settings = json.loads(path.read_text())
-        except ValueError as error:
-            report.append(diagnosis(str(path), False, f"not valid JSON ({error}): Copilot CLI loads no hook from it"))
-            continue
-        problems = validate_settings(settings) if isinstance(settings, dict) else ["not a JSON object"]
-        report.append(diagnosis(str(path), not problems, "; ".join(problems) or "valid hook schema"))
-        ours = settings_file.count_ours(settings) if isinstance(settings, dict) else 0
-        installed |= ours > 0
-        for command in sorted(_our_commands(settings) if isinstance(settings, dict) else ()):
-            problem = settings_file.command_problem(command)
-            if problem:
-                report.append(diagnosis("hook command", False, f"{path} runs {command!r}, which cannot start: "
-                                        f"{problem}; run `vacant init --platform copilot --scope {scope}` again"))
-    report.append(diagnosis("hooks installed", installed,
-                            "vacant's hooks are installed" if installed else "run `vacant init --platform copilot`"))
-    for name in REPO_SETTINGS:
-        if _disables_hooks(root / name):
-            report.append(diagnosis(f"{root / name} disableAllHooks", False, "disableAllHooks is true: no hook runs"))
-    report.append(advice("trusted folder", "headless (-p), Copilot CLI loads the repository's hooks only in a trusted "
-                         "folder: pass --trust-folder (or trust it once interactively), or install with --scope user"))
-    return report
-
-
 REPO_SETTINGS = (".github/copilot/settings.json", ".github/copilot/settings.local.json")
 
 
@@ -415,11 +364,13 @@ def _disables_hooks(path: Path) -> bool:
     return isinstance(settings, dict) and settings.get("disableAllHooks") is True
 
 
-def _our_commands(settings: dict) -> set[str]:
+def _our_commands(settings: dict[str, object]) -> set[str]:
+    from vacant.platforms.settings_file import MARK  # doctor time only
+
     hooks = settings.get("hooks")
     return {str(h["bash"]) for handlers in (hooks.values() if isinstance(hooks, dict) else ())
             if isinstance(handlers, list) for h in handlers
-            if isinstance(h, dict) and settings_file.MARK in str(h.get("bash", ""))}
+            if isinstance(h, dict) and MARK in str(h.get("bash", ""))}
 
 
 # -- `vacant do` ----------------------------------------------------------------------------------
@@ -448,14 +399,18 @@ class CopilotDriver(Driver):
                           "(run `vacant uninstall --platform copilot` first, or run copilot itself)")
         self.created = [d for d in (self.hooks.parent.parent, self.hooks.parent) if not d.exists()]
         self.hooks.parent.mkdir(parents=True, exist_ok=True)
+        from vacant.platforms.settings_file import hook_command  # `vacant do` only
+
         block = PLATFORM.hooks_block(hook_command("copilot"))
         self.hooks.write_text(json.dumps({"version": 1, "hooks": block}, indent=2) + "\n")
         self.env[PROMPT_MODE_HOOKS_ENV] = "true"
         self.session = None
 
     def close(self) -> None:
+        from vacant.platforms.settings_file import MARK
+
         hooks = getattr(self, "hooks", None)  # set by prepare, which may not have run
-        if hooks is None or not hooks.exists() or settings_file.MARK not in hooks.read_text(errors="replace"):
+        if hooks is None or not hooks.exists() or MARK not in hooks.read_text(errors="replace"):
             return
         hooks.unlink()
         for directory in reversed(getattr(self, "created", [])):

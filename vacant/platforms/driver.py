@@ -42,8 +42,8 @@ class Parsed:
         return any(name in self.values for name in names)
 
 
-def parse_args(tokens: list[str], value_opts: set[str], variadic: set[str] = frozenset(),
-               optional: set[str] = frozenset()) -> Parsed:
+def parse_args(tokens: list[str], value_opts: set[str], variadic: set[str] | frozenset[str] = frozenset(),
+               optional: set[str] | frozenset[str] = frozenset()) -> Parsed:
     """Split options from positionals (commander/clap/yargs alike: `--opt=v`, `--opt v`, variadic
     options eat every following non-option token, optional values only a non-option one)."""
     parsed = Parsed([], [])

@@ -55,16 +55,14 @@ from pathlib import Path
 from vacant.core.sha import sha256
 
 from vacant.core.calls import HookCall, Read, Response
-from vacant.platforms import settings_file
-from vacant.platforms.base import (
-    Diagnosis,
-    PlatformBase,
-    advice,
-    diagnosis,
-    edit_intent,
-)
-from vacant.platforms.driver import DoError, Driver, Parsed, parse_args, without
-from vacant.platforms.settings_file import hook_command
+from vacant.platforms.base import Diagnosis, advice, diagnosis, edit_intent
+from vacant.platforms.dialect import ClaudeDialect, SettingsDriver
+from vacant.platforms.driver import DoError, Parsed, parse_args, without
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any  # a payload is JSON: each field is read with a check of its type
 
 EVENT_KINDS = {
     "SessionStart": "session_start",
@@ -85,7 +83,7 @@ READ_ONLY_TOOLS = frozenset({"read_file", "read_many_files", "grep_search", "glo
                              "save_memory"})
 EXIT_CODE = re.compile(r"^Exit Code: (\d+)", re.MULTILINE)
 SYSTEM_SETTINGS_ENV = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
-SYSTEM_SETTINGS = Path("/etc/gemini-cli/settings.json")  # Linux default
+SYSTEM_SETTINGS = "/etc/gemini-cli/settings.json"  # Linux default
 TRUSTED = ("TRUST_FOLDER", "TRUST_PARENT")
 
 
@@ -112,7 +110,7 @@ def _needles(tool: str, tool_input: object) -> list[bytes]:
     return needles
 
 
-def _lines_with(raw: bytes, needle: bytes):
+def _lines_with(raw: bytes, needle: bytes) -> Iterator[bytes]:
     """Each line of `raw` holding `needle`, found with bytes.find (a long chat file is not split)."""
     at = raw.find(needle)
     while at != -1:
@@ -164,7 +162,7 @@ def completed_before(raw: bytes, tool: str, tool_input: object) -> int:
     return len(ids)
 
 
-def _scope(tool: str, data: dict) -> list[str] | None:
+def _scope(tool: str, data: dict[str, Any]) -> list[str] | None:
     if tool in FILE_TOOLS:
         path = data.get("file_path")
         return [path] if isinstance(path, str) else None
@@ -175,13 +173,13 @@ def _scope(tool: str, data: dict) -> list[str] | None:
 
 def _llm_text(response: object) -> str | None:
     if isinstance(response, dict) and isinstance(response.get("llmContent"), str):
-        return response["llmContent"]
+        return str(response["llmContent"])
     if isinstance(response, str):
         return response
     return None
 
 
-def _reads(tool: str, data: dict, text: str | None) -> list[Read]:
+def _reads(tool: str, data: dict[str, Any], text: str | None) -> list[Read]:
     if tool == "read_file":
         whole = all(data.get(k) is None for k in ("offset", "limit", "start_line", "end_line"))
         # a part of the file: the recorder takes its bytes from the recorded state instead
@@ -199,8 +197,9 @@ def _reads(tool: str, data: dict, text: str | None) -> list[Read]:
     return []
 
 
-class Gemini(PlatformBase):
+class Gemini(ClaudeDialect):
     name = "gemini"
+    display = "Gemini CLI"
     cell_platform = "gemini-cli"
     aliases = ("gemini-cli",)
     program = "gemini"
@@ -208,9 +207,17 @@ class Gemini(PlatformBase):
     events = EVENT_KINDS
     hook_env = ("GEMINI",)  # GEMINI_PROJECT_DIR, GEMINI_CWD, GEMINI_SESSION_ID (and CLAUDE_PROJECT_DIR)
     project_dir_env = ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR')
+    session_env = "GEMINI_SESSION_ID"
     settings_in_workspace = (".gemini/settings.json",)
     settings_in_home = (".gemini/settings.json",)
+    workspace_file = home_file = ".gemini/settings.json"
     scopes = ("project", "user")  # `local` is the project's .gemini/settings.json: Gemini has no local file
+    matcher_events = TOOL_EVENTS
+    timeouts = TIMEOUTS_MS
+    default_timeout = DEFAULT_TIMEOUT_MS
+    timeout_unit = "milliseconds"
+    system_settings_env = SYSTEM_SETTINGS_ENV
+    system_settings = SYSTEM_SETTINGS
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
         # -m always: without it the CLI asks a router model first (measured: it can hang there)
@@ -218,28 +225,7 @@ class Gemini(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
-        event = str(payload.get("hook_event_name", ""))
-        root = self.project_dir(env) or payload.get("cwd") or "."
-        kind = EVENT_KINDS.get(event, "ignore")
-        if kind == "prompt" and not payload.get("prompt"):
-            kind = "ignore"
-        call = HookCall(
-            kind=kind,
-            session_id=str(payload.get("session_id") or env.get("GEMINI_SESSION_ID") or "unknown"),
-            workspace=Path(str(root)),
-            transcript_path=payload.get("transcript_path"),
-            source=payload.get("source"),
-            stop_hook_active=bool(payload.get("stop_hook_active")),
-            reason=payload.get("reason"),
-        )
-        if kind == "prompt":
-            call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
-        elif kind in ("tool_pre", "tool_post"):
-            self._tool(call, payload)
-        return call
-
-    def _tool(self, call: HookCall, payload: dict) -> None:
+    def parse_tool(self, call: HookCall, payload: dict[str, Any], env: dict[str, str]) -> None:
         call.tool = str(payload.get("tool_name", ""))
         call.tool_input = payload.get("tool_input")
         data = call.tool_input if isinstance(call.tool_input, dict) else {}
@@ -264,7 +250,7 @@ class Gemini(PlatformBase):
         call.reads = _reads(call.tool, data, text)
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """Gemini's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool == SHELL_TOOL:
@@ -292,64 +278,19 @@ class Gemini(PlatformBase):
             out["systemMessage"] = response.system_message
         return (json.dumps(out) if out else ""), 0
 
-    # -- installation ------------------------------------------------------------------------
+    # -- doctor ------------------------------------------------------------------------------
 
-    def files(self, root: Path) -> list[Path]:
-        return [self.settings_path(root, scope) for scope in self.scopes]
+    def switches(self, path: Path, settings: dict[str, object], ours: int) -> list[Diagnosis]:
+        return _switches(path, settings)
 
-    def settings_path(self, root: Path, scope: str) -> Path:
-        if scope in ("project", "local"):
-            return Path(root) / ".gemini" / "settings.json"
-        if scope == "user":
-            return Path.home() / ".gemini" / "settings.json"
-        raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
-
-    def hooks_block(self, command: str) -> dict[str, list]:
-        block: dict[str, list] = {}
-        for event in EVENT_KINDS:
-            group: dict[str, object] = {"hooks": [{"type": "command", "command": command,
-                                                   "timeout": TIMEOUTS_MS.get(event, DEFAULT_TIMEOUT_MS)}]}
-            if event in TOOL_EVENTS:
-                group["matcher"] = "*"
-            block[event] = [group]
-        return block
-
-    def install(self, root: Path, scope: str, hook_command: str) -> Path:
-        path = self.settings_path(root, scope)
-        settings_file.install(path, self.hooks_block(hook_command), validate_settings)
-        return path
-
-    def uninstall(self, root: Path, scope: str) -> Path | None:
-        path = self.settings_path(root, scope)
-        return path if settings_file.uninstall(path) else None
-
-    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
-        return settings_doctor(self, Path(root), hook_command)
-
-
-def validate_settings(settings: dict[str, object]) -> list[str]:
-    """What in the settings would keep a vacant hook from running."""
-    return settings_file.hook_problems(settings, _group_problems, _handler_problems)
-
-
-def _group_problems(where: str, group: dict) -> list[str]:
-    if "matcher" in group and not isinstance(group["matcher"], str):
-        return [f"{where}.matcher must be a string"]
-    return []
-
-
-def _handler_problems(where: str, handler: object) -> list[str]:
-    if not isinstance(handler, dict):
-        return [f"{where} must be an object"]
-    problems = []
-    if handler.get("type") != "command":
-        problems.append(f"{where}.type is {handler.get('type')!r}; Gemini CLI runs only \"command\" hooks")
-    elif not isinstance(handler.get("command"), str):
-        problems.append(f"{where}.command must be a string")
-    timeout = handler.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        problems.append(f"{where}.timeout must be a positive number of milliseconds")
-    return problems
+    def advice_lines(self, root: Path, installed_in: list[str]) -> list[Diagnosis]:
+        report = []
+        if "project" in installed_in and not trusted(root):
+            report.append(advice("trusted folder", f"{root} is not a trusted folder in ~/.gemini/trustedFolders.json: "
+                                 "Gemini CLI does not run an untrusted project's hooks as trusted (and drops --yolo); "
+                                 "trust it in Gemini CLI (/permissions) or install with --scope user"))
+        report.append(advice("model", "headless, pass -m MODEL: without it Gemini CLI asks a router model first"))
+        return report
 
 
 def trusted(root: Path, home: Path | None = None) -> bool | None:
@@ -373,44 +314,9 @@ def trusted(root: Path, home: Path | None = None) -> bool | None:
     return False
 
 
-def settings_doctor(platform: Gemini, root: Path, hook_command: str) -> list[Diagnosis]:
-    report: list[Diagnosis] = []
-    installed_in: list[str] = []
-    for scope in platform.scopes:
-        path = platform.settings_path(root, scope)
-        if not path.exists():
-            continue
-        try:
-            settings = json.loads(path.read_text())
-        except ValueError as error:
-            report.append(diagnosis(str(path), False, f"not valid JSON ({error}): Gemini loads no hook from it"))
-            continue
-        if not isinstance(settings, dict):
-            report.append(diagnosis(str(path), False, "not a JSON object"))
-            continue
-        problems = validate_settings(settings)
-        report.append(diagnosis(str(path), not problems, "; ".join(problems) or "valid hook schema"))
-        report += _switches(path, settings)
-        if settings_file.count_ours(settings):
-            installed_in.append(scope)
-        for command in sorted(settings_file.our_commands(settings)):
-            problem = settings_file.command_problem(command)
-            if problem:
-                report.append(diagnosis("hook command", False, f"{path} runs {command!r}, which cannot start: "
-                                        f"{problem}; run `vacant init --platform gemini --scope {scope}` again"))
-    report.append(diagnosis("hooks installed", bool(installed_in),
-                            "vacant's hooks are installed" if installed_in else "run `vacant init --platform gemini`"))
-    if "project" in installed_in:
-        is_trusted = trusted(root)
-        if not is_trusted:
-            report.append(advice("trusted folder", f"{root} is not a trusted folder in ~/.gemini/trustedFolders.json: "
-                                 "Gemini CLI does not run an untrusted project's hooks as trusted (and drops --yolo); "
-                                 "trust it in Gemini CLI (/permissions) or install with --scope user"))
-    report.append(advice("model", "headless, pass -m MODEL: without it Gemini CLI asks a router model first"))
-    return report
+def _switches(path: Path, settings: dict[str, object]) -> list[Diagnosis]:
+    from vacant.platforms.settings_file import MARK  # doctor time only
 
-
-def _switches(path: Path, settings: dict) -> list[Diagnosis]:
     config = settings.get("hooksConfig")
     if not isinstance(config, dict):
         return []
@@ -418,7 +324,7 @@ def _switches(path: Path, settings: dict) -> list[Diagnosis]:
     if config.get("enabled") is False:
         found.append(diagnosis(f"{path} hooksConfig.enabled", False, "hooksConfig.enabled is false: no hook runs"))
     disabled = config.get("disabled")
-    if isinstance(disabled, list) and any(settings_file.MARK in str(name) for name in disabled):
+    if isinstance(disabled, list) and any(MARK in str(name) for name in disabled):
         found.append(diagnosis(f"{path} hooksConfig.disabled", False, "hooksConfig.disabled turns vacant's hook off"))
     return found
 
@@ -426,11 +332,12 @@ def _switches(path: Path, settings: dict) -> list[Diagnosis]:
 # -- `vacant do` ----------------------------------------------------------------------------------
 
 
-class GeminiDriver(Driver):
+class GeminiDriver(SettingsDriver):
     """vacant's hooks through a system settings file of the run's own ($GEMINI_CLI_SYSTEM_SETTINGS_PATH:
     the person's system settings merged with the hooks), never a settings file of theirs."""
 
     platform = "gemini"
+    facts = Gemini
     can_continue = True
     VALUE = {"-m", "--model", "-p", "--prompt", "-i", "--prompt-interactive", "--approval-mode", "-o",
              "--output-format", "-r", "--resume", "--session-id", "--proxy", "--sandbox-image",
@@ -443,17 +350,8 @@ class GeminiDriver(Driver):
         return parse_args(self.argv[1:], self.VALUE, self.VARIADIC)
 
     def prepare(self) -> None:
-        source = Path(self.env.get(SYSTEM_SETTINGS_ENV) or SYSTEM_SETTINGS)
-        try:
-            settings = json.loads(source.read_text()) if source.exists() else {}
-        except (OSError, ValueError) as error:
-            raise DoError(f"cannot read Gemini CLI's system settings {source} ({error})") from None
-        hooks = settings.setdefault("hooks", {})
-        for event, groups in PLATFORM.hooks_block(hook_command("gemini")).items():
-            hooks[event] = list(hooks.get(event, [])) + groups
-        self.settings = _private_dir(self.tmp) / f"gemini-system-settings-{os.getpid()}-{id(self):x}.json"
-        self.settings.write_text(json.dumps(settings))
-        self.env[SYSTEM_SETTINGS_ENV] = str(self.settings)
+        # a directory only this user may write to: Gemini CLI skips the file otherwise (measured)
+        self.settings = self.write_settings(_private_dir(self.tmp) / f"gemini-system-settings-{os.getpid()}-{id(self):x}.json")
         self.session = self.parsed().value("-r", "--resume", "--session-id")
 
     def close(self) -> None:

@@ -31,10 +31,8 @@ import json
 import os
 from pathlib import Path
 
-from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
-from vacant.platforms import settings_file
 from vacant.platforms.base import (
     Diagnosis,
     PlatformBase,
@@ -46,6 +44,10 @@ from vacant.platforms.base import (
 from vacant.platforms.driver import DoError, Driver, parse_args, run_session, without
 from vacant.platforms.settings_file import hook_command
 from vacant.record.recorder import Recorder
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any  # JSON: each field is read with a check of its type
 
 EVENT_KINDS = {
     "chat.message": "prompt",
@@ -73,7 +75,7 @@ def tool_scope(tool: str, args: object, directory: str) -> list[str] | None:
     return None  # bash, patch tools, MCP tools and anything unknown may touch anything
 
 
-def tool_reads(tool: str, args: dict, output: object, directory: str) -> list[Read]:
+def tool_reads(tool: str, args: dict[str, Any], output: object, directory: str) -> list[Read]:
     text = output if isinstance(output, str) else json.dumps(output, sort_keys=True)
     if tool == "read" and isinstance(args.get("filePath"), str):
         path = os.path.normpath(os.path.join(directory, args["filePath"]))
@@ -111,7 +113,7 @@ class OpenCode(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
         event = str(payload.get("event", ""))
         directory = str(payload.get("directory") or env.get("PWD") or os.getcwd())
         agent_id = payload.get("agentID") or None
@@ -130,7 +132,7 @@ class OpenCode(PlatformBase):
             call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
         elif call.kind in ("tool_pre", "tool_post"):
             call.tool = str(payload.get("tool", ""))
-            args = payload.get("args") if isinstance(payload.get("args"), dict) else {}
+            args = payload["args"] if isinstance(payload.get("args"), dict) else {}
             call.tool_input = args
             call.key = str(payload.get("callID", ""))
             call.scope = tool_scope(call.tool, args, directory)
@@ -140,7 +142,7 @@ class OpenCode(PlatformBase):
         return call
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """OpenCode's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool == "bash":
@@ -162,15 +164,15 @@ class OpenCode(PlatformBase):
             return Path(directory)
 
     @staticmethod
-    def _post(call: HookCall, args: dict, payload: dict, directory: str) -> None:
-        metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
+    def _post(call: HookCall, args: dict[str, Any], payload: dict[str, Any], directory: str) -> None:
+        metadata = payload["metadata"] if isinstance(payload.get("metadata"), dict) else {}
         exit_code = metadata.get("exit")
         if call.tool == "bash" and isinstance(exit_code, int) and not isinstance(exit_code, bool):
             call.exit_code = exit_code
             call.outcome = "ok" if exit_code == 0 else "failed"
         else:
             call.outcome = "ok"
-        call.reads = tool_reads(call.tool, args, payload.get("output", ""), directory)
+        call.reads = tool_reads(str(call.tool), args, payload.get("output", ""), directory)
 
     # -- responses ---------------------------------------------------------------------------
 
@@ -197,15 +199,21 @@ class OpenCode(PlatformBase):
         raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
 
     def install(self, root: Path, scope: str, hook_command: str) -> Path:
+        from vacant.platforms import owned_file  # install time only
+
         path = self.plugin_path(root, scope)
-        write_plugin(path, hook_command)
+        owned_file.write("opencode", path, render_plugin(hook_command), PLUGIN_MARK, "plugin")
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
+        from vacant.platforms import owned_file
+
         path = self.plugin_path(root, scope)
-        return path if remove_plugin(path) else None
+        return path if owned_file.remove("opencode", path, PLUGIN_MARK) else None
 
     def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
+        from vacant.platforms import owned_file  # doctor time only
+
         report: list[Diagnosis] = []
         installed = []
         for scope in ("project", "user"):
@@ -217,12 +225,9 @@ class OpenCode(PlatformBase):
                 report.append(diagnosis(str(path), False, "a plugin named vacant.js that vacant did not write"))
                 continue
             installed.append(scope)
-            runs = [command for form in ("local", "project")
-                    if json.dumps(command := settings_file.hook_command("opencode", form)) in text]
-            problem = settings_file.command_problem(runs[0]) if runs else "it runs another hook command"
-            report.append(diagnosis(str(path), problem is None, f"runs {runs[0]}" if problem is None else
-                                    f"{problem}: run `vacant init --platform opencode --scope {scope}` again"))
-            if problem is None and not _current(text, runs[0]):
+            line, runs = owned_file.command_check("opencode", scope, path, text)
+            report.append(line)
+            if runs is not None and not _current(text, runs):
                 report.append(advice(f"{path} (code)", "not the plugin this vacant writes (an older one may let a "
                                      "tool run when its hook gives no answer): run `vacant init --platform opencode "
                                      f"--scope {scope}` again"))
@@ -263,62 +268,6 @@ def render_plugin(hook_command: str) -> str:
 
     return template.replace(PLACEHOLDER, json.dumps(hook_command)).replace(CANNOT_START_PLACEHOLDER,
                                                                              json.dumps(CANNOT_START))
-
-
-def _record_path(plugin: Path) -> Path:
-    import hashlib
-
-    from vacant.core.locations import user_data_dir
-
-    digest = hashlib.sha256(str(plugin).encode()).hexdigest()[:24]
-    return user_data_dir() / "installs" / f"opencode-{digest}.json"
-
-
-def write_plugin(path: Path, hook_command: str) -> bool:
-    """Write vacant's plugin at `path`; False when the same one is already there. Refuses to
-    replace a file vacant did not write. Remembers which directories it created."""
-    from vacant.platforms.settings_file import InstallError
-
-    text = render_plugin(hook_command)
-    if path.exists():
-        current = path.read_text(errors="replace")
-        if PLUGIN_MARK not in current:
-            raise InstallError(f"{path} exists and is not vacant's plugin; move it away first")
-        if current == text:
-            return False
-    created = []
-    for directory in (path.parent.parent, path.parent):
-        if not directory.exists():
-            created.append(str(directory))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = _record_path(path)
-    if not record.exists():
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"plugin": str(path), "created_dirs": created}))
-    atomic_write(path, text)
-    return True
-
-
-def remove_plugin(path: Path) -> bool:
-    """Remove vacant's plugin, and the directories installing it created when they are empty."""
-    record_path = _record_path(path)
-    try:
-        record = json.loads(record_path.read_text())
-    except (OSError, ValueError):
-        record = {"created_dirs": []}
-    removed = False
-    if path.exists() and PLUGIN_MARK in path.read_text(errors="replace"):
-        path.unlink()
-        removed = True
-    for directory in reversed(record.get("created_dirs", [])):
-        try:
-            Path(directory).rmdir()  # only when empty (OpenCode itself may have put files there)
-        except OSError:
-            pass
-    if record_path.exists():
-        record_path.unlink()
-    return removed
-
 
 
 # -- `vacant do` ----------------------------------------------------------------------------------

@@ -33,29 +33,17 @@ Stdlib only (hot path).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from vacant.core.calls import BatchCall, HookCall, Read, Response
-from vacant.platforms import settings_file
-from vacant.platforms.base import (
-    Diagnosis,
-    PlatformBase,
-    advice,
-    diagnosis,
-    edit_intent,
-    render_hook_json,
-)
-from vacant.platforms.driver import (
-    DoError,
-    Driver,
-    Parsed,
-    parse_args,
-    run_session,
-    without,
-)
-from vacant.platforms.settings_file import hook_command
+from vacant.core.calls import BatchCall, HookCall, Read
+from vacant.platforms.base import Diagnosis, advice, edit_intent
+from vacant.platforms.dialect import ClaudeDialect, SettingsDriver
+from vacant.platforms.driver import DoError, Parsed, parse_args, run_session, without
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any  # a payload is JSON: each field is read with a check of its type
 
 EVENT_KINDS = {
     "SessionStart": "session_start",
@@ -80,7 +68,7 @@ READ_ONLY_TOOLS = frozenset({"read_file", "read_many_files", "grep_search", "glo
                              "ask_user_question", "exit_plan_mode", "save_memory"})
 EXIT_CODE = re.compile(r"^Exit Code: (\d+)", re.MULTILINE)
 SYSTEM_SETTINGS_ENV = "QWEN_CODE_SYSTEM_SETTINGS_PATH"
-SYSTEM_SETTINGS = Path("/etc/qwen-code/settings.json")  # Linux default
+SYSTEM_SETTINGS = "/etc/qwen-code/settings.json"  # Linux default
 
 
 def _scope(tool: str, tool_input: object) -> list[str] | None:
@@ -95,11 +83,11 @@ def _scope(tool: str, tool_input: object) -> list[str] | None:
 
 def _llm_text(response: object) -> str | None:
     if isinstance(response, dict) and isinstance(response.get("llmContent"), str):
-        return response["llmContent"]
+        return str(response["llmContent"])
     return response if isinstance(response, str) else None
 
 
-def _reads(tool: str, data: dict, text: str | None) -> list[Read]:
+def _reads(tool: str, data: dict[str, Any], text: str | None) -> list[Read]:
     if tool == "read_file":
         whole = data.get("offset") is None and data.get("limit") is None
         # a part of the file: the recorder takes its bytes from the recorded state instead
@@ -117,8 +105,9 @@ def _reads(tool: str, data: dict, text: str | None) -> list[Read]:
     return []
 
 
-class Qwen(PlatformBase):
+class Qwen(ClaudeDialect):
     name = "qwen"
+    display = "Qwen"
     cell_platform = "qwen-code"
     aliases = ("qwen-code",)
     program = "qwen"
@@ -126,9 +115,17 @@ class Qwen(PlatformBase):
     events = EVENT_KINDS
     hook_env = ("QWEN",)  # QWEN_PROJECT_DIR, QWEN_CODE_SESSION_ID, QWEN_CODE_MODEL (and CLAUDE_PROJECT_DIR)
     project_dir_env = ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR')
+    session_env = "QWEN_CODE_SESSION_ID"
     settings_in_workspace = (".qwen/settings.json",)
     settings_in_home = (".qwen/settings.json",)
+    workspace_file = home_file = ".qwen/settings.json"
     scopes = ("project", "user")  # `local` is the project's .qwen/settings.json: Qwen has no local file
+    matcher_events = TOOL_EVENTS
+    timeouts = TIMEOUTS
+    default_timeout = DEFAULT_TIMEOUT
+    hook_types = HOOK_TYPES
+    system_settings_env = SYSTEM_SETTINGS_ENV
+    system_settings = SYSTEM_SETTINGS
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
         return [binary, "--approval-mode", "yolo", "--output-format", "json", *(["--model", model] if model else []),
@@ -136,40 +133,23 @@ class Qwen(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
-        event = payload.get("hook_event_name", "")
-        root = self.project_dir(env) or payload.get("cwd") or "."
-        kind = EVENT_KINDS.get(str(event), "ignore")
-        if kind == "prompt" and not payload.get("prompt"):
-            kind = "ignore"  # the empty "prompt" Qwen sends before each model request after a tool
-        call = HookCall(
-            kind=kind,
-            session_id=str(payload.get("session_id") or env.get("QWEN_CODE_SESSION_ID") or "unknown"),
-            workspace=Path(str(root)),
-            agent_id=payload.get("agent_id") or None,
-            agent_type=payload.get("agent_type") or None,
-            transcript_path=payload.get("transcript_path"),
-            source=payload.get("source"),
-            stop_hook_active=bool(payload.get("stop_hook_active")),
-            reason=payload.get("reason"),
-        )
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
+        call = super().parse(payload, env)  # Claude's fields, and sub-agents, the model and a tool batch
+        call.agent_id = payload.get("agent_id") or None
+        call.agent_type = payload.get("agent_type") or None
         model = env.get("QWEN_CODE_MODEL") or payload.get("model")
-        if isinstance(model, str) and model and kind != "session_start":
+        if isinstance(model, str) and model and call.kind != "session_start":
             call.model = model
-        if kind == "prompt":
-            call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
-        elif kind in ("tool_pre", "tool_post"):
-            self._tool(call, payload)
-        elif kind == "tool_batch":
+        if call.kind == "tool_batch":
             call.batch = [BatchCall(key=str(item.get("tool_call_id") or item.get("tool_use_id") or ""),
                                     tool=str(item.get("tool_name", "")), tool_input=item.get("tool_input"),
                                     response_text=str(item.get("error") or _batch_text(item)))
                           for item in payload.get("tool_calls") or [] if isinstance(item, dict)]
-        elif kind == "subagent_stop" and isinstance(payload.get("last_assistant_message"), str):
+        elif call.kind == "subagent_stop" and isinstance(payload.get("last_assistant_message"), str):
             call.reads = [Read("subagent", str(call.agent_id), payload["last_assistant_message"])]
         return call
 
-    def _tool(self, call: HookCall, payload: dict) -> None:
+    def parse_tool(self, call: HookCall, payload: dict[str, Any], env: dict[str, str]) -> None:
         call.tool = str(payload.get("tool_name", ""))
         call.tool_input = payload.get("tool_input")
         data = call.tool_input if isinstance(call.tool_input, dict) else {}
@@ -194,7 +174,7 @@ class Qwen(PlatformBase):
         call.reads = _reads(call.tool, data, text)
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """Qwen's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool == SHELL_TOOL:
@@ -212,47 +192,15 @@ class Qwen(PlatformBase):
             return "read", {"path": data.get("path")}
         return None, {}
 
-    # -- responses ---------------------------------------------------------------------------
+    # -- doctor ------------------------------------------------------------------------------
 
-    def render(self, call: HookCall, response: Response) -> tuple[str, int]:
-        return render_hook_json(call, response)  # Qwen reads Claude's JSON contract (measured)
-
-    # -- installation ------------------------------------------------------------------------
-
-    def files(self, root: Path) -> list[Path]:
-        return [self.settings_path(root, scope) for scope in self.scopes]
-
-    def settings_path(self, root: Path, scope: str) -> Path:
-        if scope in ("project", "local"):
-            return Path(root) / ".qwen" / "settings.json"
-        if scope == "user":
-            return Path.home() / ".qwen" / "settings.json"
-        raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
-
-    def hooks_block(self, command: str) -> dict[str, list]:
-        block: dict[str, list] = {}
-        for event in EVENT_KINDS:
-            group: dict[str, object] = {"hooks": [{"type": "command", "command": command,
-                                                   "timeout": TIMEOUTS.get(event, DEFAULT_TIMEOUT)}]}
-            if event in TOOL_EVENTS:
-                group["matcher"] = "*"
-            block[event] = [group]
-        return block
-
-    def install(self, root: Path, scope: str, hook_command: str) -> Path:
-        path = self.settings_path(root, scope)
-        settings_file.install(path, self.hooks_block(hook_command), validate_settings)
-        return path
-
-    def uninstall(self, root: Path, scope: str) -> Path | None:
-        path = self.settings_path(root, scope)
-        return path if settings_file.uninstall(path) else None
-
-    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
-        return settings_doctor(self, Path(root), hook_command)
+    def advice_lines(self, root: Path, installed_in: list[str]) -> list[Diagnosis]:
+        return [advice("--safe-mode", "never run qwen with --safe-mode: it disables every hook"),
+                advice("approval mode", "in a headless run, only --approval-mode yolo (or auto-edit for edits) "
+                       "lets tools run; a refused call reaches PreToolUse but never PostToolUse")]
 
 
-def _batch_text(item: dict) -> str:
+def _batch_text(item: dict[str, Any]) -> str:
     response = item.get("tool_response")
     if isinstance(response, dict):
         for part in response.get("response_parts") or []:
@@ -262,70 +210,16 @@ def _batch_text(item: dict) -> str:
     return ""
 
 
-def validate_settings(settings: dict[str, object]) -> list[str]:
-    """What in the settings would keep a vacant hook from running (Qwen skips a bad entry)."""
-    return settings_file.hook_problems(settings, _group_problems, _handler_problems)
-
-
-def _group_problems(where: str, group: dict) -> list[str]:
-    if "matcher" in group and not isinstance(group["matcher"], str):
-        return [f"{where}.matcher must be a string"]
-    return []
-
-
-def _handler_problems(where: str, handler: object) -> list[str]:
-    if not isinstance(handler, dict):
-        return [f"{where} must be an object"]
-    problems = []
-    if handler.get("type") not in HOOK_TYPES:
-        problems.append(f"{where}.type is {handler.get('type')!r}; allowed: {', '.join(HOOK_TYPES)}")
-    if handler.get("type") == "command" and not isinstance(handler.get("command"), str):
-        problems.append(f"{where}.command must be a string")
-    timeout = handler.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        problems.append(f"{where}.timeout must be a positive number of seconds")
-    return problems
-
-
-def settings_doctor(platform: Qwen, root: Path, hook_command: str) -> list[Diagnosis]:
-    report: list[Diagnosis] = []
-    installed = False
-    for scope in platform.scopes:
-        path = platform.settings_path(root, scope)
-        if not path.exists():
-            continue
-        try:
-            settings = json.loads(path.read_text())
-        except ValueError as error:
-            report.append(diagnosis(str(path), False, f"not valid JSON ({error}): Qwen loads no hook from it"))
-            continue
-        problems = validate_settings(settings) if isinstance(settings, dict) else ["not a JSON object"]
-        report.append(diagnosis(str(path), not problems, "; ".join(problems) or "valid hook schema"))
-        if isinstance(settings, dict) and settings.get("disableAllHooks"):
-            report.append(diagnosis(f"{path} disableAllHooks", False, "disableAllHooks is true: no hook runs at all"))
-        ours = settings_file.count_ours(settings) if isinstance(settings, dict) else 0
-        installed |= ours > 0
-        for command in sorted(settings_file.our_commands(settings) if isinstance(settings, dict) else ()):
-            problem = settings_file.command_problem(command)
-            if problem:
-                report.append(diagnosis("hook command", False, f"{path} runs {command!r}, which cannot start: "
-                                        f"{problem}; run `vacant init --platform qwen --scope {scope}` again"))
-    report.append(diagnosis("hooks installed", installed,
-                            "vacant's hooks are installed" if installed else "run `vacant init --platform qwen`"))
-    report.append(advice("--safe-mode", "never run qwen with --safe-mode: it disables every hook"))
-    report.append(advice("approval mode", "in a headless run, only --approval-mode yolo (or auto-edit for edits) "
-                         "lets tools run; a refused call reaches PreToolUse but never PostToolUse"))
-    return report
-
-
 # -- `vacant do` ----------------------------------------------------------------------------------
 
 
-class QwenDriver(Driver):
+class QwenDriver(SettingsDriver):
     """vacant's hooks through a system settings file of the run's own ($QWEN_CODE_SYSTEM_SETTINGS_PATH:
-    the person's system settings merged with the hooks), never a settings file of theirs."""
+    the person's system settings merged with the hooks), never a settings file of theirs; a new
+    session pinned to an id of the run's."""
 
     platform = "qwen"
+    facts = Qwen
     can_continue = True
     VALUE = {"-m", "--model", "-p", "--prompt", "-i", "--prompt-interactive", "--system-prompt",
              "--append-system-prompt", "--output-style", "--approval-mode", "--auth-type", "--openai-api-key",
@@ -345,17 +239,7 @@ class QwenDriver(Driver):
         parsed = self.parsed()
         if parsed.has("--safe-mode"):
             raise DoError("qwen --safe-mode disables every hook: vacant do cannot record that run")
-        source = Path(self.env.get(SYSTEM_SETTINGS_ENV) or SYSTEM_SETTINGS)
-        try:
-            settings = json.loads(source.read_text()) if source.exists() else {}
-        except (OSError, ValueError) as error:
-            raise DoError(f"cannot read Qwen's system settings {source} ({error})") from None
-        hooks = settings.setdefault("hooks", {})
-        for event, groups in PLATFORM.hooks_block(hook_command("qwen")).items():
-            hooks[event] = list(hooks.get(event, [])) + groups
-        path = self.tmp / "qwen-system-settings.json"
-        path.write_text(json.dumps(settings))
-        self.env[SYSTEM_SETTINGS_ENV] = str(path)
+        self.write_settings(self.tmp / "qwen-system-settings.json")
         self.session = parsed.value("--session-id", "-r", "--resume")
         self.pin = self.session is None and not parsed.has("-c", "--continue")
         if self.pin:
@@ -364,7 +248,7 @@ class QwenDriver(Driver):
             self.session = str(uuid.uuid4())
 
     def first(self) -> list[str]:
-        pin = ["--session-id", self.session] if self.pin else []
+        pin = ["--session-id", str(self.session)] if self.pin else []
         return [*self.argv, *pin]
 
     def resume(self, session: str, feedback: str) -> list[str]:

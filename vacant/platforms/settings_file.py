@@ -20,6 +20,10 @@ from vacant.core.sha import sha256
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import user_data_dir
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any  # settings are JSON: each value is checked before use
+
 MARK = "vacant-hook"
 
 
@@ -27,7 +31,7 @@ class InstallError(RuntimeError):
     pass
 
 
-def hook_problems(settings: dict[str, object], group_problems: Callable[[str, dict], list[str]],
+def hook_problems(settings: dict[str, object], group_problems: Callable[[str, dict[str, Any]], list[str]],
                   handler_problems: Callable[[str, object], list[str]]) -> list[str]:
     """Walk `{"hooks": {Event: [{matcher, hooks: [handler…]}]}}` and collect what a platform's
     own rules (per matcher group, per handler) say is wrong, each with where it is."""
@@ -131,7 +135,7 @@ def _write(path: Path, settings: dict[str, object]) -> None:
     atomic_write(path, json.dumps(settings, indent=2) + "\n")
 
 
-def _load_backup(backup: Path) -> dict | None:
+def _load_backup(backup: Path) -> dict[str, Any] | None:
     try:
         saved = json.loads(backup.read_text())
     except (OSError, ValueError):
@@ -139,7 +143,7 @@ def _load_backup(backup: Path) -> dict | None:
     return saved if isinstance(saved, dict) else None
 
 
-def install(path: Path, block: dict[str, list], validate: Callable[[dict], list[str]],
+def install(path: Path, block: dict[str, list[Any]], validate: Callable[[dict[str, Any]], list[str]],
             overlay: dict[str, object] | None = None, defaults: dict[str, object] | None = None) -> bool:
     """Merge `block` (event -> groups) and the `overlay` (other settings, see `overlay_apply`; what
     an earlier install added is replaced) into the file; False when it was already there.
@@ -193,6 +197,8 @@ def uninstall(path: Path) -> bool:
         stripped.pop(key, None)
     if saved is not None and _normal(stripped) == _normal(original_settings):
         if saved["existed"]:
+            if not isinstance(original, str):
+                raise InstallError(f"{backup} does not hold {path}'s original text: restore it by hand")
             path.write_bytes(original.encode("utf-8", "surrogateescape"))
         else:
             path.unlink()
@@ -206,7 +212,8 @@ def uninstall(path: Path) -> bool:
 # -- other settings: the wall's sandbox block ---------------------------------------------------
 
 
-def _walk_overlay(settings: dict, dotted: str, create: bool, created: list[str]) -> tuple[dict | None, str]:
+def _walk_overlay(settings: dict[str, Any], dotted: str, create: bool,
+                  created: list[str]) -> tuple[dict[str, Any] | None, str]:
     """The dict holding the last part of `dotted` (None when absent and not created)."""
     parts = dotted.split(".")
     node = settings
@@ -221,12 +228,12 @@ def _walk_overlay(settings: dict, dotted: str, create: bool, created: list[str])
     return node, parts[-1]
 
 
-def overlay_apply(settings: dict, overlay: dict[str, object]) -> tuple[dict, dict]:
+def overlay_apply(settings: dict[str, Any], overlay: dict[str, object]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The settings with the overlay added, and the record of what was added."""
     import copy  # install time only: never on a hook call
 
     out = copy.deepcopy(settings)
-    added: dict[str, object] = {"lists": {}, "scalars": {}, "created": []}
+    added: dict[str, Any] = {"lists": {}, "scalars": {}, "created": []}
     for dotted, value in overlay.items():
         node, last = _walk_overlay(out, dotted, True, added["created"])
         if node is None:
@@ -248,7 +255,7 @@ def overlay_apply(settings: dict, overlay: dict[str, object]) -> tuple[dict, dic
     return out, added
 
 
-def overlay_strip(settings: dict, added: dict | None) -> dict:
+def overlay_strip(settings: dict[str, Any], added: dict[str, Any] | None) -> dict[str, Any]:
     """The settings without what `added` says vacant put there (entries the person changed since
     are left as they are)."""
     if not added:

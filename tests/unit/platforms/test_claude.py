@@ -140,7 +140,7 @@ def test_install_creates_valid_settings_and_uninstall_removes_created_file(tmp_p
     target = claude.PLATFORM.install(tmp_path, "local", CMD)
     assert target == tmp_path / ".claude" / "settings.local.json"
     settings = json.loads(target.read_text())
-    assert claude.validate_settings(settings) == []
+    assert claude.PLATFORM.validate_settings(settings) == []
     assert set(settings["hooks"]) == set(claude.EVENT_KINDS)
     timeouts = {e: g[0]["hooks"][0].get("timeout") for e, g in settings["hooks"].items()}
     assert timeouts["PreToolUse"] == 60 and timeouts["Stop"] == 600 and timeouts["SessionEnd"] is None

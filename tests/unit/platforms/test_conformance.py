@@ -24,6 +24,7 @@ from vacant.core import platform_facts
 from vacant.core.calls import KINDS, TOOL_KINDS, HookCall, Response
 from vacant.core.locations import state_dir
 from vacant.platforms import base, deny
+from vacant.platforms import protocol as protocols
 from vacant.platforms.all_platforms import PLATFORMS, REGISTERED, client_table
 from vacant.platforms.settings_file import hook_command
 from vacant.policy.gate import recordguard
@@ -46,6 +47,8 @@ def _matches(value: object, hint: object) -> bool:
         return value is None
     if origin is collections.abc.Callable:
         return callable(value)
+    if origin is type:
+        return isinstance(value, type) and issubclass(value, typing.get_args(hint)[0])
     if origin in (tuple, dict, list):
         if not isinstance(value, origin):
             return False
@@ -56,14 +59,31 @@ def _matches(value: object, hint: object) -> bool:
     return isinstance(value, hint)
 
 
+def _members(protocol: type) -> tuple[dict[str, object], list[str]]:
+    """The protocol's data members with their types (a read-only property's is its getter's
+    return type) and its methods, its bases' included (the composed protocols)."""
+    hints: dict[str, object] = {}
+    methods: list[str] = []
+    for cls in protocol.__mro__:
+        if cls in (object, typing.Protocol, typing.Generic):
+            continue
+        hints.update(typing.get_type_hints(cls, vars(protocols)))
+        for member, value in vars(cls).items():
+            if isinstance(value, property):
+                hints[member] = typing.get_type_hints(value.fget, vars(protocols))["return"]
+            elif inspect.isfunction(value) and not member.startswith("_"):
+                methods.append(member)
+    return hints, methods
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_every_platform_is_a_platform_member_by_member(name):
-    protocol = base.Platform
+    protocol = protocols.Platform
     platform = PLATFORMS[name]
-    assert isinstance(platform, protocol)
-    for member, hint in typing.get_type_hints(protocol).items():
+    assert all(isinstance(platform, part) for part in protocols.PROTOCOLS)
+    hints, methods = _members(protocol)
+    for member, hint in hints.items():
         assert _matches(getattr(platform, member), hint), f"{name}.{member} = {getattr(platform, member)!r} is not {hint}"
-    methods = [m for m, v in vars(protocol).items() if inspect.isfunction(v) and not m.startswith("_")]
     assert {"parse", "render", "install", "uninstall", "doctor", "files", "headless", "intent"} <= set(methods)
     for member in methods:
         declared = list(inspect.signature(getattr(protocol, member)).parameters)[1:]

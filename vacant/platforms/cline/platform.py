@@ -39,6 +39,10 @@ from vacant.core.calls import HookCall, Read, Response
 from vacant.platforms.base import Diagnosis, PlatformBase, diagnosis, read_file_bytes
 from vacant.platforms.driver import DoError, Driver
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any  # JSON: each field is read with a check of its type
+
 EVENT_KINDS = {
     "agent_start": "session_start",
     "agent_resume": "session_start",
@@ -77,11 +81,11 @@ class Cline(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
         event = str(payload.get("hookName", ""))
         kind = EVENT_KINDS.get(event, "ignore")
-        roots = payload.get("workspaceRoots") if isinstance(payload.get("workspaceRoots"), list) else []
-        context = payload.get("sessionContext") if isinstance(payload.get("sessionContext"), dict) else {}
+        roots = payload["workspaceRoots"] if isinstance(payload.get("workspaceRoots"), list) else []
+        context = payload["sessionContext"] if isinstance(payload.get("sessionContext"), dict) else {}
         session = context.get("rootSessionId") or payload.get("taskId") or "unknown"
         parent = payload.get("parent_agent_id")
         call = HookCall(kind=kind, session_id=str(session), workspace=Path(str(roots[0] if roots else env.get("PWD") or ".")),
@@ -89,26 +93,26 @@ class Cline(PlatformBase):
                         source="resume" if event == "agent_resume" else None,
                         reason="session_shutdown" if kind == "session_end" else None)
         if kind == "prompt":
-            prompt = payload.get("userPromptSubmit") if isinstance(payload.get("userPromptSubmit"), dict) else {}
+            prompt = payload["userPromptSubmit"] if isinstance(payload.get("userPromptSubmit"), dict) else {}
             call.reads = [Read("prompt", "user", str(prompt.get("prompt") or payload.get("prompt") or ""))]
         elif kind == "stop":
-            turn = payload.get("turn") if isinstance(payload.get("turn"), dict) else {}
+            turn = payload["turn"] if isinstance(payload.get("turn"), dict) else {}
             call.final_text = str(turn.get("outputText") or "")
         elif kind in ("tool_pre", "tool_post"):
             self._tool(call, payload)
         return call
 
-    def _tool(self, call: HookCall, payload: dict) -> None:
+    def _tool(self, call: HookCall, payload: dict[str, Any]) -> None:
         key = "tool_call" if call.kind == "tool_pre" else "tool_result"
-        data = payload.get(key) if isinstance(payload.get(key), dict) else {}
+        data: dict[str, Any] = payload[key] if isinstance(payload.get(key), dict) else {}
         call.tool = str(data.get("name", ""))
-        tool_input = data.get("input") if isinstance(data.get("input"), dict) else {}
+        tool_input = data["input"] if isinstance(data.get("input"), dict) else {}
         call.tool_input = tool_input
         call.key = str(data.get("id", ""))
         call.scope = _scope(call.tool, tool_input)
         call.tool_kind, call.intent = self.intent(call.tool, tool_input)
         if call.kind == "tool_post":
-            items = data.get("output") if isinstance(data.get("output"), list) else [data.get("output")]
+            items = data["output"] if isinstance(data.get("output"), list) else [data.get("output")]
             errors = [str(item.get("error")) for item in items if isinstance(item, dict) and item.get("error")]
             failed = bool(data.get("error")) or bool(errors)
             call.outcome = "failed" if failed else "ok"
@@ -118,11 +122,11 @@ class Cline(PlatformBase):
             call.reads = _reads(call.tool, tool_input, items)
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """Cline's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool == "run_commands":
-            commands = data.get("commands") if isinstance(data.get("commands"), list) else []
+            commands = data["commands"] if isinstance(data.get("commands"), list) else []
             return "shell", {"command": "\n".join(str(c) for c in commands)}
         if tool == "editor" and data.get("insert_line") is None:
             if data.get("old_text") is None:
@@ -130,7 +134,7 @@ class Cline(PlatformBase):
             return "edit", {"path": data.get("path"), "edits": [{"old_string": data.get("old_text"),
                                                                  "new_string": data.get("new_text"), "replace_all": False}]}
         if tool == "read_files":
-            files = data.get("files") if isinstance(data.get("files"), list) else []
+            files = data["files"] if isinstance(data.get("files"), list) else []
             first = files[0] if files and isinstance(files[0], dict) else {}
             return ("read", {"path": first.get("path")}) if len(files) == 1 else (None, {})
         return None, {}
@@ -175,7 +179,7 @@ def _check_scope(scope: str) -> None:
         raise ValueError(f"unknown scope {scope!r}: Cline's hooks are the project's ({HOOKS_DIR})")
 
 
-def _scope(tool: str, data: dict) -> list[str] | None:
+def _scope(tool: str, data: dict[str, Any]) -> list[str] | None:
     if tool == "editor":
         path = data.get("path")
         return [os.path.normpath(path)] if isinstance(path, str) and path else None
@@ -184,14 +188,14 @@ def _scope(tool: str, data: dict) -> list[str] | None:
     return None  # run_commands, sub-agents, team tools, MCP: anything
 
 
-def _reads(tool: str, data: dict, items: list) -> list[Read]:
+def _reads(tool: str, data: dict[str, Any], items: list[Any]) -> list[Read]:
     texts = [str(item.get("result", "")) if isinstance(item, dict) else str(item) for item in items]
     if tool == "read_files":
-        files = data.get("files") if isinstance(data.get("files"), list) else []
-        paths = [f.get("path") for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)]
+        files = data["files"] if isinstance(data.get("files"), list) else []
+        paths = [str(f["path"]) for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)]
         return [Read("file", path, read_file_bytes(path)) for path in paths]
     if tool == "run_commands":
-        commands = data.get("commands") if isinstance(data.get("commands"), list) else []
+        commands = data["commands"] if isinstance(data.get("commands"), list) else []
         return [Read("command", str(command), text) for command, text in zip(commands, texts)]
     if tool == "search_codebase":
         return [Read("search", " | ".join(str(q) for q in data.get("queries") or []), "\n".join(texts))]
@@ -243,12 +247,9 @@ def remove_hooks(directory: Path) -> bool:
 
 
 def _record_path(directory: Path) -> Path:
-    import hashlib
+    from vacant.platforms.owned_file import record_path  # install time only
 
-    from vacant.core.locations import user_data_dir
-
-    digest = hashlib.sha256(str(directory).encode()).hexdigest()[:24]
-    return user_data_dir() / "installs" / f"cline-{digest}.json"
+    return record_path("cline", directory)
 
 
 # -- `vacant do` ----------------------------------------------------------------------------------

@@ -6,6 +6,10 @@ import json
 import os
 from pathlib import Path
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any  # JSON-RPC messages: each value is checked before use
+
 APP_SERVER_TIMEOUT_S = 30.0
 
 
@@ -50,39 +54,44 @@ class AppServer:
     def __enter__(self) -> "AppServer":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _send(self, message: dict) -> None:
+    def _send(self, message: dict[str, Any]) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None  # started with stdin=PIPE
         try:
-            self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-            self.proc.stdin.flush()
+            stdin.write(json.dumps(message).encode() + b"\n")
+            stdin.flush()
         except OSError as error:
             raise AppServerError(f"codex app-server went away: {error}") from None
 
-    def _line(self, deadline: float) -> dict:
+    def _line(self, deadline: float) -> dict[str, Any]:
         import select
         import time
 
+        stdout = self.proc.stdout
+        assert stdout is not None  # started with stdout=PIPE
         while b"\n" not in self.buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.broken = True
                 raise AppServerError("codex app-server did not answer in time")
-            ready, _, _ = select.select([self.proc.stdout], [], [], remaining)
+            ready, _, _ = select.select([stdout], [], [], remaining)
             if not ready:
                 continue
-            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            chunk = os.read(stdout.fileno(), 65536)
             if not chunk:
                 raise AppServerError("codex app-server exited before answering")
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         try:
-            return json.loads(line)
+            message: dict[str, Any] = json.loads(line)
         except ValueError:
             return {}
+        return message
 
-    def request(self, method: str, params: dict) -> object:
+    def request(self, method: str, params: dict[str, Any]) -> Any:
         import time
 
         self.next_id += 1
@@ -97,11 +106,11 @@ class AppServer:
                 raise AppServerError(f"codex app-server {method}: {(message['error'] or {}).get('message')}")
             return message.get("result")
 
-    def hooks(self, cwd: Path) -> list[dict]:
+    def hooks(self, cwd: Path) -> list[dict[str, Any]]:
         result = self.request("hooks/list", {"cwds": [str(cwd)]}) or {}
         return [hook for entry in result.get("data") or [] for hook in entry.get("hooks") or []]
 
-    def write(self, edits: list[tuple[str, object]]) -> None:
+    def write(self, edits: list[tuple[str, Any]]) -> None:
         if edits:
             self.request("config/batchWrite", {"edits": [
                 {"keyPath": key, "mergeStrategy": "replace", "value": value} for key, value in edits
@@ -111,7 +120,8 @@ class AppServer:
         import subprocess
 
         try:
-            self.proc.stdin.close()
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
         except OSError:
             pass
         try:
@@ -119,7 +129,8 @@ class AppServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=5)
-        self.proc.stdout.close()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def _version() -> str:

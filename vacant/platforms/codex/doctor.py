@@ -8,7 +8,7 @@ from pathlib import Path
 from vacant.platforms import settings_file
 from vacant.platforms.base import Diagnosis, diagnosis
 from vacant.platforms.codex.appserver import AppServer, AppServerError, codex_binary
-from vacant.platforms.codex.schema import validate_hooks
+from vacant.platforms.codex.schema import hooks_path, validate_hooks
 from vacant.platforms.codex.trust import (
     _read_config,
     _table,
@@ -19,11 +19,11 @@ from vacant.platforms.codex.trust import (
 )
 
 
-def doctor(platform, root: Path, hook_command: str) -> list[Diagnosis]:
+def doctor(root: Path, hook_command: str) -> list[Diagnosis]:
     report: list[Diagnosis] = []
     installed: list[tuple[str, Path]] = []
     for scope in ("project", "user"):
-        path = platform.hooks_path(root, scope)
+        path = hooks_path(root, scope)
         if not path.exists():
             continue
         try:
@@ -38,9 +38,9 @@ def doctor(platform, root: Path, hook_command: str) -> list[Diagnosis]:
         installed.append((scope, path))
         commands = settings_file.our_commands(settings)
         expected = {settings_file.hook_command("codex", form) for form in ("local", "project")}
-        problems = [settings_file.command_problem(command) for command in sorted(commands)]
-        if any(problems):
-            report.append(diagnosis("hook command", False, f"{path}: {next(p for p in problems if p)}; run "
+        unstartable = [settings_file.command_problem(command) for command in sorted(commands)]
+        if any(unstartable):
+            report.append(diagnosis("hook command", False, f"{path}: {next(p for p in unstartable if p)}; run "
                                     f"`vacant init --platform codex --scope {scope}` again"))
         elif not commands <= expected:
             report.append(diagnosis("hook command", False,

@@ -30,6 +30,10 @@ import stat
 
 from vacant.core.calls import Read
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any  # JSON: each field is read with a check of its type
+
 EVENT_KINDS = {
     "SessionStart": "session_start",
     "UserPromptSubmit": "prompt",
@@ -90,7 +94,7 @@ def tool_scope(tool: str, tool_input: object, cwd: str) -> list[str] | None:
     return None  # the shell, MCP tools and anything unknown may touch anything
 
 
-def _transcript_records(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> list[dict]:
+def _transcript_records(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> list[dict[str, Any]]:
     """The rollout lines (last `tail` bytes) that mention this id, newest first."""
     if not path or not item_id or not isinstance(path, str):
         return []  # an int would open (and close) that file descriptor
@@ -156,7 +160,7 @@ def rollout_call_ids(path: str | None, limit: int = ROLLOUT_JUDGE_MAX) -> set[st
     return ids or None
 
 
-def _completed_item(records: list[dict], item_id: str) -> dict | None:
+def _completed_item(records: list[dict[str, Any]], item_id: str) -> dict[str, Any] | None:
     for payload in records:
         item = payload.get("item")
         if payload.get("type") == "item_completed" and isinstance(item, dict) and item.get("id") == item_id:
@@ -164,12 +168,12 @@ def _completed_item(records: list[dict], item_id: str) -> dict | None:
     return None
 
 
-def transcript_item(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> dict | None:
+def transcript_item(path: str | None, item_id: str | None, tail: int = TRANSCRIPT_TAIL) -> dict[str, Any] | None:
     """The `item_completed` item with this id, from the last `tail` bytes of the rollout."""
     return _completed_item(_transcript_records(path, item_id, tail), item_id) if item_id else None
 
 
-def finished_unreported(path: str | None, item_id: str) -> dict | None:
+def finished_unreported(path: str | None, item_id: str) -> dict[str, Any] | None:
     """The completed item of a call whose PostToolUse, if Codex had sent one, has already run.
 
     Codex writes a call's `item_completed` before PostToolUse and the output the model gets
@@ -181,14 +185,14 @@ def finished_unreported(path: str | None, item_id: str) -> dict | None:
     return item if item is not None and item.get("status") in FINAL_STATUSES else None
 
 
-def _item_cwd(item: dict, fallback: str) -> str:
+def _item_cwd(item: dict[str, Any], fallback: str) -> str:
     cwd = item.get("cwd")
     if isinstance(cwd, str) and cwd:
         return cwd.removeprefix("file://")
     return fallback
 
 
-def command_reads(item: dict | None, command: str, output: str | None, cwd: str) -> list[Read]:
+def command_reads(item: dict[str, Any] | None, command: str, output: str | None, cwd: str) -> list[Read]:
     """The file reads the shell parser recognised, then the command's own output."""
     reads: list[Read] = []
     if item is not None:

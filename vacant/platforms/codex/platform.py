@@ -9,7 +9,7 @@ from pathlib import Path
 from vacant.core.calls import HookCall, Read, Response
 from vacant.core.locations import find_root
 from vacant.platforms import settings_file
-from vacant.platforms.base import PlatformBase, read_file_bytes, render_hook_json
+from vacant.platforms.base import Diagnosis, PlatformBase, read_file_bytes, render_hook_json
 from vacant.platforms.codex import wall as codex_wall
 from vacant.platforms.codex.driver import CodexDriver
 from vacant.platforms.codex.payloads import (
@@ -33,6 +33,11 @@ from vacant.platforms.codex.trust import (
     untrust,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from vacant.core.wall import Wall
+    from typing import Any  # JSON: each field is read with a check of its type
+
 
 class Codex(PlatformBase):
     name = "codex"
@@ -50,7 +55,7 @@ class Codex(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
         event = payload.get("hook_event_name", "")
         call = HookCall(
             kind=EVENT_KINDS.get(event, "ignore"),
@@ -79,15 +84,15 @@ class Codex(PlatformBase):
         except OSError:
             return Path(".")
 
-    def _parse_ignore(self, call: HookCall, payload: dict) -> None:
+    def _parse_ignore(self, call: HookCall, payload: dict[str, Any]) -> None:
         pass
 
     _parse_session_start = _parse_session_end = _parse_subagent_start = _parse_stop = _parse_ignore
 
-    def _parse_prompt(self, call: HookCall, payload: dict) -> None:
+    def _parse_prompt(self, call: HookCall, payload: dict[str, Any]) -> None:
         call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
 
-    def _parse_tool_pre(self, call: HookCall, payload: dict) -> None:
+    def _parse_tool_pre(self, call: HookCall, payload: dict[str, Any]) -> None:
         call.tool = str(payload.get("tool_name", ""))
         call.tool_input = payload.get("tool_input")
         call.key = str(payload.get("tool_use_id", ""))
@@ -96,7 +101,7 @@ class Codex(PlatformBase):
         call.tool_kind, call.intent = self.intent(call.tool, call.tool_input)
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """Codex's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool in SHELL_TOOLS:
@@ -113,7 +118,7 @@ class Codex(PlatformBase):
             return "read", {"path": data.get("path")}
         return None, {}
 
-    def _parse_tool_post(self, call: HookCall, payload: dict) -> None:
+    def _parse_tool_post(self, call: HookCall, payload: dict[str, Any]) -> None:
         self._parse_tool_pre(call, payload)
         cwd = str(payload.get("cwd") or os.getcwd())
         response = payload.get("tool_response")
@@ -173,7 +178,7 @@ class Codex(PlatformBase):
             return None
         return [(key, "call-unheard") for key in recorded if key not in ids]
 
-    def _parse_subagent_stop(self, call: HookCall, payload: dict) -> None:
+    def _parse_subagent_stop(self, call: HookCall, payload: dict[str, Any]) -> None:
         message = payload.get("last_assistant_message")
         if isinstance(message, str):
             call.reads = [Read("subagent", str(call.agent_id), message)]
@@ -195,10 +200,10 @@ class Codex(PlatformBase):
     def hooks_path(self, root: Path, scope: str) -> Path:
         return hooks_path(root, scope)
 
-    def hooks_block(self, hook_command: str) -> dict[str, list]:
+    def hooks_block(self, hook_command: str) -> dict[str, list[dict[str, Any]]]:
         return hooks_block(hook_command)
 
-    def install(self, root: Path, scope: str, hook_command: str, wall=None) -> Path:
+    def install(self, root: Path, scope: str, hook_command: str, wall: Wall | None = None) -> Path:
         """The hooks into the scope's hooks.json (trusted); with `wall`, the permission profile
         of codex/wall.py in the project's `.codex/config.toml` (its paths are this workspace's)."""
         path = self.hooks_path(root, scope)
@@ -243,7 +248,7 @@ class Codex(PlatformBase):
                 pass
         return path if (removed or untrusted or walled or excluded) else None
 
-    def wall_problem(self, root: Path, wall) -> str | None:
+    def wall_problem(self, root: Path, wall: Wall) -> str | None:
         """What keeps the permission profile from holding (doctor), or None."""
         if not codex_wall.present(root):
             return f"{codex_wall.config_file(root)} holds no vacant wall: run `vacant init --platform codex` again"
@@ -253,14 +258,14 @@ class Codex(PlatformBase):
         return None
 
     @staticmethod
-    def sandbox_settings(root: Path, wall) -> tuple[str, str]:
+    def sandbox_settings(root: Path, wall: Wall) -> tuple[str, str]:
         """The wall as Codex's permission profile (the two blocks of codex/wall.py)."""
         return codex_wall.sandbox_settings(root, wall)
 
-    def doctor(self, root: Path, hook_command: str) -> list[tuple[str, bool, str]]:
+    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
         from vacant.platforms.codex.doctor import doctor  # `vacant doctor` only: never on a hook call
 
-        return doctor(self, Path(root).resolve(), hook_command)
+        return doctor(Path(root).resolve(), hook_command)
 
 
 Codex.driver = CodexDriver

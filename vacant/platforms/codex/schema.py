@@ -15,13 +15,17 @@ from vacant.platforms.codex.payloads import (
 )
 from vacant.platforms.codex.trust import codex_home
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def validate_hooks(settings: dict[str, object]) -> list[str]:
     """Every way the file breaks Codex's hooks.json schema."""
     return settings_file.hook_problems(settings, _group_problems, _handler_problems)
 
 
-def _group_problems(where: str, group: dict) -> list[str]:
+def _group_problems(where: str, group: dict[str, object]) -> list[str]:
     matcher = group.get("matcher")
     if matcher is None or matcher == "*":
         return []
@@ -60,7 +64,7 @@ def hooks_path(root: Path, scope: str) -> Path:
     raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
 
 
-def hooks_block(hook_command: str) -> dict[str, list]:
+def hooks_block(hook_command: str) -> dict[str, list[dict[str, Any]]]:
     return {
         event: [{"hooks": [{"type": "command", "command": hook_command,
                             "timeout": TIMEOUTS.get(event, DEFAULT_TIMEOUT)}]}]

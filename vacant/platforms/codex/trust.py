@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import json
 import os
 import re
@@ -11,6 +12,10 @@ from vacant.core.atomic import atomic_write
 from vacant.platforms import settings_file
 from vacant.platforms.codex.appserver import AppServer, AppServerError, codex_binary
 from vacant.platforms.codex.payloads import DEFAULT_CODEX_TIMEOUT, SNAKE, TIMEOUTS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any  # TOML and JSON: each value is checked before use
 
 
 def codex_home() -> Path:
@@ -28,18 +33,18 @@ def _toml_key(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a TOML basic string
 
 
-def hook_hash(event: str, matcher: str | None, handler: dict[str, object]) -> str:
+def hook_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> str:
     """Codex's trust hash of one handler, computed offline (0.171: matched `hooks/list`)."""
     import hashlib
 
     timeout = handler.get("timeout") or DEFAULT_CODEX_TIMEOUT
     if event == "SessionEnd":
         timeout = min(timeout, TIMEOUTS["SessionEnd"])
-    entry: dict[str, object] = {"type": "command", "command": handler.get("command"), "timeout": timeout,
+    entry: dict[str, Any] = {"type": "command", "command": handler.get("command"), "timeout": timeout,
                              "async": bool(handler.get("async", False))}
     if handler.get("statusMessage") is not None:
         entry["statusMessage"] = handler["statusMessage"]
-    identity: dict[str, object] = {"event_name": SNAKE[event], "hooks": [entry]}
+    identity: dict[str, Any] = {"event_name": SNAKE[event], "hooks": [entry]}
     if matcher:  # Codex treats an empty matcher as none
         identity["matcher"] = matcher
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
@@ -70,16 +75,20 @@ def config_path() -> Path:
     return codex_home() / "config.toml"
 
 
-def _parse_toml(text: str, path: Path) -> dict[str, object]:
-    import tomllib
+def _parse_toml(text: str, path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10
+        import tomli as tomllib
 
     try:
-        return tomllib.loads(text)
+        parsed: dict[str, Any] = tomllib.loads(text)
+        return parsed
     except tomllib.TOMLDecodeError as error:
         raise settings_file.InstallError(f"{path} is not valid TOML ({error}); fix it by hand first") from None
 
 
-def _read_config(path: Path) -> tuple[str | None, dict[str, object]]:
+def _read_config(path: Path) -> tuple[str | None, dict[str, Any]]:
     try:
         text = path.read_text()
     except FileNotFoundError:
@@ -87,18 +96,19 @@ def _read_config(path: Path) -> tuple[str | None, dict[str, object]]:
     return text, _parse_toml(text, path)
 
 
-def _table(config: dict[str, object], *keys: str) -> dict[str, object]:
+def _table(config: dict[str, Any], *keys: str) -> dict[str, Any]:
+    node: Any = config
     for key in keys:
-        config = config.get(key) if isinstance(config, dict) else None
-    return config if isinstance(config, dict) else {}
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
 
 
-def project_trust(config: dict[str, object], project: Path) -> str | None:
+def project_trust(config: dict[str, Any], project: Path) -> str | None:
     level = _table(config, "projects", str(project)).get("trust_level")
     return level if isinstance(level, str) else None
 
 
-def trusted_hash(config: dict[str, object], key: str) -> str | None:
+def trusted_hash(config: dict[str, Any], key: str) -> str | None:
     value = _table(config, "hooks", "state", key).get("trusted_hash")
     return value if isinstance(value, str) else None
 
@@ -112,9 +122,10 @@ def _record_path(hooks_file: Path) -> Path:
     return user_data_dir() / "installs" / f"codex-trust-{digest}.json"
 
 
-def _load_record(hooks_file: Path) -> dict[str, object] | None:
+def _load_record(hooks_file: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(_record_path(hooks_file).read_text())
+        record: dict[str, Any] | None = json.loads(_record_path(hooks_file).read_text())
+        return record
     except (OSError, ValueError):
         return None
 
@@ -135,7 +146,7 @@ def check_installable(project: Path | None) -> None:
         )
 
 
-def trust(hooks_file: Path, project: Path | None, root: Path, created_dir: bool = False) -> dict[str, object]:
+def trust(hooks_file: Path, project: Path | None, root: Path, created_dir: bool = False) -> dict[str, Any]:
     """Trust vacant's hooks in `hooks_file` (and the project, for project hooks) in config.toml.
 
     Through Codex's own app-server when a `codex` binary is at hand (its hashes, its TOML writer),
@@ -216,7 +227,7 @@ def _remove_sections(text: str, headers: dict[str, str]) -> str:
     return "".join(out)
 
 
-def _trust_offline(path: Path, text: str | None, config: dict[str, object], project: Path | None,
+def _trust_offline(path: Path, text: str | None, config: dict[str, Any], project: Path | None,
                    wanted: dict[str, str], stale: list[str]) -> None:
     current = text or ""
     replace = {f"[hooks.state.{_toml_key(key)}]": "trusted_hash" for key in wanted
@@ -243,14 +254,14 @@ def _trust_offline(path: Path, text: str | None, config: dict[str, object], proj
     _write_text(path, new)
 
 
-def _pruned(value: object) -> object:
+def _pruned(value: Any) -> Any:
     if isinstance(value, dict):
         kept = {k: _pruned(v) for k, v in value.items()}
         return {k: v for k, v in kept.items() if v != {}}
     return value
 
 
-def _without(config: dict[str, object], keys: list[str], project: str | None) -> dict[str, object]:
+def _without(config: dict[str, Any], keys: list[str], project: str | None) -> dict[str, Any]:
     import copy
 
     result = copy.deepcopy(config)
@@ -259,7 +270,8 @@ def _without(config: dict[str, object], keys: list[str], project: str | None) ->
         state.pop(key, None)
     if project is not None:
         _table(result, "projects").pop(project, None)
-    return _pruned(result)
+    pruned: dict[str, Any] = _pruned(result)
+    return pruned
 
 
 def untrust(hooks_file: Path) -> bool:
@@ -282,6 +294,8 @@ def untrust(hooks_file: Path) -> bool:
     original_config = _parse_toml(original, path) if original else {}
     if _without(config, keys, project) == _pruned(original_config):
         if record.get("existed"):
+            if not isinstance(original, str):
+                raise settings_file.InstallError(f"the saved original of {path} is unreadable: restore it by hand")
             _write_text(path, original)
         else:
             path.unlink()

@@ -30,6 +30,7 @@ uninstall with nothing else changed restores it byte for byte. Install-time only
 
 from __future__ import annotations
 
+import sys
 import json
 import os
 from pathlib import Path
@@ -39,6 +40,10 @@ from vacant.core.sha import sha256
 from vacant.core.atomic import atomic_write
 from vacant.core.locations import user_data_dir
 from vacant.platforms.settings_file import InstallError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from vacant.core.wall import Wall
 
 PROFILE = "vacant_wall"  # one bare TOML key: `-c permissions.vacant_wall.…` splits keys on dots
 BEGIN = "# >>> vacant wall: written by `vacant init`, removed by `vacant uninstall` >>>\n"
@@ -59,7 +64,7 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a TOML basic string
 
 
-def profile_entries(root: Path, wall, config_written: bool = True) -> dict[str, str]:
+def profile_entries(root: Path, wall: Wall, config_written: bool = True) -> dict[str, str]:
     """Path -> access for the profile's filesystem table. `config_written`: the profile goes into
     the project's config.toml (`vacant init`), not onto the command line (`vacant do`)."""
     git = Path(root).resolve() / ".git"
@@ -78,7 +83,7 @@ def profile_entries(root: Path, wall, config_written: bool = True) -> dict[str, 
             if os.path.lexists(path) or (config_written and path == os.path.realpath(config_file(root)))}
 
 
-def sandbox_settings(root: Path, wall) -> tuple[str, str]:
+def sandbox_settings(root: Path, wall: Wall) -> tuple[str, str]:
     """(the block at the top of config.toml, the block at its end)."""
     top = f'{BEGIN}default_permissions = "{PROFILE}"\n{END}'
     lines = [BEGIN, f'[permissions.{_quote(PROFILE)}]\n', 'extends = ":workspace"\n',
@@ -93,7 +98,10 @@ def network_policy_of_the_person(root: Path) -> str | None:
     """Where the person's own Codex config (user or project, vacant's blocks left out) already
     says whether commands may reach the network (`sandbox_workspace_write.network_access`, or a
     `network` table of a permission profile), or None: then theirs decides and vacant adds nothing."""
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
 
     from vacant.platforms.codex.trust import config_path
 
@@ -126,7 +134,10 @@ def strip(text: str) -> str:
 
 
 def _check(text: str, path: Path) -> None:
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10
+        import tomli as tomllib
 
     try:
         config = tomllib.loads(text)
@@ -138,7 +149,7 @@ def _check(text: str, path: Path) -> None:
                            "remove it, or run `vacant init --no-wall` (the record is then unwalled)")
 
 
-def install(root: Path, wall) -> Path:
+def install(root: Path, wall: Wall) -> Path:
     """Write the profile (replacing an earlier one); returns the file."""
     path = config_file(root)
     try:
@@ -182,6 +193,8 @@ def uninstall(root: Path) -> Path | None:
     original = (saved or {}).get("original")
     if saved is not None and stripped.strip() == (original or "").strip():
         if saved.get("existed"):
+            if not isinstance(original, str):
+                raise InstallError(f"the saved original of {path} is unreadable: restore it by hand")
             atomic_write(path, original)
         else:
             path.unlink()
@@ -198,7 +211,10 @@ def uninstall(root: Path) -> Path | None:
 
 def overridden(root: Path, user_config: Path) -> list[str]:
     """Where a setting that makes Codex ignore the profile is set (doctor)."""
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10
+        import tomli as tomllib
 
     found = []
     for path in (user_config, config_file(root)):

@@ -36,7 +36,6 @@ import os
 import re
 from pathlib import Path
 
-from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.platforms.base import (
     Diagnosis,
@@ -46,6 +45,10 @@ from vacant.platforms.base import (
     read_file_bytes,
 )
 from vacant.platforms.driver import DoError, Driver, parse_args, without
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any  # JSON: each field is read with a check of its type
 
 EVENT_KINDS = {
     "session_start": "session_start",
@@ -75,7 +78,7 @@ def resolve(path: object, cwd: str) -> str | None:
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
 
 
-def tool_scope(tool: str, data: dict, cwd: str) -> list[str] | None:
+def tool_scope(tool: str, data: dict[str, Any], cwd: str) -> list[str] | None:
     if tool in FILE_TOOLS:
         path = resolve(data.get("path"), cwd)
         return [path] if path else None
@@ -84,7 +87,7 @@ def tool_scope(tool: str, data: dict, cwd: str) -> list[str] | None:
     return None  # bash, an extension's tool, anything unknown may touch anything
 
 
-def tool_reads(tool: str, data: dict, text: str, cwd: str) -> list[Read]:
+def tool_reads(tool: str, data: dict[str, Any], text: str, cwd: str) -> list[Read]:
     if tool == "read":
         path = resolve(data.get("path"), cwd)
         return [Read("file", path, read_file_bytes(path))] if path else []
@@ -113,7 +116,7 @@ class Pi(PlatformBase):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
+    def parse(self, payload: dict[str, Any], env: dict[str, str]) -> HookCall:
         event = str(payload.get("event", ""))
         cwd = str(payload.get("cwd") or env.get("PWD") or os.getcwd())
         kind = EVENT_KINDS.get(event, "ignore")
@@ -138,9 +141,9 @@ class Pi(PlatformBase):
             self._tool(call, payload, cwd)
         return call
 
-    def _tool(self, call: HookCall, payload: dict, cwd: str) -> None:
+    def _tool(self, call: HookCall, payload: dict[str, Any], cwd: str) -> None:
         call.tool = str(payload.get("toolName", ""))
-        data = payload.get("input") if isinstance(payload.get("input"), dict) else {}
+        data = payload["input"] if isinstance(payload.get("input"), dict) else {}
         call.tool_input = data
         call.key = str(payload.get("toolCallId", ""))
         call.cwd = cwd
@@ -150,7 +153,7 @@ class Pi(PlatformBase):
             call.intent["path"] = resolve(call.intent.get("path"), cwd)
         if call.kind != "tool_post":
             return
-        text = payload.get("content") if isinstance(payload.get("content"), str) else ""
+        text = payload["content"] if isinstance(payload.get("content"), str) else ""
         failed = bool(payload.get("isError"))
         call.outcome = "failed" if failed else "ok"
         if call.tool == SHELL_TOOL:  # pi says a code only when it fails (an echo of the words is output)
@@ -159,7 +162,7 @@ class Pi(PlatformBase):
         call.reads = tool_reads(call.tool, data, text, cwd)
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, Any]]:
         """pi's built-in tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool == SHELL_TOOL:
@@ -197,16 +200,20 @@ class Pi(PlatformBase):
         raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
 
     def install(self, root: Path, scope: str, hook_command: str) -> Path:
+        from vacant.platforms import owned_file  # install time only
+
         path = self.extension_path(root, scope)
-        write_extension(path, hook_command)
+        owned_file.write("pi", path, render_extension(hook_command), EXTENSION_MARK, "extension")
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
+        from vacant.platforms import owned_file
+
         path = self.extension_path(root, scope)
-        return path if remove_extension(path) else None
+        return path if owned_file.remove("pi", path, EXTENSION_MARK) else None
 
     def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
-        from vacant.platforms import settings_file  # doctor time only
+        from vacant.platforms import owned_file  # doctor time only
 
         report: list[Diagnosis] = []
         installed = []
@@ -219,11 +226,7 @@ class Pi(PlatformBase):
                 report.append(diagnosis(str(path), False, f"an extension named {EXTENSION_NAME} that vacant did not write"))
                 continue
             installed.append(scope)
-            runs = [command for form in ("local", "project")
-                    if json.dumps(command := settings_file.hook_command("pi", form)) in text]
-            problem = settings_file.command_problem(runs[0]) if runs else "it runs another hook command"
-            report.append(diagnosis(str(path), problem is None, f"runs {runs[0]}" if problem is None else
-                                    f"{problem}: run `vacant init --platform pi --scope {scope}` again"))
+            report.append(owned_file.command_check("pi", scope, path, text)[0])
         report.append(diagnosis("extension installed", bool(installed),
                                 "vacant's extension is installed" if installed else "run `vacant init --platform pi`"))
         report.append(advice("--no-extensions", "never run pi with --no-extensions: it loads no installed extension"))
@@ -243,9 +246,9 @@ def _session_source(reason: object) -> str:
     return "startup" if reason in (None, "startup", "new") else "resume"
 
 
-def _edits(data: dict) -> dict:
+def _edits(data: dict[str, Any]) -> dict[str, Any]:
     """pi's `edits: [{oldText, newText}]` (one legacy top-level pair folded in, as pi does)."""
-    edits = data.get("edits") if isinstance(data.get("edits"), list) else []
+    edits = data["edits"] if isinstance(data.get("edits"), list) else []
     pairs = [edit for edit in edits if isinstance(edit, dict)]
     if isinstance(data.get("oldText"), str) and isinstance(data.get("newText"), str):
         pairs.append({"oldText": data["oldText"], "newText": data["newText"]})
@@ -268,58 +271,6 @@ def render_extension(hook_command: str) -> str:
         raise InstallError(f"the extension template {TEMPLATE} is missing ({error}): reinstall vacant") from None
     return template.replace(PLACEHOLDER, json.dumps(hook_command)).replace(CANNOT_START_PLACEHOLDER,
                                                                              json.dumps(CANNOT_START))
-
-
-def _record_path(extension: Path) -> Path:
-    import hashlib
-
-    from vacant.core.locations import user_data_dir
-
-    digest = hashlib.sha256(str(extension).encode()).hexdigest()[:24]
-    return user_data_dir() / "installs" / f"pi-{digest}.json"
-
-
-def write_extension(path: Path, hook_command: str) -> bool:
-    """Write vacant's extension at `path`; False when the same one is already there. Refuses to
-    replace a file vacant did not write; remembers which directories it created."""
-    from vacant.platforms.settings_file import InstallError
-
-    text = render_extension(hook_command)
-    if path.exists():
-        current = path.read_text(errors="replace")
-        if EXTENSION_MARK not in current:
-            raise InstallError(f"{path} exists and is not vacant's extension; move it away first")
-        if current == text:
-            return False
-    created = [str(directory) for directory in (path.parent.parent, path.parent) if not directory.exists()]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = _record_path(path)
-    if not record.exists():
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"extension": str(path), "created_dirs": created}))
-    atomic_write(path, text)
-    return True
-
-
-def remove_extension(path: Path) -> bool:
-    """Remove vacant's extension, and the directories installing it created when they are empty."""
-    record_path = _record_path(path)
-    try:
-        record = json.loads(record_path.read_text())
-    except (OSError, ValueError):
-        record = {"created_dirs": []}
-    removed = False
-    if path.exists() and EXTENSION_MARK in path.read_text(errors="replace"):
-        path.unlink()
-        removed = True
-    for directory in reversed(record.get("created_dirs", [])):
-        try:
-            Path(directory).rmdir()  # only when empty (pi or the person may have put files there)
-        except OSError:
-            pass
-    if record_path.exists():
-        record_path.unlink()
-    return removed
 
 
 # -- `vacant do` ----------------------------------------------------------------------------------
