@@ -48,26 +48,23 @@ PROBES = "probes"
 RUNNING, ADDED, REFUSED, STOPPED = "running", "added", "refused", "stopped"
 PROGRESS_PLUGIN = "_vacant_progress"
 PROGRESS_ENV = "VACANT_PROGRESS_FILE"
-PROGRESS_EVERY_S = 0.5  # the plugin rewrites its file at most this often (and at the end)
 # The detached process loads the platform registry first, as every process that walls a command
 # does (the wall names each platform's settings files); this layer may not import it, so the entry does.
 ENTRY = ("import sys, vacant.platforms.all_platforms; from pathlib import Path; "
          "from vacant.policy.contract.background import run_detached; run_detached(Path(sys.argv[1]), sys.argv[2])")
 
 PROGRESS_SOURCE = '''\
-"""vacant's progress plugin: how many tests this pytest run collected and finished (a guard's probe)."""
-import json, os, time
+"""vacant's progress plugin: how many tests this pytest run collected and finished (a guard's
+probe). Written whole after every test (a few dozen bytes, replaced atomically)."""
+import json, os
 
 _PATH = os.environ.get("VACANT_PROGRESS_FILE")
 _STATE = {"total": None, "done": 0, "failed": 0}
-_LAST = [0.0]
 
 
-def _write(force=False):
-    now = time.monotonic()
-    if not _PATH or (not force and now - _LAST[0] < %r):
+def _write():
+    if not _PATH:
         return
-    _LAST[0] = now
     try:
         with open(_PATH + ".tmp", "w") as handle:
             json.dump(_STATE, handle)
@@ -78,7 +75,7 @@ def _write(force=False):
 
 def pytest_collection_finish(session):
     _STATE["total"] = len(session.items)
-    _write(force=True)
+    _write()
 
 
 def pytest_runtest_logreport(report):
@@ -86,11 +83,7 @@ def pytest_runtest_logreport(report):
         _STATE["done"] += 1
         _STATE["failed"] += int(report.failed)
         _write()
-
-
-def pytest_sessionfinish(session):
-    _write(force=True)
-''' % PROGRESS_EVERY_S
+'''
 
 
 @dataclass
@@ -104,6 +97,7 @@ class ProbeRecord:
     network: bool
     allow_broken: bool
     started: float  # epoch seconds
+    bound: float = BACKGROUND_CAP_S  # the probe's own cap, unless the person gave a timeout or a probe cap
     state: str = RUNNING
     pid: int | None = None
     progress_file: str | None = None
@@ -238,9 +232,10 @@ def start(root: Path, record: ProbeRecord) -> ProbeRecord:
         raise AlreadyProbing(again or record) from None
     with os.fdopen(fd, "w") as handle:
         json.dump(asdict(record), handle)
-    proc = subprocess.Popen([sys.executable, "-I", "-c", ENTRY, str(root), record.name], env=for_child(os.environ),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    with open(path.with_suffix(".log"), "wb") as log:  # what the process itself says, should it fail
+        proc = subprocess.Popen([sys.executable, "-I", "-c", ENTRY, str(root), record.name],
+                                env=for_child(os.environ), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True)
     record.pid = proc.pid
     save(root, record)
     return record
@@ -257,12 +252,22 @@ def wait(root: Path, name: str, seconds: float, poll_s: float = 0.05) -> ProbeRe
             time.sleep(poll_s)  # its last write may be landing
             record = load(root, name)
             if record is not None and record.state == RUNNING:
-                record.state, record.message = STOPPED, f"the probe of {name!r} ended without a result"
+                said = _log_tail(root, name)
+                record.state = STOPPED
+                record.message = f"the probe of {name!r} ended without a result" + (f": {said}" if said else "")
                 save(root, record)
             return record
         if time.monotonic() >= deadline:
             return None
         time.sleep(poll_s)
+
+
+def _log_tail(root: Path, name: str, lines: int = 3) -> str:
+    try:
+        text = record_path(root, name).with_suffix(".log").read_text(errors="replace")
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in text.splitlines()[-lines:] if line.strip())
 
 
 def stop(root: Path, name: str) -> ProbeRecord | None:
@@ -295,11 +300,23 @@ def widened_timeout(seconds: float) -> float:
     return float(math.ceil(2 * seconds / 60.0) * 60)
 
 
+def _claimed(root: Path, name: str, seconds: float = 30.0) -> ProbeRecord | None:
+    """The record once `start` wrote this process's pid into it (its only write): from then on
+    this process alone writes it, so neither overwrites the other."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        record = load(root, name)
+        if record is not None and record.pid == os.getpid():
+            return record
+        time.sleep(0.02)
+    return None
+
+
 def run_detached(root: Path, name: str) -> None:
     """The detached process: probe, judge and add (vacant.policy.contract.red_first), record how it ended."""
     from vacant.policy.contract.red_first import probe_in_background
 
-    record = load(root, name)
+    record = _claimed(root, name)
     if record is None:
         return
     directory = Path(tempfile.mkdtemp(prefix="vacant-progress-"))

@@ -213,7 +213,8 @@ def start_guard(root: Path, name: str, command: str, timeout: float | None = Non
     root = Path(root)
     check = _new_check(root, name, command, timeout, network)
     record = background.ProbeRecord(name=check.name, command=check.command, timeout=timeout, probe_cap=probe_cap,
-                                    network=check.network, allow_broken=allow_broken, started=time.time())
+                                    network=check.network, allow_broken=allow_broken, started=time.time(),
+                                    bound=background.background_cap())  # read here: the child's environment is scrubbed
     return background.start(root, record)
 
 
@@ -225,7 +226,7 @@ def probe_in_background(root: Path, record: background.ProbeRecord, progress_dir
     try:
         with children.interruptible():  # `contract stop` (SIGTERM) kills the probe's group with it
             check = _new_check(root, record.name, record.command, record.timeout, record.network)
-            cap = record.probe_cap or (check.timeout if record.timeout is not None else background.background_cap())
+            cap = record.probe_cap or (check.timeout if record.timeout is not None else record.bound)
             result = run_command(check.command, root, cap, root, site=site_for(root), network=check.network,
                                  extra_env=background.progress_env(progress_dir), writable=(progress_dir,))
             if refused_options(result.exit_code, result.output, background.PROGRESS_PLUGIN):
