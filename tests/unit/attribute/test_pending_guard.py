@@ -19,6 +19,7 @@ import pytest
 from step_histories import record_steps
 
 from vacant.attribute.stop import Pipeline, stop
+from vacant.commands.report import render_report
 from vacant.core.locations import mark_installed
 from vacant.policy.contract import background
 from vacant.policy.contract.contract import load_contract
@@ -69,6 +70,7 @@ def test_a_guard_still_being_probed_is_pending_and_counts_from_when_its_probe_fi
     [pending] = report["pending_guards"]
     assert pending["name"] == "suite" and pending["why"].startswith("it was still being probed (probing: 1/2 tests, ")
     assert report["checks"] == [] and report["findings"] == []  # it cannot block on a probe it does not have
+    assert "  guard suite was not run at this Stop: it was still being probed (probing: 1/2" in render_report(report)
     (root / "gate").write_text("")
     assert wait_for(lambda: background.load(root, "suite").state == background.ADDED), background.load(root, "suite")
     guard = load_contract(root).guards[0]
@@ -114,6 +116,7 @@ def test_what_the_budget_left_out_is_named_and_runs_at_the_next_stop(tmp_path):
     assert ("- the Stop's time budget of 20 s ran out: check slow (its whole run) was cut at " in outcome.feedback)
     assert "1 finding(s) not traced to a step (ungraded)" in outcome.feedback
     assert "they run at the next Stop" in outcome.feedback
+    assert f"  left out: {left['sentence']}" in render_report(report)
     assert Pipeline(root, run_dir, load_contract(root))._reusable() is None  # the next Stop runs them
 
 
