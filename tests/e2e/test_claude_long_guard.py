@@ -14,6 +14,7 @@ import time
 from datetime import datetime
 
 import pytest
+from waiting import wait_for
 from claude_harness import FakeUpstream, run_claude_p, tool, turn
 from vacant_run import make_workspace, vacant
 
@@ -31,14 +32,6 @@ def files(gate: str) -> dict[str, str]:
             "tests/test_b_gated.py": f"import os, time\n\ndef test_gated():\n    while not os.path.exists({gate!r}):\n"
                                      "        time.sleep(0.02)\n"}
 
-
-def wait_for(condition, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_guard_probed_in_the_background_is_used_by_the_next_session(tmp_path, monkeypatch):

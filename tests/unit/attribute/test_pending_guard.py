@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 from step_histories import record_steps
 
 from vacant.attribute.stop import Pipeline, stop
@@ -49,14 +50,6 @@ def workspace(tmp_path: Path) -> Path:
 def started_at(run_dir: Path) -> float:
     return next(record["ts"] for record in RunView.load(run_dir).records if record["type"] == "run_start")
 
-
-def wait_for(condition, seconds: float = 90.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_guard_still_being_probed_is_pending_and_counts_from_when_its_probe_finished(tmp_path):

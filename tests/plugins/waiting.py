@@ -1,0 +1,17 @@
+"""Waiting on a condition a test cannot be told about (a detached process's file, a probe's
+progress): polled every 50 ms until true or the seconds pass, never a sleep that guesses."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+def wait_for(condition: Callable[[], object], seconds: float = 60.0) -> bool:
+    """Whether `condition()` became true within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
