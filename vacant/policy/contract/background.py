@@ -45,6 +45,9 @@ FOREGROUND_S = 60.0  # how long `contract add` waits before leaving the probe to
 CAP_ENV = "VACANT_PROBE_BACKGROUND_CAP_S"
 FOREGROUND_ENV = "VACANT_PROBE_FOREGROUND_S"
 PROBES = "probes"
+# the person's own command's state directory, which a scrubbed environment would drop: the probe
+# must find the same record (the person ran `contract add`, not a hook)
+KEPT = ("VACANT_STATE_DIR",)
 RUNNING, ADDED, REFUSED, STOPPED = "running", "added", "refused", "stopped"
 PROGRESS_PLUGIN = "_vacant_progress"
 PROGRESS_ENV = "VACANT_PROGRESS_FILE"
@@ -232,10 +235,11 @@ def start(root: Path, record: ProbeRecord) -> ProbeRecord:
         raise AlreadyProbing(again or record) from None
     with os.fdopen(fd, "w") as handle:
         json.dump(asdict(record), handle)
+    env = for_child(os.environ)
+    env.update({name: os.environ[name] for name in KEPT if name in os.environ})
     with open(path.with_suffix(".log"), "wb") as log:  # what the process itself says, should it fail
-        proc = subprocess.Popen([sys.executable, "-I", "-c", ENTRY, str(root), record.name],
-                                env=for_child(os.environ), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                start_new_session=True)
+        proc = subprocess.Popen([sys.executable, "-I", "-c", ENTRY, str(root), record.name], env=env,
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     record.pid = proc.pid
     save(root, record)
     return record
