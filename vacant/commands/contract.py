@@ -144,8 +144,12 @@ def register(app: typer.Typer) -> None:
 
     @group.command("list")
     def list_command(as_json: bool = typer.Option(False, "--json", help="One JSON object.")) -> None:
-        """Show the guards and checks with their probe evidence."""
+        """Show the guards and checks with their probe evidence (and the guards still being probed)."""
         contract = load_contract(workspace())
+        if not as_json:
+            for record in background.running(workspace()):
+                typer.echo(f"{'guard':<12} {record.name:<20} {record.command}")
+                typer.echo(f"{'':<12} {'':<20} {record.describe()} (not a guard until its probe finishes)")
         if contract is None:
             if as_json:
                 print_json({"contract": None, "checks": []})

@@ -76,6 +76,8 @@ def test_a_guard_longer_than_the_wait_is_probed_in_the_background_and_added_when
     assert wait_for(lambda: status(ws)["line"].startswith("probing: 2/3 tests, ")), status(ws)
     code, out, _ = run(ws, "contract", "status")
     assert out.startswith("guard 'suite': probing: 2/3 tests, ") and "vacant contract stop suite" in out
+    code, out, _ = run(ws, "contract", "list")
+    assert out.startswith("guard        suite ") and "probing: 2/3 tests, " in out and "not a guard until" in out
     pid = status(ws)["pid"]
     # a second add of the same guard starts nothing: it points at the running probe
     code, out, err = run(ws, "contract", "add", "suite", "--keep", "--", command, env=SHORT)
