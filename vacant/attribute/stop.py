@@ -511,7 +511,7 @@ class Pipeline:
         if left >= check.timeout:
             return self.check_at(check, self.timeline.last)
         result = self.check_at(check.model_copy(update={"timeout": left}), self.timeline.last)
-        if not result.timed_out:
+        if not result.timed_out or _hung(check, left):
             return result
         self.checks.results.pop((check.name, self.timeline.last, ()), None)  # a cut run answers nothing
         self.left_out.check(check.name, kind, f"was cut at {left:.0f} s, before it finished", tests)
@@ -671,6 +671,13 @@ def _answer(result) -> tuple[bool, frozenset[str]]:
 
 def _said(result) -> str:
     return "pass" if result.passed else f"fail, {len(result.findings)} finding(s)"
+
+
+def _hung(check: Any, ran_s: float) -> bool:
+    """Whether a run cut after `ran_s` seconds ran far past the check's whole run at its probe (twice
+    it and 10 s more): then it hangs (the work's doing), a timed-out finding, not a budget's cut."""
+    probe = getattr(check, "probe", None)
+    return probe is not None and not probe.timed_out and ran_s > 2 * probe.seconds + 10
 
 
 def _epoch(iso: str) -> float:

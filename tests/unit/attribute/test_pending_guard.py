@@ -134,3 +134,16 @@ def test_a_probe_finished_before_the_run_started_counts():
     assert [item.name for item in pending_guards(contract, at.timestamp() + 0.5, None)] == ["suite"]
     foreground = guard.model_copy(update={"probe": guard.probe.model_copy(update={"background": False})})
     assert pending_guards(Contract(guard=[foreground]), at.timestamp() - 10, None) == []
+
+
+def test_a_run_far_past_its_probe_is_a_hang_not_a_cut(tmp_path):
+    """A guard whose probe took a fraction of a second and that now runs until the budget cuts it
+    hangs because of the work: a timed-out finding at the step that made it hang, not left out."""
+    root = workspace(tmp_path)
+    hang = "while test -e hang.txt; do sleep 0.05; done; true"
+    (root / "vacant.toml").write_text(f'[[guard]]\nname = "hang"\ncommand = "{hang}"\n'
+                                      'probe = { exit_code = 0, seconds = 0.1, at = "2026-01-01T00:00:00+00:00" }\n')
+    report = Pipeline(root, record_steps(root, [{"hang.txt": "1\n"}]), load_contract(root), budget_s=15).run()
+    assert report["left_out"] is None or not report["left_out"]["checks"]
+    [finding] = report["findings"]
+    assert finding["name"] == "hang" and "timed out after " in finding["message"]
