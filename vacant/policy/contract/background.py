@@ -28,10 +28,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -54,7 +52,7 @@ PROGRESS_ENV = "VACANT_PROGRESS_FILE"
 # The detached process loads the platform registry first, as every process that walls a command
 # does (the wall names each platform's settings files); this layer may not import it, so the entry does.
 ENTRY = ("import sys, vacant.platforms.all_platforms; from pathlib import Path; "
-         "from vacant.policy.contract.background import run_detached; run_detached(Path(sys.argv[1]), sys.argv[2])")
+         "from vacant.policy.contract.red_first import run_detached; run_detached(Path(sys.argv[1]), sys.argv[2])")
 
 PROGRESS_SOURCE = '''\
 """vacant's progress plugin: how many tests this pytest run collected and finished (a guard's
@@ -304,7 +302,7 @@ def widened_timeout(seconds: float) -> float:
     return float(math.ceil(2 * seconds / 60.0) * 60)
 
 
-def _claimed(root: Path, name: str, seconds: float = 30.0) -> ProbeRecord | None:
+def claimed(root: Path, name: str, seconds: float = 30.0) -> ProbeRecord | None:
     """The record once `start` wrote this process's pid into it (its only write): from then on
     this process alone writes it, so neither overwrites the other."""
     deadline = time.monotonic() + seconds
@@ -314,25 +312,3 @@ def _claimed(root: Path, name: str, seconds: float = 30.0) -> ProbeRecord | None
             return record
         time.sleep(0.02)
     return None
-
-
-def run_detached(root: Path, name: str) -> None:
-    """The detached process: probe, judge and add (vacant.policy.contract.red_first), record how it ended."""
-    from vacant.policy.contract.red_first import probe_in_background
-
-    record = _claimed(root, name)
-    if record is None:
-        return
-    directory = Path(tempfile.mkdtemp(prefix="vacant-progress-"))
-    record.progress_file = str(directory / "progress.json")
-    save(root, record)
-    try:
-        ended = probe_in_background(root, record, directory)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-    current = load(root, name)
-    if current is not None and current.state == STOPPED:
-        return  # the person stopped it meanwhile: their word stands
-    ended.progress_file = None
-    ended.finished = time.time()
-    save(root, ended)

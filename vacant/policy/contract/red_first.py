@@ -19,6 +19,8 @@ The file is appended to (its comments kept), validated before it lands, written 
 from __future__ import annotations
 
 import shlex
+import shutil
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -353,3 +355,23 @@ def probe_vacuous(root: Path, cap: float = PROBE_CAP_S, site: Site | None = None
     with ThreadPoolExecutor(max_workers=min(8, len(contract.check))) as pool:
         verdicts = list(pool.map(green, contract.check))
     return [check.name for check, verdict in zip(contract.check, verdicts) if verdict]
+
+
+def run_detached(root: Path, name: str) -> None:
+    """The detached process (background.ENTRY): probe, judge and add, record how it ended."""
+    record = background.claimed(root, name)
+    if record is None:
+        return
+    directory = Path(tempfile.mkdtemp(prefix="vacant-progress-"))
+    record.progress_file = str(directory / "progress.json")
+    background.save(root, record)
+    try:
+        ended = probe_in_background(root, record, directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    current = background.load(root, name)
+    if current is not None and current.state == background.STOPPED:
+        return  # the person stopped it meanwhile: their word stands
+    ended.progress_file = None
+    ended.finished = time.time()
+    background.save(root, ended)
