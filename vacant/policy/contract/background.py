@@ -43,6 +43,7 @@ FOREGROUND_S = 60.0  # how long `contract add` waits before leaving the probe to
 CAP_ENV = "VACANT_PROBE_BACKGROUND_CAP_S"
 FOREGROUND_ENV = "VACANT_PROBE_FOREGROUND_S"
 PROBES = "probes"
+GONE_S = 1.0  # a probe's process seen gone is looked at again after this, before its end is written
 # the person's own command's state directory, which a scrubbed environment would drop: the probe
 # must find the same record (the person ran `contract add`, not a hook)
 KEPT = ("VACANT_STATE_DIR",)
@@ -171,14 +172,20 @@ def save(root: Path, record: ProbeRecord) -> None:
 
 
 def alive(record: ProbeRecord) -> bool:
-    """Whether the probe's process still runs (a record left `running` by a killed machine is not)."""
+    """Whether the probe's process still runs (a record left `running` by a killed machine is not):
+    its pid is there, not a zombie, and runs vacant's entry (a pid reused by another program does
+    not; an unreadable command line counts as running, the side that starts no second probe)."""
     if record.state != RUNNING or record.pid is None:
         return False
     try:
+        with open(f"/proc/{record.pid}/stat", "rb") as handle:
+            if handle.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+                return False
         with open(f"/proc/{record.pid}/cmdline", "rb") as handle:
-            return b"run_detached" in handle.read()
-    except OSError:
+            line = handle.read()
+    except (OSError, IndexError):
         return False
+    return not line or b"run_detached" in line
 
 
 def running(root: Path) -> list[ProbeRecord]:
@@ -251,8 +258,10 @@ def wait(root: Path, name: str, seconds: float, poll_s: float = 0.05) -> ProbeRe
         if record is not None and record.state != RUNNING:
             return record
         if record is not None and record.pid is not None and not alive(record) and record.state == RUNNING:
-            time.sleep(poll_s)  # its last write may be landing
+            time.sleep(GONE_S)  # its last write may be landing
             record = load(root, name)
+            if record is not None and record.state == RUNNING and alive(record):
+                continue  # seen gone for a moment only: it runs
             if record is not None and record.state == RUNNING:
                 said = _log_tail(root, name)
                 record.state = STOPPED
