@@ -14,7 +14,7 @@ import time
 from datetime import datetime
 
 import pytest
-from waiting import wait_for
+from waiting import stop_probes, wait_for
 from claude_harness import FakeUpstream, run_claude_p, tool, turn
 from vacant_run import make_workspace, vacant
 
@@ -33,6 +33,13 @@ def files(gate: str) -> dict[str, str]:
                                      "        time.sleep(0.02)\n"}
 
 
+
+
+@pytest.fixture(autouse=True)
+def no_probe_left(tmp_path, monkeypatch):  # torn down before the test's VACANT_HOME is undone
+    """A failed test leaves no detached probe blocked on its gate."""
+    yield
+    stop_probes(tmp_path / "ws")
 
 def test_a_guard_probed_in_the_background_is_used_by_the_next_session(tmp_path, monkeypatch):
     monkeypatch.setenv("VACANT_HOME", str(tmp_path / "vacant-data"))

@@ -15,3 +15,14 @@ def wait_for(condition: Callable[[], object], seconds: float = 60.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def stop_probes(root: "object") -> None:
+    """Stop every guard probe still running in the workspace at `root` (a test's teardown: a failed
+    test must not leave a detached probe blocked on a gate for its 2 h bound)."""
+    from pathlib import Path
+
+    from vacant.policy.contract import background
+
+    for record in background.all_records(Path(str(root))):
+        background.stop(Path(str(root)), record.name)

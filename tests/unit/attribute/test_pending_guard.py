@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from waiting import wait_for
+from waiting import stop_probes, wait_for
 from step_histories import record_steps
 
 from vacant.attribute.stop import Pipeline, stop
@@ -51,6 +51,13 @@ def started_at(run_dir: Path) -> float:
     return next(record["ts"] for record in RunView.load(run_dir).records if record["type"] == "run_start")
 
 
+
+
+@pytest.fixture(autouse=True)
+def no_probe_left(tmp_path, isolated_home):
+    """A failed test leaves no detached probe blocked on its gate."""
+    yield
+    stop_probes(tmp_path / "ws")
 
 def test_a_guard_still_being_probed_is_pending_and_counts_from_when_its_probe_finished(tmp_path):
     root = workspace(tmp_path)

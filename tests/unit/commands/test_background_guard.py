@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from waiting import wait_for
+from waiting import stop_probes, wait_for
 
 from vacant.core.exitcodes import Exit
 from vacant.policy.contract import background
@@ -64,6 +64,13 @@ class Shown(dict):
 
 SHORT = {background.FOREGROUND_ENV: "0.5"}
 
+
+
+@pytest.fixture(autouse=True)
+def no_probe_left(tmp_path, isolated_home):
+    """A failed test leaves no detached probe blocked on its gate."""
+    yield
+    stop_probes(tmp_path / "ws")
 
 def test_a_guard_longer_than_the_wait_is_probed_in_the_background_and_added_when_it_holds(ws, tmp_path):
     gate = ws / "gate"  # inside the workspace: the wall shows it (/dev/shm, where tmp_path may be, it does not)
