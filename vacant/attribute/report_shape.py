@@ -107,6 +107,17 @@ REPORT_FIELDS = (
                                       "`line`, `message`, `test`); `checks_why`: why the checks did not run there "
                                       "(null when they did). Never blocking, never the agent's to fix: the agent's "
                                       "feedback and the person's message say it"),
+    Field("pending_guards", "array", "guards this Stop did not run because their probe had not finished when the "
+                                     "run started (a background probe at `vacant contract add`; docs/CONTRACT.md): "
+                                     "each `name` and `why` (still being probed, with its progress, or finished "
+                                     "after the run started); a Stop cannot block on a probe it does not have"),
+    Field("left_out", "object|null", "what the Stop's time budget did not reach, null when nothing: `checks` (each "
+                                     "`name`, `kind`, `why`: cut before it finished or not started, `tests`: how "
+                                     "many tests that run was to run when the selection knew, else null for its "
+                                     "whole run, `first_tests`: the first ids), `ungraded` (findings left "
+                                     "`not_replayed`), `parts` (parts of the Stop not done) and `sentence` (what the "
+                                     "agent and the person are told); they run at the next Stop, which never reuses "
+                                     "this one's answers"),
     Field("round", "int", "feedback rounds used so far (for this agent)"),
     Field("rounds", "int", "the round budget (the contract's `[stop] rounds`, or `vacant do --rounds`)"),
     Field("decision", "string", "`block`: the agent was sent the feedback; `stop`: it may stop"),

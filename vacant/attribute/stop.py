@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
-from vacant.attribute import at_change, authorship, changed_tests, others, proposals, recordaudit, testinputs, verify
+from vacant.attribute import at_change, authorship, changed_tests, leftout, others, proposals, recordaudit, testinputs, verify
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.attribution import attribute_finding
 from vacant.attribute.replay import (
@@ -111,6 +111,11 @@ class Pipeline:
         self.questions: list[dict[str, Any]] = []  # what this Stop asks the person (report `questions`)
         self.accepted: dict[str, Any] = {}  # contract items whose agent change the person accepted
         self._settle_contract()
+        live = as_of is None and not readonly
+        started = min((record["ts"] for record in self.view.of_type("run_start")), default=time.time())
+        self.pending = leftout.pending_guards(self.contract, started, self.root if live else None)
+        self.contract = leftout.without(self.contract, self.pending)  # it cannot block on a probe it does not have
+        self.left_out = leftout.LeftOut(self.budget_s)
 
     @property
     def check_runs(self) -> int:
@@ -211,7 +216,13 @@ class Pipeline:
             "questions": self.questions,
             "selection": {name: chosen.summary() for name, chosen in self.checks.selections.items()},
             "workspace": workspace,
+            "pending_guards": [item.to_json() for item in self.pending],
         }
+        self.left_out.ungraded = sum(1 for item in report["findings"] if item["level"] == levels.NOT_REPLAYED)
+        report["left_out"] = self.left_out.to_json()
+        if self.left_out.checks and report["no_review"] is None:
+            report["no_review"] = ("the Stop's time budget left checks out, so a green end proves nothing about the "
+                                   "work: no agent cell was reviewed")
         return report
 
     @contextmanager
@@ -251,6 +262,8 @@ class Pipeline:
             return None
         if kept.get("key") != self.answers_key() or last.get("stop") != kept.get("stop"):
             return None
+        if last.get("left_out"):
+            return None  # what the budget left out runs now, as the last Stop said it would
         return last
 
     def _reused_report(self, last: dict[str, Any], started: float) -> dict[str, Any]:
@@ -266,7 +279,8 @@ class Pipeline:
         return {"run": self.log.run_id, "at": time.time(), "upto": self.upto, **{name: last[name] for name in keep},
                 "findings": findings, "record_problems": record_problems, "check_runs": 0,
                 "budget_s": self.budget_s, "seconds": round(time.monotonic() - started, 3), "reused": last["stop"],
-                "split": {}, "selection": {}, "workspace": self._workspace(run_checks=False)}
+                "split": {}, "selection": {}, "workspace": self._workspace(run_checks=False),
+                "pending_guards": [item.to_json() for item in self.pending], "left_out": None}
 
     def _faithful(self, findings: list[tuple[Finding, str | None]], graded: list[Attribution]) -> list[Attribution]:
         """A finding the replay found already present at the baseline is believed only if the replay
@@ -279,6 +293,7 @@ class Pipeline:
                     if finding.source == "check" and attribution.evidence.get("method") == "baseline"}
         for name in sorted(suspects):
             if time.monotonic() > self.deadline:
+                self.left_out.part("the faithfulness check")
                 break
             why = self._probe_disagrees(name) or self._live_disagrees(name)
             if why is None:
@@ -353,6 +368,7 @@ class Pipeline:
         for check, guard in self.contract.all_checks():
             if time.monotonic() > self.deadline:
                 workspace["checks_why"] = "the Stop's time budget ran out before the checks ran on the workspace"
+                self.left_out.part("the checks on the live workspace")
                 break
             final[check.name] = states.at(check, self.timeline.last)
             there[check.name] = run_check(check, self.root, site=site_for(self.root))
@@ -365,6 +381,7 @@ class Pipeline:
         """The guard as the person set it (vacant.attribute.changed_tests), within the budget; each
         changed test a question for the person, answered once."""
         if time.monotonic() > self.deadline:
+            self.left_out.part("the guards as the person set them (changed tests)")
             return []
         last = self.timeline.last
         final = {name: result for (name, index, select), result in self.checks.results.items()
@@ -467,7 +484,9 @@ class Pipeline:
     def _final_findings(self) -> tuple[list[dict[str, Any]], list[tuple[Finding, str | None]]]:
         checks, findings = [], []
         for check, guard in (self.contract.all_checks() if self.contract else []):  # guards first, then checks
-            result = self.check_at(check, self.timeline.last)
+            result = self._final_run(check, guard)
+            if result is None:
+                continue
             self.log.emit("check", name=check.name, passed=result.passed, exit_code=result.exit_code,
                           seconds=round(result.seconds, 3), state=self.timeline.last)
             checks.append({"name": check.name, "kind": "guard" if guard else "check", "passed": result.passed,
@@ -481,6 +500,25 @@ class Pipeline:
                           line=finding.line)
         self._group_failing_tests([finding for finding, _ in findings])
         return checks, findings
+
+    def _final_run(self, check: Any, guard: bool) -> Any:
+        """The check on the final state within what is left of the budget (never more than its own
+        timeout); None when the budget left it no time or cut it: left out, not a failure."""
+        kind = "guard" if guard else "check"
+        chosen = self.checks.selections.get(check.name)
+        tests = list(chosen.why) if chosen is not None else None  # the tests this run was to run, when known
+        left = leftout.remaining(self.deadline)
+        if left <= 0:
+            self.left_out.check(check.name, kind, "was not run (no time was left)", tests)
+            return None
+        if left >= check.timeout:
+            return self.check_at(check, self.timeline.last)
+        result = self.check_at(check.model_copy(update={"timeout": left}), self.timeline.last)
+        if not result.timed_out or _hung(check, left):
+            return result
+        self.checks.results.pop((check.name, self.timeline.last, ()), None)  # a cut run answers nothing
+        self.left_out.check(check.name, kind, f"was cut at {left:.0f} s, before it finished", tests)
+        return None
 
     def _group_failing_tests(self, findings: list[Finding]) -> None:
         """The failing tests of each check are bisected together (statechecks.StateChecks.selection)."""
@@ -638,6 +676,13 @@ def _answer(result) -> tuple[bool, frozenset[str]]:
 
 def _said(result) -> str:
     return "pass" if result.passed else f"fail, {len(result.findings)} finding(s)"
+
+
+def _hung(check: Any, ran_s: float) -> bool:
+    """Whether a run cut after `ran_s` seconds ran far past the check's whole run at its probe (twice
+    it and 10 s more): then it hangs (the work's doing), a timed-out finding, not a budget's cut."""
+    probe = getattr(check, "probe", None)
+    return probe is not None and not probe.timed_out and ran_s > 2 * probe.seconds + 10
 
 
 def _epoch(iso: str) -> float:
@@ -804,7 +849,7 @@ def feedback_text(blocking: list[dict[str, Any]], round_number: int, rounds: int
             lines.append(_trim(f"- [{item['id']}] {where} ({_origin(item, guard)}) {what}"))
     if len(shown) < len(blocking):
         lines.append(f"- … and {len(blocking) - len(shown)} more (same checks)")
-    lines += [_trim(f"- {line}") for line in waiting]
+    lines += [_trim(f"- {line}", TEST_LINE_WIDTH * 2) for line in waiting]
     if not_yours:  # another session's or the person's: never the agent's to fix or undo
         lines.append(_trim(f"- Not yours, leave them as they are (the person is told): {not_yours}.", TEST_LINE_WIDTH * 2))
     if together or any(item.get("test") for item in shown):
@@ -866,6 +911,24 @@ def waiting_lines(report: dict[str, Any], mine: list[dict[str, Any]]) -> list[st
     if rejected:
         lines.append(f"the person rejected your change to the contract ({_asked(rejected)}): theirs stands")
     return lines
+
+
+def budget_lines(report: dict[str, Any]) -> list[str]:
+    """The agent's line about what the time budget left out (it runs at the next Stop)."""
+    left = report.get("left_out")
+    return [left["sentence"]] if left else []
+
+
+def with_left_out(message: str | None, report: dict[str, Any]) -> str | None:
+    """The person's message, with the guards still being probed and what the budget left out."""
+    said = [text for text in (leftout.pending_sentence(report.get("pending_guards") or []),
+                              (report.get("left_out") or {}).get("sentence")) if text]
+    if not said:
+        return message
+    extra = "; ".join(said)
+    if message:
+        return f"{message} Also: {extra}."
+    return f"vacant: {extra}. See `vacant report {report['run']}`."
 
 
 def _asked(items: list[dict[str, Any]]) -> str:
@@ -980,7 +1043,7 @@ def _conclude(root: Path, run_dir: Path, log: StepLog, pipeline: Pipeline, repor
     if (blocking or problem) and used < rounds:
         used += 1
         state["rounds"][round_key] = used
-        feedback = feedback_text(blocking, used, rounds, guards, problem, waiting_lines(report, mine),
+        feedback = feedback_text(blocking, used, rounds, guards, problem, waiting_lines(report, mine) + budget_lines(report),
                                  not_yours=others.sentence(workspace, for_agent=True) if workspace else None)
         log.emit("feedback", text=feedback, round=used, rounds=rounds, agent_id=agent_id)
     elif blocking or problem:
@@ -992,6 +1055,8 @@ def _conclude(root: Path, run_dir: Path, log: StepLog, pipeline: Pipeline, repor
                                                     "(env/gap/record, or changes waiting on the person)")
     elif elsewhere:
         system_message = f"vacant: this run's checks pass on its own work, but {elsewhere}. See `vacant report {report['run']}`."
+    if feedback is None:
+        system_message = with_left_out(system_message, report)
     report.update(round=used, rounds=rounds, decision="block" if feedback else "stop", agent_id=agent_id)
     for item in report["findings"]:
         log.emit("attribution", finding=item["id"], level=item["level"], step=item["step"],

@@ -31,6 +31,10 @@ def render_report(report: dict[str, Any]) -> str:
     lines += [f"  {line}" for line in time_lines(report)]
     if report.get("contract_error"):
         lines.append(f"  contract error: {report['contract_error']['message']} (nothing was verified)")
+    for pending in report.get("pending_guards") or []:
+        lines.append(f"  guard {pending['name']} was not run at this Stop: {pending['why']}")
+    if report.get("left_out"):
+        lines.append(f"  left out: {report['left_out']['sentence']}")
     walled = report.get("walled") or {}
     if walled.get("walled") is False:
         lines.append(f"  warning: the checks ran unwalled, as the person ({walled.get('why')}): code the agent "

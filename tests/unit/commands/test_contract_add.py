@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 from vacant.core.exitcodes import Exit
 
@@ -51,14 +52,6 @@ def carrying(token: str) -> list[int]:
                 continue
     return found
 
-
-def wait_for(condition, seconds: float = 20.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.mark.slow

@@ -102,6 +102,8 @@ ALLOWED: dict[str, str] = {
     "timed_out": "true or false",
     "env": "the name of a missing tool",
     "broken": "why the probe was red for the wrong reason (added with --allow-broken; docs/CONTRACT.md)",
+    "background": "true when a guard's probe ran in a process of its own (`vacant contract add --keep`), which may "
+                  "finish after the command returned: the guard counts from `at` (docs/CONTRACT.md)",
     "stop": "a table [stop] with rounds and budget_s",
     "rounds": f"an integer from 0 (never block, report only) to {MAX_ROUNDS} (default 3)",
     "budget_s": f"a number of seconds greater than 0 and at most {MAX_BUDGET_S:g} (default 300)",
@@ -142,6 +144,7 @@ class Probe(_Strict):
     timed_out: bool = False
     env: str | None = None
     broken: str | None = None
+    background: bool = False  # probed in a detached process (it may end after `contract add`): counts from `at`
 
 
 def _one_line(value: str) -> str:

@@ -19,6 +19,9 @@ The file is appended to (its comments kept), validated before it lands, written 
 from __future__ import annotations
 
 import shlex
+import shutil
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -29,12 +32,15 @@ from pydantic import (
     ValidationError,
 )
 
+from vacant.core import children
 from vacant.core.atomic import atomic_write
+from vacant.policy.contract import background
 from vacant.policy.contract.checks import CommandResult, Site, missing_tool, run_command, site_for
 from vacant.policy.contract.contract import (
     CONTRACT_FILE,
     DEFAULT_TIMEOUT_S,
     GREEN_FIRST,
+    MAX_TIMEOUT_S,
     MULTILINE,
     PROBE_CAP_S,
     Check,
@@ -47,6 +53,7 @@ from vacant.policy.contract.contract import (
     parse_contract,
 )
 from vacant.policy.contract.probe_reasons import MISSING_CODE, Verdict, classify
+from vacant.policy.contract.runners import refused_options
 from vacant.policy.contract.wrappers import wrapper_note
 
 TAIL_LINES = 6  # lines of the probe's output shown with every outcome
@@ -130,6 +137,8 @@ def render_check(check: Check, guard: bool) -> str:
             parts.append(f"env = {_toml_string(probe.env)}")
         if probe.broken:
             parts.append(f"broken = {_toml_string(probe.broken)}")
+        if probe.background:
+            parts.append("background = true")
         lines.append("probe = { " + ", ".join(parts) + " }")
     return "\n".join(lines) + "\n"
 
@@ -159,36 +168,94 @@ def add_check(
     reason, append it (see the module docstring). The probe's evidence is stored with the check."""
     root = Path(root)
     guard = guard or precondition
+    check = _new_check(root, name, command, timeout, network)
+    cap = probe_cap_for(check, guard, probe_cap)
+    # behind the wall (the command may run code the agent wrote); an interrupt kills its group (core/children)
+    result = run_command(check.command, root, cap, root, site=site_for(root), network=check.network)
+    return settle(root, check, guard, cap, result, allow_broken)
+
+
+def _new_check(root: Path, name: str, command: str, timeout: float | None, network: bool) -> Check:
+    """The check as given, validated, its name free in vacant.toml."""
     if "\n" in command.strip() or "\r" in command.strip():
         raise CheckRefused(f"the command is more than one line: {MULTILINE}")
     check = _validated_check(name, command, timeout, network)
     contract = load_contract(root) or Contract()
     if check.name in contract.names():
         raise CheckRefused(f"a check named {check.name!r} already exists in {CONTRACT_FILE}: pick another name or edit the file")
-    cap = probe_cap_for(check, guard, probe_cap)
-    # behind the wall (the command may run code the agent wrote); an interrupt kills its group (core/children)
-    result = run_command(check.command, root, cap, root, site=site_for(root), network=check.network)
+    return check
+
+
+def settle(root: Path, check: Check, guard: bool, cap: float, result: CommandResult, allow_broken: bool,
+           background: bool = False) -> Added:
+    """Judge the probe's `result` (the right colour for the right reason) and append the check with
+    its evidence; a refusal raises CheckRefused and writes nothing."""
     at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     tool = missing_tool(result.exit_code, result.output, root)
     verdict = classify(result.exit_code, result.output, root, result.timed_out)
     added = Added(check, guard, env=f"env/{tool}" if tool else None, tail=last_lines(result.output), verdict=verdict)
     if result.timed_out:
-        raise CheckRefused(_with_tail(_too_slow(check, guard, cap, result), added.tail))
+        raise CheckRefused(_with_tail(_too_slow(check, guard, cap, result, background), added.tail))
     (_judge_guard if guard else _judge_acceptance)(added, result, allow_broken, root)
     note = wrapper_note(check.command, root)
     if note:
         added.warnings.append(note)
     check.probe = Probe(
         exit_code=result.exit_code, seconds=round(result.seconds, 3), at=at, timed_out=False, env=tool,
-        broken=verdict.reason if verdict is not None and verdict.broken else None,
+        broken=verdict.reason if verdict is not None and verdict.broken else None, background=background,
     )
     _append(root, check, guard)
     return added
 
 
-def _too_slow(check: Check, guard: bool, cap: float, result: CommandResult) -> str:
+def start_guard(root: Path, name: str, command: str, timeout: float | None = None, probe_cap: float | None = None,
+                allow_broken: bool = False, network: bool = False) -> background.ProbeRecord:
+    """Start a guard's probe in the background (vacant.policy.contract.background): validated and
+    its name claimed first; raises background.AlreadyProbing when one of that name runs."""
+    root = Path(root)
+    check = _new_check(root, name, command, timeout, network)
+    record = background.ProbeRecord(name=check.name, command=check.command, timeout=timeout, probe_cap=probe_cap,
+                                    network=check.network, allow_broken=allow_broken, started=time.time(),
+                                    bound=background.background_cap())  # read here: the child's environment is scrubbed
+    return background.start(root, record)
+
+
+def probe_in_background(root: Path, record: background.ProbeRecord, progress_dir: Path) -> background.ProbeRecord:
+    """The background probe itself (the detached process): the guard's command walled, under the
+    background cap (or the person's timeout or probe cap), its pytest progress written to
+    `progress_dir`; judged and added as in the foreground. Returns the record, ended."""
+    root = Path(root)
+    try:
+        with children.interruptible():  # `contract stop` (SIGTERM) kills the probe's group with it
+            check = _new_check(root, record.name, record.command, record.timeout, record.network)
+            cap = record.probe_cap or (check.timeout if record.timeout is not None else record.bound)
+            result = run_command(check.command, root, cap, root, site=site_for(root), network=check.network,
+                                 extra_env=background.progress_env(progress_dir), writable=(progress_dir,))
+            if refused_options(result.exit_code, result.output, background.PROGRESS_PLUGIN):
+                result = run_command(check.command, root, cap, root, site=site_for(root), network=check.network)
+            if record.timeout is None and result.seconds > check.timeout:
+                check.timeout = min(background.widened_timeout(result.seconds), MAX_TIMEOUT_S)
+            added = settle(root, check, True, cap, result, record.allow_broken, background=True)
+    except CheckRefused as refused:
+        record.state, record.message = background.REFUSED, str(refused)
+        return record
+    except children.Interrupted:
+        record.state, record.message = background.STOPPED, f"the probe of {record.name!r} was stopped; nothing was added"
+        return record
+    probe = check.probe
+    record.state, record.tail, record.warnings = background.ADDED, added.tail, added.warnings
+    record.seconds, record.exit_code = probe.seconds if probe else None, probe.exit_code if probe else None
+    record.message = (f"added guard {check.name!r} to {CONTRACT_FILE} (probe: exit {record.exit_code} in "
+                      f"{record.seconds or 0:.2f} s, in the background; timeout {check.timeout:g} s)")
+    return record
+
+
+def _too_slow(check: Check, guard: bool, cap: float, result: CommandResult, in_background: bool = False) -> str:
     kind = "guard" if guard else "check"
     advice = ("give the guard a larger cap with --timeout SECONDS (the Stop runs it under the same timeout)"
+              if guard and not in_background else
+              f"a background probe is bounded at {cap:g} s (a guard's --timeout or --probe-cap bounds it too): run "
+              "a part of the suite as the guard, or raise the bound with --probe-cap SECONDS"
               if guard else
               f"an acceptance check's probe is capped at {PROBE_CAP_S:g} s: run only what measures the work, "
               "pass --probe-cap SECONDS, or add a whole suite as a guard (--keep)")
@@ -288,3 +355,23 @@ def probe_vacuous(root: Path, cap: float = PROBE_CAP_S, site: Site | None = None
     with ThreadPoolExecutor(max_workers=min(8, len(contract.check))) as pool:
         verdicts = list(pool.map(green, contract.check))
     return [check.name for check, verdict in zip(contract.check, verdicts) if verdict]
+
+
+def run_detached(root: Path, name: str) -> None:
+    """The detached process (background.ENTRY): probe, judge and add, record how it ended."""
+    record = background.claimed(root, name)
+    if record is None:
+        return
+    directory = Path(tempfile.mkdtemp(prefix="vacant-progress-"))
+    record.progress_file = str(directory / "progress.json")
+    background.save(root, record)
+    try:
+        ended = probe_in_background(root, record, directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    current = background.load(root, name)
+    if current is not None and current.state == background.STOPPED:
+        return  # the person stopped it meanwhile: their word stands
+    ended.progress_file = None
+    ended.finished = time.time()
+    background.save(root, ended)

@@ -420,9 +420,9 @@ def _jest_selection(select: tuple[str, ...]) -> str:
     return " " + " ".join(words)
 
 
-def refused_options(exit_code: int | None, output: str) -> bool:
-    """pytest stopped on the options vacant added (its junitxml plugin is off, `-p` failed)."""
-    return exit_code == 4 and ("--junitxml" in output or "junit_family" in output or PLUGIN in output)
+def refused_options(exit_code: int | None, output: str, plugin: str = PLUGIN) -> bool:
+    """pytest stopped on the options vacant added (its junitxml plugin is off, `-p plugin` failed)."""
+    return exit_code == 4 and ("--junitxml" in output or "junit_family" in output or plugin in output)
 
 
 @dataclass
