@@ -44,6 +44,16 @@ def cline(workspace: Path, env: dict, state: Path, *args: str) -> subprocess.Com
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
 
 
+def hooked(workspace: Path, scratch, state: Path, base_url: str) -> dict:
+    """Cline pointed at the fake upstream, vacant's hooks installed: the environment to run it in."""
+    env = cline_env(scratch.home, scratch.vacant_home)
+    authed = cline(workspace, env, state, "auth", "-p", "openai-compatible", "-k", "sk-fake", "-b", base_url, "-m", MODEL)
+    assert authed.returncode == 0, authed.stderr
+    installed = vacant(["init", "--platform", "cline"], workspace, env)
+    assert installed.returncode == 0, installed.stderr
+    return env
+
+
 def wait_for_report(workspace: Path, seconds: float = 120) -> str:
     """TaskComplete runs detached: its report may be written after `cline` exits. The run's id."""
     end = time.monotonic() + seconds
@@ -71,12 +81,7 @@ def test_installed_hooks_record_report_and_abort_on_a_deny(plain_scratch):
         text("never reached"),
     ]
     with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
-        env = cline_env(scratch.home, scratch.vacant_home)
-        authed = cline(workspace, env, state, "auth", "-p", "openai-compatible", "-k", "sk-fake",
-                       "-b", upstream.base_url, "-m", MODEL)
-        assert authed.returncode == 0, authed.stderr
-        installed = vacant(["init", "--platform", "cline"], workspace, env)
-        assert installed.returncode == 0, installed.stderr
+        env = hooked(workspace, scratch, state, upstream.base_url)
         hooks = workspace / ".clinerules" / "hooks"
         assert "vacant-hook" in (hooks / "PreToolUse").read_text()
         assert vacant(["doctor", "--platform", "cline"], workspace, env).returncode == 0
@@ -125,11 +130,7 @@ def test_vacant_do_relaunches_the_task_with_the_feedback(plain_scratch):
         text("Fixed."),
     ]
     with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
-        env = cline_env(scratch.home, scratch.vacant_home)
-        authed = cline(workspace, env, state, "auth", "-p", "openai-compatible", "-k", "sk-fake",
-                       "-b", upstream.base_url, "-m", MODEL)
-        assert authed.returncode == 0, authed.stderr
-        assert vacant(["init", "--platform", "cline"], workspace, env).returncode == 0
+        env = hooked(workspace, scratch, state, upstream.base_url)
         flags = ["--config", str(state / "config"), "--data-dir", str(state / "data")]
         done = vacant_do(["--", str(cline_binary()), *flags, "--json", "set the rate in config.py"], workspace, env)
         requests = upstream.requests()
