@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from chat_harness import text, tool, vacant
 from codex_harness import BIN, FakeResponses, git_workspace
-from do_harness import FILES, log_of
+from do_harness import FEEDBACK, FILES, log_of, rounds, vacant_do
+from opencode_harness import chat_request_text
 from harness import AGENTS_BIN, MARK, agent_binary, marks
 
 from vacant.core.locations import state_dir
@@ -41,6 +42,16 @@ def cline(workspace: Path, env: dict, state: Path, *args: str) -> subprocess.Com
     flags = ["--config", str(state / "config"), "--data-dir", str(state / "data")]
     return subprocess.run([str(cline_binary()), *args[:1], *flags, *args[1:]], cwd=workspace, env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+
+
+def hooked(workspace: Path, scratch, state: Path, base_url: str) -> dict:
+    """Cline pointed at the fake upstream, vacant's hooks installed: the environment to run it in."""
+    env = cline_env(scratch.home, scratch.vacant_home)
+    authed = cline(workspace, env, state, "auth", "-p", "openai-compatible", "-k", "sk-fake", "-b", base_url, "-m", MODEL)
+    assert authed.returncode == 0, authed.stderr
+    installed = vacant(["init", "--platform", "cline"], workspace, env)
+    assert installed.returncode == 0, installed.stderr
+    return env
 
 
 def wait_for_report(workspace: Path, seconds: float = 120) -> str:
@@ -70,12 +81,7 @@ def test_installed_hooks_record_report_and_abort_on_a_deny(plain_scratch):
         text("never reached"),
     ]
     with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
-        env = cline_env(scratch.home, scratch.vacant_home)
-        authed = cline(workspace, env, state, "auth", "-p", "openai-compatible", "-k", "sk-fake",
-                       "-b", upstream.base_url, "-m", MODEL)
-        assert authed.returncode == 0, authed.stderr
-        installed = vacant(["init", "--platform", "cline"], workspace, env)
-        assert installed.returncode == 0, installed.stderr
+        env = hooked(workspace, scratch, state, upstream.base_url)
         hooks = workspace / ".clinerules" / "hooks"
         assert "vacant-hook" in (hooks / "PreToolUse").read_text()
         assert vacant(["doctor", "--platform", "cline"], workspace, env).returncode == 0
@@ -109,3 +115,40 @@ def test_installed_hooks_record_report_and_abort_on_a_deny(plain_scratch):
     assert removed.returncode == 0, removed.stderr
     assert not (workspace / ".clinerules").exists()
     assert not (state_dir(workspace) / "errors.log").exists()
+
+
+def test_vacant_do_relaunches_the_task_with_the_feedback(plain_scratch):
+    """Cline's Stop reports only and its task cannot be resumed headless: `vacant do`'s next round
+    is the same command with the feedback as its prompt, a new task in the same workspace."""
+    scratch = plain_scratch
+    workspace = git_workspace(scratch.path / "ws", FILES).resolve()
+    config, state = str(workspace / "config.py"), scratch.path / "cline"
+    turns = [
+        tool("editor", path=config, new_text="RATE = 0.09\n"),  # the planted error
+        text("Done."),
+        tool("editor", match=FEEDBACK, path=config, old_text="RATE = 0.09", new_text="RATE = 0.08"),
+        text("Fixed."),
+    ]
+    with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
+        env = hooked(workspace, scratch, state, upstream.base_url)
+        flags = ["--config", str(state / "config"), "--data-dir", str(state / "data")]
+        done = vacant_do(["--", str(cline_binary()), *flags, "--json", "set the rate in config.py"], workspace, env)
+        requests = upstream.requests()
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "round 2: green" in done.stderr, done.stderr
+    feedback = next(r for r in requests if FEEDBACK in chat_request_text(r))  # the second task's prompt
+    first_runs = sorted((state_dir(workspace) / "runs").glob("*/events.jsonl"), key=lambda p: p.stat().st_mtime)
+    assert len(first_runs) == 2, "each round is a task of its own"
+    first = [json.loads(line) for line in first_runs[0].read_text().splitlines()]
+    assert [(r["round"], r["decision"]) for r in first if r["type"] == "round"] == [(1, "continue")]
+    (finding,) = report_of(workspace, first_runs[0].parent.name)["findings"]
+    assert (finding["level"], finding["tool"]) == ("provable", "editor")
+    assert finding["id"] in chat_request_text(feedback)
+    assert rounds(log_of(workspace)) == [(2, "green")]
+    assert (workspace / "config.py").read_text() == "RATE = 0.08\n"
+    assert not (state_dir(workspace) / "errors.log").exists()
+
+
+def report_of(workspace: Path, run: str) -> dict:
+    return json.loads(subprocess.run([str(BIN / "vacant"), "report", "--json", run], cwd=workspace,
+                                     capture_output=True, text=True, check=True).stdout)

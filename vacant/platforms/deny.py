@@ -48,6 +48,9 @@ NAMES = {
     'pi': 'pi',
     'pi-coding-agent': 'pi',
     'cline': 'cline',
+    'droid': 'droid',
+    'factory': 'droid',
+    'factory-droid': 'droid',
     'command': 'command',
 }
 REPLIES = {
@@ -59,6 +62,7 @@ REPLIES = {
     'copilot': ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "@vacant-reason@"}}', 0),
     'pi': ('{"action": "deny", "reason": "@vacant-reason@"}', 0),
     'cline': ('{"cancel": true, "errorMessage": "@vacant-reason@"}', 0),
+    'droid': ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "@vacant-reason@"}}', 0),
     'command': None,
 }
 PRE_TOOL = {

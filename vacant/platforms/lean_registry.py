@@ -34,10 +34,13 @@ MODULES = {
     'pi': 'vacant.platforms.pi.platform',
     'pi-coding-agent': 'vacant.platforms.pi.platform',
     'cline': 'vacant.platforms.cline.platform',
+    'droid': 'vacant.platforms.droid',
+    'factory': 'vacant.platforms.droid',
+    'factory-droid': 'vacant.platforms.droid',
     'command': 'vacant.platforms.command',
 }
-NAMES = ('claude', 'cline', 'codex', 'command', 'copilot', 'gemini', 'opencode', 'pi', 'qwen')
-PROJECT_DIR_ENV = {'claude': ('CLAUDE_PROJECT_DIR',), 'claude-code': ('CLAUDE_PROJECT_DIR',), 'qwen': ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'qwen-code': ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'gemini': ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'gemini-cli': ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'copilot': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'copilot-cli': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'github-copilot': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR')}
+NAMES = ('claude', 'cline', 'codex', 'command', 'copilot', 'droid', 'gemini', 'opencode', 'pi', 'qwen')
+PROJECT_DIR_ENV = {'claude': ('CLAUDE_PROJECT_DIR',), 'claude-code': ('CLAUDE_PROJECT_DIR',), 'qwen': ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'qwen-code': ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'gemini': ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'gemini-cli': ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'copilot': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'copilot-cli': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'github-copilot': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'droid': ('FACTORY_PROJECT_DIR', 'DROID_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'factory': ('FACTORY_PROJECT_DIR', 'DROID_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'factory-droid': ('FACTORY_PROJECT_DIR', 'DROID_PROJECT_DIR', 'CLAUDE_PROJECT_DIR')}
 FACTS = (
     ('claude-code', 'anthropic', ('.claude/settings.json', '.claude/settings.local.json'), ('.claude/settings.json',)),
     ('codex', 'openai', ('.codex/hooks.json', '.codex/config.toml'), ('.codex/hooks.json', '.codex/config.toml')),
@@ -47,6 +50,7 @@ FACTS = (
     ('copilot-cli', None, ('.github/hooks/vacant.json', '.github/copilot/settings.json', '.github/copilot/settings.local.json'), ('.copilot/hooks/vacant.json', '.copilot/settings.json', '.copilot/config.json')),
     ('pi', None, ('.pi/extensions',), ('.pi/agent/extensions',)),
     ('cline', None, ('.clinerules/hooks',), ()),
+    ('factory-droid', None, ('.factory/settings.json', '.factory/hooks.json'), ('.factory/settings.json', '.factory/hooks.json')),
     ('command', None, (), ()),
 )
 # END generated

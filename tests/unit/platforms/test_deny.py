@@ -57,7 +57,7 @@ BUILT_BY_VACANT: dict[str, Callable[[Path, Path], bytes]] = {"opencode": opencod
 
 
 def claude_dialect(stdout: str, code: int, scratch: Path) -> str:
-    """Claude Code, Codex, Qwen (qwen.py) and Copilot with Claude's names (copilot.py): exit 0 and
+    """Claude Code, Codex, Qwen (qwen.py), Droid (droid.py) and Copilot with Claude's names (copilot.py): exit 0 and
     `hookSpecificOutput.permissionDecision: "deny"` on stdout; exit 1 or a crash runs the tool."""
     assert code == 0, code
     out = json.loads(stdout)["hookSpecificOutput"]
@@ -105,6 +105,7 @@ def cline_cancel(stdout: str, code: int, scratch: Path) -> str:
 
 OBEYS: dict[str, Callable[[str, int, Path], str]] = {
     "claude": claude_dialect, "codex": claude_dialect, "qwen": claude_dialect, "copilot": claude_dialect,
+    "droid": claude_dialect,
     "gemini": gemini_deny, "opencode": opencode_throws, "pi": pi_blocks,
     "cline": cline_cancel,
 }

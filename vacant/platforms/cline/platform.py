@@ -37,7 +37,7 @@ from pathlib import Path
 from vacant.core.atomic import atomic_write
 from vacant.core.calls import HookCall, Read, Response
 from vacant.platforms.base import Diagnosis, PlatformBase, diagnosis, read_file_bytes
-from vacant.platforms.driver import DoError, Driver
+from vacant.platforms.driver import DoError, Driver, parse_args, without
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
 if TYPE_CHECKING:
@@ -257,15 +257,25 @@ def _record_path(directory: Path) -> Path:
 
 class ClineDriver(Driver):
     """Cline loads hooks only from files: `vacant do` needs `vacant init --platform cline` first
-    (`--hooks-dir DIR` was measured to load no hook file). Cline cannot be continued headless
-    (measured): `vacant do` reports at the end."""
+    (`--hooks-dir DIR` was measured to load no hook file). Its Stop reports only and `--id` did not
+    resume a task headless (measured), so a round after the first re-launches the task: the same
+    command line with the feedback as its prompt, in the same workspace (a new task, a new run)."""
 
     platform = "cline"
+    can_continue = True
+    VALUE = {"--auto-approve", "-c", "--cwd", "--compaction", "--id", "-P", "--provider", "-k", "--key", "-m",
+             "--model", "-s", "--system", "-t", "--timeout", "--config", "--data-dir", "--hooks-dir"}
+    OPTIONAL = {"--thinking", "--retries"}
 
     def prepare(self) -> None:
         if not any(p.is_file() and MARK in p.read_text(errors="replace") for p in PLATFORM.files(self.root)):
             raise DoError("Cline loads hooks only from files (its --hooks-dir loads none): run "
                           "`vacant init --platform cline` first, then `vacant do -- cline …`")
+
+    def resume(self, session: str, feedback: str) -> list[str]:
+        """The task again with the feedback as its prompt (`--id` would name the finished task)."""
+        parsed = parse_args(self.argv[1:], self.VALUE, optional=self.OPTIONAL)
+        return [self.argv[0], *without(parsed, {"--id"}), feedback]
 
 
 Cline.driver = ClineDriver
