@@ -39,13 +39,17 @@ Stdlib only (hot path).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from vacant.core.calls import HookCall, Read, Response
-from vacant.platforms import settings_file
-from vacant.platforms.base import Diagnosis, PlatformBase, advice, diagnosis, edit_intent, render_hook_json
+from vacant.core.calls import HookCall, Read
+from vacant.core.lazyre import Lazy
+from vacant.platforms.base import Diagnosis, advice, edit_intent
+from vacant.platforms.dialect import ClaudeDialect
 from vacant.platforms.driver import DoError, Driver, parse_args, without
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any  # a payload is JSON: each field is read with a check of its type
 
 EVENT_KINDS = {
     "SessionStart": "session_start",
@@ -63,11 +67,11 @@ SHELL_TOOL = "Execute"
 FILE_TOOLS = ("Create", "Edit")
 READ_ONLY_TOOLS = frozenset({"Read", "LS", "Grep", "Glob", "ToolSearch", "Skill", "TaskOutput", "WebSearch",
                              "FetchUrl", "TodoWrite"})
-EXIT_CODE = re.compile(r"\[Process exited with code (\d+)\]")
+EXIT_CODE = Lazy(r"\[Process exited with code (\d+)\]")
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 
 
-def _transcript_calls(path: object) -> tuple[list[dict], dict[str, dict], str | None]:
+def _transcript_calls(path: object) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], str | None]:
     """The transcript's tool calls in order, the results by call id, and the last model id."""
     from vacant.core import leanjson as json
     from vacant.core.safeio import read_capped
@@ -76,8 +80,8 @@ def _transcript_calls(path: object) -> tuple[list[dict], dict[str, dict], str | 
         raw = read_capped(str(path), MAX_TRANSCRIPT_BYTES) if isinstance(path, str) and path else None
     except (OSError, ValueError):
         raw = None
-    calls: list[dict] = []
-    results: dict[str, dict] = {}
+    calls: list[dict[str, Any]] = []
+    results: dict[str, dict[str, Any]] = {}
     model = None
     for line in (raw or b"").splitlines():
         if b'"tool_use"' not in line and b'"tool_result"' not in line:
@@ -114,7 +118,7 @@ def _exit_code(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _scope(tool: str, data: dict) -> list[str] | None:
+def _scope(tool: str, data: dict[str, Any]) -> list[str] | None:
     if tool in FILE_TOOLS:
         path = data.get("file_path")
         return [path] if isinstance(path, str) else None
@@ -123,7 +127,7 @@ def _scope(tool: str, data: dict) -> list[str] | None:
     return None  # Execute, Task and unknown tools may touch anything
 
 
-def _reads(tool: str, data: dict, text: str) -> list[Read]:
+def _reads(tool: str, data: dict[str, Any], text: str) -> list[Read]:
     if tool == "Read":
         whole = data.get("offset") is None and data.get("limit") is None
         return [Read("file", str(data.get("file_path", "")), text if whole else None)]
@@ -137,8 +141,9 @@ def _reads(tool: str, data: dict, text: str) -> list[Read]:
     return []
 
 
-class Droid(PlatformBase):
+class Droid(ClaudeDialect):
     name = "droid"
+    display = "Droid"
     cell_platform = "factory-droid"
     aliases = ("factory", "factory-droid")
     program = "droid"
@@ -148,27 +153,20 @@ class Droid(PlatformBase):
     project_dir_env = ("FACTORY_PROJECT_DIR", "DROID_PROJECT_DIR", "CLAUDE_PROJECT_DIR")
     settings_in_workspace = (".factory/settings.json", ".factory/hooks.json")
     settings_in_home = (".factory/settings.json", ".factory/hooks.json")
+    workspace_file = home_file = ".factory/settings.json"
     scopes = ("project", "user")
+    matcher_events = TOOL_EVENTS
+    timeouts = TIMEOUTS
+    default_timeout = DEFAULT_TIMEOUT
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
         return [binary, "exec", "--auto", "high", *(["-m", model] if model else []), *extra, prompt]
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall:
-        event = str(payload.get("hook_event_name", ""))
-        kind = EVENT_KINDS.get(event, "ignore")
-        root = self.project_dir(env) or payload.get("cwd") or "."
-        call = HookCall(kind=kind, session_id=str(payload.get("session_id") or "unknown"), workspace=Path(str(root)),
-                        transcript_path=payload.get("transcript_path"), source=payload.get("source"),
-                        stop_hook_active=bool(payload.get("stop_hook_active")), reason=payload.get("reason"))
-        if kind == "prompt":
-            call.reads = [Read("prompt", "user", str(payload.get("prompt", "")))]
-        elif kind in ("tool_pre", "tool_post"):
-            self._tool(call, payload)
-        return call
-
-    def _tool(self, call: HookCall, payload: dict) -> None:
+    def parse_tool(self, call: HookCall, payload: dict[str, Any], env: dict[str, str]) -> None:
+        """No tool-call id in the payload: the key from the transcript (see the module's facts);
+        the outcome of a command from its exit line."""
         call.tool = str(payload.get("tool_name", ""))
         call.tool_input = payload.get("tool_input")
         data = call.tool_input if isinstance(call.tool_input, dict) else {}
@@ -203,7 +201,7 @@ class Droid(PlatformBase):
         return done
 
     @staticmethod
-    def intent(tool: str, tool_input: object) -> tuple[str | None, dict]:
+    def intent(tool: str, tool_input: object) -> tuple[str | None, dict[str, object]]:
         """Droid's tools as the core's tool kinds (vacant/core/calls.py TOOL_KINDS)."""
         data = tool_input if isinstance(tool_input, dict) else {}
         if tool == SHELL_TOOL:
@@ -219,67 +217,11 @@ class Droid(PlatformBase):
             return "read", {"path": data.get("directory_path") or data.get("path") or data.get("folder")}
         return None, {}
 
-    # -- responses ---------------------------------------------------------------------------
+    # -- doctor ------------------------------------------------------------------------------
 
-    def render(self, call: HookCall, response: Response) -> tuple[str, int]:
-        return render_hook_json(call, response)  # Droid reads Claude's JSON contract (measured)
-
-    # -- installation ------------------------------------------------------------------------
-
-    def files(self, root: Path) -> list[Path]:
-        return [self.settings_path(root, scope) for scope in self.scopes]
-
-    def settings_path(self, root: Path, scope: str) -> Path:
-        if scope in ("project", "local"):
-            return Path(root) / ".factory" / "settings.json"
-        if scope == "user":
-            return Path.home() / ".factory" / "settings.json"
-        raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
-
-    def hooks_block(self, command: str) -> dict[str, list]:
-        block: dict[str, list] = {}
-        for event in EVENT_KINDS:
-            group: dict[str, object] = {"hooks": [{"type": "command", "command": command,
-                                                   "timeout": TIMEOUTS.get(event, DEFAULT_TIMEOUT)}]}
-            if event in TOOL_EVENTS:
-                group["matcher"] = "*"
-            block[event] = [group]
-        return block
-
-    def install(self, root: Path, scope: str, hook_command: str) -> Path:
-        from vacant.platforms.qwen import validate_settings  # the same Claude-shaped schema
-
-        path = self.settings_path(root, scope)
-        settings_file.install(path, self.hooks_block(hook_command), validate_settings)
-        return path
-
-    def uninstall(self, root: Path, scope: str) -> Path | None:
-        path = self.settings_path(root, scope)
-        return path if settings_file.uninstall(path) else None
-
-    def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
-        from vacant.core import leanjson as json
-        from vacant.platforms.qwen import validate_settings
-
-        report: list[Diagnosis] = []
-        installed = False
-        for scope in self.scopes:
-            path = self.settings_path(root, scope)
-            if not path.exists():
-                continue
-            try:
-                settings = json.loads(path.read_text())
-            except ValueError as error:
-                report.append(diagnosis(str(path), False, f"not valid JSON ({error}): Droid loads no hook from it"))
-                continue
-            problems = validate_settings(settings) if isinstance(settings, dict) else ["not a JSON object"]
-            report.append(diagnosis(str(path), not problems, "; ".join(problems) or "valid hook schema"))
-            installed |= isinstance(settings, dict) and settings_file.count_ours(settings) > 0
-        report.append(diagnosis("hooks installed", installed,
-                                "vacant's hooks are installed" if installed else "run `vacant init --platform droid`"))
-        report.append(advice("autonomy", "`droid exec` without --auto runs read-only: edits and commands are refused "
-                             "before any hook; give --auto low|medium|high"))
-        return report
+    def advice_lines(self, root: Path, installed_in: list[str]) -> list[Diagnosis]:
+        return [advice("autonomy", "`droid exec` without --auto runs read-only: edits and commands are refused "
+                       "before any hook; give --auto low|medium|high")]
 
 
 # -- `vacant do` ----------------------------------------------------------------------------------
@@ -312,6 +254,8 @@ class DroidDriver(Driver):
 
 
 def _ours(path: Path) -> bool:
+    from vacant.platforms import settings_file  # `vacant do` only: off the hot path
+
     try:
         return settings_file.MARK in path.read_text(errors="replace")
     except OSError:
