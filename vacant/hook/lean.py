@@ -173,7 +173,8 @@ class HotModules:
 
     HEADER_BYTES = 8  # vacant.hook.bundle.HEADER_BYTES
 
-    def __init__(self, fd: int, index: dict, base: int, size: int, prefix: str) -> None:
+    def __init__(self, fd: int, index: "dict[str, tuple[bool, str, int, int, int, int]]", base: int, size: int,
+                 prefix: str) -> None:
         self.fd, self.index, self.base, self.size, self.prefix = fd, index, base, size, prefix
         self.spec_type = sys.modules["_frozen_importlib"].ModuleSpec
 
