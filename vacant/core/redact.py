@@ -28,7 +28,7 @@ from vacant.core.secret_patterns import (
     MORE_KEYWORDS,
 )
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     import re  # at run time, imported where a pattern is made (vacant/core/lazyre.py says why)
 

@@ -35,7 +35,7 @@ import posix
 import sys
 import time
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: builtins only at this module's top
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import ModuleType

@@ -24,7 +24,7 @@ from vacant.core.errlog import log_error
 from vacant.core.trustenv import budget, scrub
 from vacant.hook.call import answering, decided_read, fail_closed, look_up, root_of
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     import signal  # the stubs (the C module has none)
     from types import FrameType
