@@ -24,14 +24,14 @@ Kept where they are, each saving at least 0.5 ms of a hook call, and saying so w
 they are used by modules below the hook path (core, store, policy), which must not import this
 package:
 - vacant/core/leanjson.py: `json.loads`/`dumps` through `_json`; `import json` loads re, enum,
-  functools and collections: 13-15 ms CPU of each call answered in-process at load 18 (none on a
+  functools and collections: 12-16 ms CPU of each call answered in-process at load 18 (none on a
   shell call's Pre, which loads re for shlex anyway).
 - vacant/core/leanstd.py: namedtuple, contextmanager, ExitStack, a bounded cache without
   collections, functools and contextlib: about 5 ms of every call answered in-process.
 - vacant/core/lazyre.py: patterns compiled on first use, and `re` imported then: about 30 ms of
   a Read call that compiles none of the gate's patterns, 4 ms for `re` and its enum.
 - `TYPE_CHECKING = False` in place of `typing.TYPE_CHECKING` in the hot modules: importing typing
-  costs about 3-5 ms of each call on an unloaded machine, 15-19 ms CPU at load 18; a test
+  costs about 3-5 ms of each call on an unloaded machine, 15-21 ms CPU at load 18; a test
   (tests/unit/hook/test_entry.py) keeps typing off the hook path.
 
 Where they are (audited 2026-12-07 against what Claude's Read, Write, Edit and Bash calls, a
