@@ -7,7 +7,7 @@ every group is split across the workers without a word, and a fixture a group sh
 one recorded run) is built once per worker instead of once. This plugin adds the suffix the way
 pytest 9 stores it, after xdist's own hook, and only where it is missing (with a pytest whose
 `_nodeid` still works, xdist's suffix is already there and nothing changes).
-tests/unit/test_suite_groups.py runs a generated suite under `-n 2` to show the groups hold."""
+tests/unit/suite/test_suite_groups.py runs a generated suite under `-n 2` to show the groups hold."""
 
 from __future__ import annotations
 

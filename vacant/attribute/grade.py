@@ -2,7 +2,7 @@
 
 The Stop pipeline's attribution (vacant/attribute/attribution.py) gathers the facts (the flip, who
 owned the change, the reads that held the wrong value); this module decides. Nothing here reads a file or a log, so
-every combination of inputs is unit-tested (tests/unit/test_grade.py).
+every combination of inputs is unit-tested (tests/unit/attribute/test_grade.py).
 
 Precedence, first match wins (a later rule only speaks when no earlier one did):
 

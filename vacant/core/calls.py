@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from vacant.core.leanstd import namedtuple
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

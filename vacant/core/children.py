@@ -19,7 +19,7 @@ import os
 import sys
 from vacant.core.leanstd import contextmanager
 
-TYPE_CHECKING = False  # not typing's: the hot path never imports typing (nor subprocess, until it spawns)
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import Iterator
     import signal as _signal  # the stubs (the C module has none)

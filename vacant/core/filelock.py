@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from vacant.core.leanstd import contextmanager
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

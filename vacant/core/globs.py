@@ -11,7 +11,7 @@ Stdlib only (the hook reads `[store] exclude` on its hot path).
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     import re  # at run time, imported where a pattern is made (vacant/core/lazyre.py says why)
 

@@ -12,7 +12,7 @@ names at import are here as plain ints (`re`'s own values: a test holds them equ
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Iterator

@@ -14,7 +14,7 @@ ValueError) with `json`'s message; and an interpreter without `_json`.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the hot path never imports typing
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -22,7 +22,7 @@ holds each to the standard library's own as the oracle on generated uses
 import sys
 from _collections import _tuplegetter  # type: ignore[import-not-found]  # built in, no stub
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any, TypeVar

@@ -24,7 +24,7 @@ from vacant.core.keys import canonical, sign, verify_signature
 from vacant.core.locations import user_config_dir, workspace_key
 from vacant.core import tally
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: 15 ms CPU of a gated ACT call (hook/lean.py)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -26,7 +26,7 @@ fail open): a payload whose cwd is `/etc` never creates state for `/etc`.
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 import os
 import stat
 import time
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from vacant.core.sha import sha256
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from typing import Any
 

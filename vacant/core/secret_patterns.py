@@ -1,6 +1,6 @@
 """The secret patterns redaction uses: detect-secrets' plugin patterns, copied verbatim, plus the
 token formats it has no plugin for. Stdlib only (hot path): detect-secrets itself is never
-imported here; tests/unit/test_secrets.py fails when this copy drifts from the installed
+imported here; tests/unit/core/test_secrets.py fails when this copy drifts from the installed
 detect-secrets (the `secrets` extra) and uses detect-secrets as an oracle on generated secrets.
 
 Each entry: (name, pattern, flags, group). `group` 0 redacts the whole match; a positive group
@@ -18,7 +18,7 @@ _I = IGNORECASE
 # plugin class name -> its `denylist` patterns (pattern, flags), exactly as detect-secrets has them.
 # Left out: IPPublicDetector (an address is not a secret), the entropy and keyword plugins (below,
 # in code), and PrivateKeyDetector's markers (a whole key block is redacted, begin to end).
-DETECT_SECRETS: dict[str, tuple[tuple[str, int], ...]] = {  # written by the generator in tests/unit/test_secrets.py
+DETECT_SECRETS: dict[str, tuple[tuple[str, int], ...]] = {  # written by the generator in tests/unit/core/test_secrets.py
     'AWSKeyDetector': (
         ('(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}', 0),
         ('aws.{0,20}?(?:key|pwd|pw|password|pass|token).{0,20}?[\\\'\\"]([0-9a-zA-Z/+]{40})[\\\'\\"]', _I),

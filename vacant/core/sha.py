@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-TYPE_CHECKING = False  # not typing's: the hot path never imports typing
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from hashlib import sha256
 else:

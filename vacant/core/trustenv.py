@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
     from vacant.core.docgen import GeneratedDoc

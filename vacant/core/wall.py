@@ -28,7 +28,7 @@ from pathlib import Path
 from vacant.core.locations import state_dir, user_config_dir, user_data_dir
 from vacant.core.platform_facts import settings_paths
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 

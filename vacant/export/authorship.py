@@ -14,6 +14,7 @@ skips the file, with the reason).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from vacant.core.linecarry import Carried, Origins, line_item, text_lines
 from vacant.export.model import Change, RunModel
@@ -81,7 +82,7 @@ def _changes_in_order(model: RunModel) -> list[tuple[int, Change]]:
     return sorted(items, key=lambda item: item[1].seq)
 
 
-def _text(store: ObjectStore, entry: tuple | list | None) -> tuple[bytes | None, str | None]:
+def _text(store: ObjectStore, entry: tuple[Any, ...] | list[Any] | None) -> tuple[bytes | None, str | None]:
     if not entry or entry[0] != "f":
         return None, None
     if not store.has(entry[3]):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ class Change:
     added: tuple[str, ...]
     changed: tuple[str, ...]
     removed: tuple[str, ...]
-    entries: dict[str, tuple] = field(default_factory=dict, compare=False)  # added/changed path -> manifest entry
+    entries: dict[str, tuple[Any, ...]] = field(default_factory=dict, compare=False)  # added/changed path -> manifest entry
 
 
 @dataclass
@@ -228,7 +229,7 @@ def _agents(view: RunView, calls: dict[int, ToolCall], run_start: float, last_ts
     return agents
 
 
-def _open_agent_calls(view: RunView):
+def _open_agent_calls(view: RunView) -> Callable[[int, str], int | None]:
     """seq -> the latest Agent/Task call open at that point (not the sub-agent's own)."""
     spans: list[tuple[int, int, int, str]] = []  # (start seq, end seq, step, agent key)
     starts = {r["step"]: r["seq"] for r in view.of_type("step_start")}

@@ -102,7 +102,7 @@ class _Spans:
         self.model = model
         run = model.run
 
-        class FixedIds(otel.IdGenerator):  # type: ignore[misc, valid-type, name-defined]
+        class FixedIds(otel.IdGenerator):  # type: ignore[misc, name-defined]
             next_span = 1
 
             def generate_trace_id(self) -> int:

@@ -37,6 +37,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from vacant.core.atomic import atomic_write
 from vacant.platforms.lean_registry import MODULES as PLATFORM_MODULES
@@ -71,6 +72,17 @@ HOT_MODULES: tuple[str, ...] = tuple(dict.fromkeys((
     *sorted({prefix for module in PLATFORM_MODULES.values()
              for prefix in (module.rpartition(".")[0], module) if prefix != "vacant.platforms"}),
 )))
+
+
+class Entry(NamedTuple):
+    """One module as the bundle holds it: its source as read before it was compiled, and its code
+    (None: an extension module, loaded from its own file)."""
+
+    is_package: bool
+    source: str
+    size: int
+    mtime_ns: int
+    code: bytes | None
 
 
 def package_root() -> Path:
@@ -110,7 +122,7 @@ def locate(root: Path, module: str) -> tuple[Path, bool, bool] | None:
     return Path(spec.origin), spec.submodule_search_locations is not None, spec.origin.endswith(tuple(EXTENSION_SUFFIXES))
 
 
-def _entry(path: Path, is_package: bool, extension: bool, now: float) -> tuple | None:
+def _entry(path: Path, is_package: bool, extension: bool, now: float) -> Entry | None:
     """The bundle's entry for one file: None when it is racy (written within RACY_S of `now`) or
     changed while it was compiled. An extension module's has no code (None): it is loaded from its
     file, and the bundle spares it only the search for it."""
@@ -126,26 +138,25 @@ def _entry(path: Path, is_package: bool, extension: bool, now: float) -> tuple |
     after = os.stat(path)
     if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         return None
-    return is_package, str(path), before.st_size, before.st_mtime_ns, code
+    return Entry(is_package, str(path), before.st_size, before.st_mtime_ns, code)
 
 
-def pack(built: dict[str, tuple]) -> bytes:
-    """The bundle's bytes for `built` ({module: (is_package, file, size, mtime_ns, code or None)});
-    an extension module (code None) has the offset -1."""
-    index: dict[str, tuple] = {}
+def pack(built: dict[str, Entry]) -> bytes:
+    """The bundle's bytes for `built`; an extension module (code None) has the offset -1."""
+    index: dict[str, tuple[bool, str, int, int, int, int]] = {}
     offset = 0
     for module, (is_package, source, size, mtime_ns, code) in built.items():
         index[module] = (is_package, source, size, mtime_ns, -1 if code is None else offset, len(code or b""))
         offset += len(code or b"")
     packed = marshal.dumps((FORMAT, _magic(), index))
-    codes = b"".join(entry[4] or b"" for entry in built.values())
+    codes = b"".join(entry.code or b"" for entry in built.values())
     return len(packed).to_bytes(HEADER_BYTES, "little") + packed + codes
 
 
-def entries(root: Path, modules: tuple[str, ...] = HOT_MODULES, now: float | None = None) -> dict[str, tuple]:
+def entries(root: Path, modules: tuple[str, ...] = HOT_MODULES, now: float | None = None) -> dict[str, Entry]:
     """The entries of `modules`: those with a file that is not racy at `now`."""
     now = time.time() if now is None else now
-    built: dict[str, tuple] = {}
+    built: dict[str, Entry] = {}
     for module in modules:
         found = locate(root, module)
         if found is None:
@@ -162,8 +173,8 @@ def _magic() -> bytes:
     return MAGIC_NUMBER
 
 
-def read(path: Path) -> dict[str, tuple] | None:
-    """The bundle's entries ({module: (is_package, source, size, mtime_ns, code)}), None when it is
+def read(path: Path) -> dict[str, Entry] | None:
+    """The bundle's entries, None when it is
     missing, unreadable, cut short or of another format or interpreter."""
     try:
         data = path.read_bytes()
@@ -175,23 +186,22 @@ def read(path: Path) -> dict[str, tuple] | None:
             and isinstance(held[2], dict)):
         return None
     base = HEADER_BYTES + length
-    built = {}
+    built: dict[str, Entry] = {}
     for module, (is_package, source, size, mtime_ns, offset, count) in held[2].items():
         code = None if offset < 0 else data[base + offset:base + offset + count]
         if code is not None and len(code) != count:
             return None
-        built[module] = (is_package, source, size, mtime_ns, code)
+        built[module] = Entry(is_package, source, size, mtime_ns, code)
     return built
 
 
-def current(entry: tuple) -> bool:
+def current(entry: Entry) -> bool:
     """The entry's source still has the size and mtime it was compiled at."""
-    _is_package, source, size, mtime_ns, _code = entry
     try:
-        status = os.stat(source)
+        status = os.stat(entry.source)
     except OSError:
         return False
-    return (status.st_size, status.st_mtime_ns) == (size, mtime_ns)
+    return (status.st_size, status.st_mtime_ns) == (entry.size, entry.mtime_ns)
 
 
 def fresh(root: Path, modules: tuple[str, ...] = HOT_MODULES) -> bool:

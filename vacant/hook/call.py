@@ -16,7 +16,7 @@ Stdlib + xxhash only at import (the hook's hot path; the Stop pipeline and the p
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 import os
 from pathlib import Path
 
@@ -28,10 +28,26 @@ from vacant.core.trustenv import PEER_PID_ENV, do_verified
 from vacant.platforms.lean_registry import load, project_dir
 from vacant.record.recorder import DO_ENV, Recorder
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
     from contextlib import AbstractContextManager
+    from typing import Protocol
+
+    class Answerer(Protocol):
+        """What a call needs of its platform: any registered platform (vacant/platforms) is one."""
+
+        @property
+        def stop_rounds(self) -> int | None: ...
+
+        def parse(self, payload: dict[str, object], env: dict[str, str]) -> HookCall: ...
+
+        def render(self, call: HookCall, response: Response) -> tuple[str, int]: ...
+
+    class Scanner(Protocol):
+        """The daemon's watched scanner (vacant/daemon/scanner.py), as far as a call uses it."""
+
+        state: Path
 
 INSTALL_GONE = ("Not run: vacant is installed in {root} (the install registry outside the workspace says so) but "
                 "{what}, so nothing can be recorded or gated. Nothing has been done: tell the person to run "
@@ -59,13 +75,13 @@ class Served:
     its own threads queue on (a call waits there, not in the workspace lock's polling back-off).
     `scanner`: the daemon's watched one (vacant/daemon/scanner.py), which knows its state directory."""
 
-    def __init__(self, root: Path, scanner, serial: "AbstractContextManager") -> None:
+    def __init__(self, root: Path, scanner: Scanner, serial: AbstractContextManager[object]) -> None:
         self.root = Path(root)
         self.scanner = scanner
         self.serial = serial
 
 
-def parse_call(platform_name: str, raw: bytes, env: dict[str, str]):
+def parse_call(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[Answerer, HookCall]:
     """The platform and its normalised call for one raw payload (raises on a malformed one)."""
     platform = load(platform_name)
     payload = json.loads(raw or b"{}")
@@ -99,7 +115,8 @@ def fail_closed(platform_name: str, raw: bytes, error: BaseException, env: dict[
     if denied is None:
         return None
     try:
-        return load(platform_name).render(call, denied)
+        platform: Answerer = load(platform_name)
+        return platform.render(call, denied)
     except BaseException:  # noqa: BLE001 - the platform cannot render: the table holds its deny
         from vacant.platforms import deny
 
@@ -114,6 +131,7 @@ def _deny_if_act(call: HookCall, reason: str) -> Response | None:
     from vacant.policy.gate.gate import classify
     from vacant.policy.gate.rules import Verdict, load_policy
 
+    verdict: Verdict | None
     try:
         verdict = classify(call.workspace, call, load_policy(call.workspace))
     except Exception:  # noqa: BLE001
@@ -125,10 +143,13 @@ def _deny_if_act(call: HookCall, reason: str) -> Response | None:
     return Response("deny", FAILED_ACT.format(error=reason))
 
 
+DECIDED_READ = "vacant_read_call"  # the mark `_answer` leaves on an error it judged READ
+
+
 def decided_read(error: BaseException) -> bool:
     """`fail_closed` already judged the call this error came from and let it through: the caller
     fails open on it, without judging the raw payload again."""
-    return getattr(error, "vacant_read_call", False)
+    return bool(getattr(error, DECIDED_READ, False))
 
 
 # -- the call ----------------------------------------------------------------------------------
@@ -141,7 +162,7 @@ class Found:
 
     __slots__ = ("answer", "call", "platform", "platform_name", "raw", "unsealed", "workspace")
 
-    def __init__(self, platform_name: str, raw: bytes, platform: object = None, call: HookCall | None = None,
+    def __init__(self, platform_name: str, raw: bytes, platform: Answerer | None = None, call: HookCall | None = None,
                  workspace: Workspace | None = None, answer: tuple[str, int] | None = None,
                  unsealed: str | None = None) -> None:
         self.platform_name, self.raw, self.platform, self.call = platform_name, raw, platform, call
@@ -177,8 +198,8 @@ def look_up(platform_name: str, raw: bytes, env: dict[str, str], served: Served 
         return Found(platform_name, raw, platform, call, answer=platform.render(call, Response()))
     if isinstance(where, str):  # installed, but its state is gone: the gate fails closed
         log_error(served.root if served else None, f"vacant-hook {platform_name}: {where}")
-        denied = Response("deny", where) if call.kind == "tool_pre" else Response()
-        return Found(platform_name, raw, platform, call, answer=platform.render(call, denied))
+        gone = Response("deny", where) if call.kind == "tool_pre" else Response()
+        return Found(platform_name, raw, platform, call, answer=platform.render(call, gone))
     call.workspace = where.root
     unsealed = wall_changed(where) if call.kind in SEALED_AT else None
     if unsealed:
@@ -254,6 +275,8 @@ def run(platform_name: str, raw: bytes, env: dict[str, str]) -> tuple[str, int]:
 
 def _answer(found: Found, env: dict[str, str], served: Served | None, held: ExitStack) -> tuple[str, int]:
     call, platform, workspace = found.call, found.platform, found.workspace
+    if call is None or platform is None or workspace is None:  # look_up leaves no answer only with all three
+        raise ValueError(f"a {found.platform_name} call with neither an answer nor what answering it needs")
     try:
         recorder = _recorder(call, platform, workspace, served)
         response = held.enter_context(recorder.recording(call))
@@ -261,15 +284,16 @@ def _answer(found: Found, env: dict[str, str], served: Served | None, held: Exit
             held.close()  # in-process the answer waits for the save; a Stop's pipeline runs outside the lock
         if call.kind in STOPS:
             response = stop_pipeline(recorder, call, env)
-            lost = recorder.losswatch.losses if recorder.losswatch is not None else []
-            if lost:  # the Stop says every loss of the record to the person, each time
-                response = told(response, recorder.losswatch.said(lost))
+            watch = recorder.losswatch
+            lost = watch.losses if watch is not None else []
+            if watch is not None and lost:  # the Stop says every loss of the record to the person, each time
+                response = told(response, watch.said(lost))
         if found.unsealed:
             response = told(response, f"vacant: {found.unsealed}")
     except BaseException as error:  # the recorder fails open, the gate fails closed
         denied = fail_closed(found.platform_name, found.raw, error, env, call)
         if denied is None:
-            error.vacant_read_call = True  # decided READ: the caller fails open on it (decided_read)
+            setattr(error, DECIDED_READ, True)  # decided READ: the caller fails open on it (decided_read)
             raise
         log_error(Path(call.workspace), f"vacant-hook {found.platform_name}: {type(error).__name__}: {error} "
                                         "(the call was denied: it may be ACT)")
@@ -302,7 +326,7 @@ def _workspace(call: HookCall, served: Served | None) -> Workspace | str | None:
     return None if gone is None else INSTALL_GONE.format(root=gone[0], what=gone[1])
 
 
-def _recorder(call: HookCall, platform, workspace: Workspace, served: Served | None) -> Recorder:
+def _recorder(call: HookCall, platform: Answerer, workspace: Workspace, served: Served | None) -> Recorder:
     if served is None:  # the state directory this call found: the gate may take it as it is
         return Recorder(workspace.root, call.session_id, platform, start_probe=start_probe,
                         state=prepare_state_dir(workspace.root, workspace.state), state_found_now=True)
@@ -318,7 +342,7 @@ def start_probe(root: Path, run_dir: Path) -> None:
     baseline_probe.start(root, run_dir)
 
 
-def stop_pipeline(recorder: Recorder, call: HookCall, env: dict[str, str] | None = None) -> Response:
+def stop_pipeline(recorder: Recorder, call: HookCall, env: Mapping[str, str] | None = None) -> Response:
     """Stop / SubagentStop: run the attribution pipeline and answer with its feedback."""
     env = os.environ if env is None else env
     if call.kind == "stop" and do_verified(env.get(DO_ENV), recorder.state_dir, _hook_pid(env)):
@@ -341,7 +365,7 @@ def root_of(platform_name: str, env: dict[str, str]) -> Path | None:
     return Path(named) if named else None
 
 
-def _hook_pid(env) -> int:
+def _hook_pid(env: Mapping[str, str]) -> int:
     """The hook process: the daemon's peer (SO_PEERCRED, set by the daemon), else this process."""
     try:
         return int(env.get(PEER_PID_ENV) or os.getpid())

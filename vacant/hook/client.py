@@ -35,6 +35,19 @@ import posix
 import sys
 import time
 
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import ModuleType
+    from typing import Protocol
+
+    class DenyTable(Protocol):
+        """vacant/platforms/deny.py, as `last_resort` uses it (the module is one)."""
+
+        def last_resort(self, platform: str, raw: bytes, error: BaseException) -> tuple[str, int] | None: ...
+
+        def write(self, answer: tuple[str, int] | None) -> int: ...
+
 TOOL_CEILING_S = 40.0  # the whole call, daemon and fallback: well below the platforms' 60 s
 STOP_CEILING_S = 570.0  # below the 600 s Stop timeout `vacant init` writes
 SPAWN_GRACE_S = 10.0  # vacant.hook.paths.SPAWN_GRACE_S (a test holds them equal)
@@ -142,11 +155,13 @@ def data_dir() -> str:
 
 
 def _sha256_hex(data: bytes) -> str:
-    if sys.version_info >= (3, 12):  # asked by version: a missing module costs a search of sys.path
-        import _sha2 as module
+    if TYPE_CHECKING:  # the C modules have no stubs: hashlib's is the same function
+        from hashlib import sha256
+    elif sys.version_info >= (3, 12):  # asked by version: a missing module costs a search of sys.path
+        from _sha2 import sha256
     else:
-        import _sha256 as module
-    return module.sha256(data).hexdigest()
+        from _sha256 import sha256
+    return sha256(data).hexdigest()
 
 
 def external_state(directory: str) -> str:
@@ -181,7 +196,7 @@ def git_state(directory: str) -> str | None:
     return f"{target if target.startswith('/') else f'{directory}/{target}'}/vacant"
 
 
-def state_candidates(directory: str):
+def state_candidates(directory: str) -> "Iterator[str]":
     """Where `directory`'s state directory may be, most likely first (the slow path knows for
     sure); lazily, so a git workspace never hashes its path."""
     git = git_state(directory)
@@ -271,8 +286,8 @@ def exchange(sock_path: str, secret: bytes, target: bytes, envb: bytes, raw: byt
                 raise ValueError("no answer line")
             data += chunk
             head, newline, body = data.partition(b"\n")
-        status, code, length, mac = head.split()
-        status, code, length = int(status), int(code), int(length)
+        status_field, code_field, length_field, mac = head.split()
+        status, code, length = int(status_field), int(code_field), int(length_field)
         while len(body) < length:
             chunk = conn.recv(1 << 16)
             if not chunk:
@@ -300,7 +315,8 @@ def _exchange(found: tuple[str, str, bytes], platform: str, raw: bytes, env: dic
 NO_DAEMON = ("", -1)  # a sentinel: nobody listening (distinct from an answer or a failed one)
 
 
-def _try(project: str | None, platform: str, raw: bytes, env: dict[str, str], timeout: float):
+def _try(project: str | None, platform: str, raw: bytes, env: dict[str, str],
+         timeout: float) -> "tuple[str, int] | None":
     found = find(project or posix.getcwd(), walk_up=not project)
     if found is None and project and coming_up(next(state_candidates(real_directory(project)))):
         return NO_DAEMON  # one is starting and has named no socket yet: the package need not look
@@ -331,7 +347,7 @@ def _find_slow(project: str | None) -> tuple[str, str, bytes] | None:
     return (directory, found[0], found[1]) if found else None
 
 
-def ask_daemon(platform: str, raw: bytes, env: dict[str, str], deadline: float):
+def ask_daemon(platform: str, raw: bytes, env: dict[str, str], deadline: float) -> "tuple[str, int] | None":
     """The daemon's answer; None when it cannot give one; NO_DAEMON when none runs (no pointer, or
     a stale one whose socket refuses). On None or NO_DAEMON the caller answers in-process, and on
     NO_DAEMON it then starts a daemon (`start_daemon`): after its answer, so that the daemon's
@@ -490,12 +506,15 @@ def last_resort(raw: bytes, error: BaseException, platform: str = "") -> int:
     return table.write(answer)
 
 
-def deny_table():  # type: ignore[no-untyped-def]  # the module, loaded by its path
+def deny_table() -> "DenyTable":
     """vacant/platforms/deny.py as a top-level module, imported from its own directory (as the
     launcher imports this one): nothing else is imported from there, and it imports nothing."""
     sys.path.insert(0, f"{__file__.rpartition('/')[0].rpartition('/')[0]}/platforms")
     try:
-        import deny
+        if TYPE_CHECKING:  # the same file, as the type checker knows it
+            from vacant.platforms import deny
+        else:
+            import deny
     finally:
         del sys.path[0]
     return deny
@@ -531,7 +550,7 @@ def slow_imports() -> None:
     _sibling("lean").switch_on(_package_root)
 
 
-def _sibling(name: str):  # type: ignore[no-untyped-def]  # the module, loaded by its path
+def _sibling(name: str) -> "ModuleType":
     """vacant/hook/<name>.py as a top-level module, imported from this file's directory, as the
     launcher imports this one (the package may not be importable yet)."""
     if name in sys.modules:

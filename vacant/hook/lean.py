@@ -24,14 +24,26 @@ Kept where they are, each saving at least 0.5 ms of a hook call, and saying so w
 they are used by modules below the hook path (core, store, policy), which must not import this
 package:
 - vacant/core/leanjson.py: `json.loads`/`dumps` through `_json`; `import json` loads re, enum,
-  functools and collections, a few ms of every call.
+  functools and collections: 12-16 ms CPU of each call answered in-process at load 18 (none on a
+  shell call's Pre, which loads re for shlex anyway).
 - vacant/core/leanstd.py: namedtuple, contextmanager, ExitStack, a bounded cache without
   collections, functools and contextlib: about 5 ms of every call answered in-process.
 - vacant/core/lazyre.py: patterns compiled on first use, and `re` imported then: about 30 ms of
   a Read call that compiles none of the gate's patterns, 4 ms for `re` and its enum.
 - `TYPE_CHECKING = False` in place of `typing.TYPE_CHECKING` in the hot modules: importing typing
-  costs about 3-5 ms (unloaded machine) of each call; a test (tests/unit/hook/test_entry.py)
-  keeps typing off the hook path.
+  costs about 3-5 ms of each call on an unloaded machine, 15-21 ms CPU at load 18; a test
+  (tests/unit/hook/test_entry.py) keeps typing off the hook path.
+
+Where they are (audited 2026-12-07 against what Claude's Read, Write, Edit and Bash calls, a
+gated `git push` and a WebFetch import when answered in-process): `TYPE_CHECKING = False` in 25
+modules and `leanjson as json` in 17, each imported by such a call (vacant/core/ledger.py by a
+gated ACT call only), so each is kept, with a comment naming its saving; but for two that no
+hook call imports, vacant/platforms/settings_file.py (install) and claude_transcript.py (read at
+Stop), whose `leanjson` is to become `import json` with the platforms' strict pass. The
+savings were measured by bench/bench_fallback.py --against a copy of the tree with `from typing
+import TYPE_CHECKING` (resp. `import json`) in their place, interleaved in one run (bench/
+README.md). Below the hook path nothing needs them: a module no hook call imports imports
+normally.
 """
 
 import posix
@@ -173,7 +185,8 @@ class HotModules:
 
     HEADER_BYTES = 8  # vacant.hook.bundle.HEADER_BYTES
 
-    def __init__(self, fd: int, index: dict, base: int, size: int, prefix: str) -> None:
+    def __init__(self, fd: int, index: "dict[str, tuple[bool, str, int, int, int, int]]", base: int, size: int,
+                 prefix: str) -> None:
         self.fd, self.index, self.base, self.size, self.prefix = fd, index, base, size, prefix
         self.spec_type = sys.modules["_frozen_importlib"].ModuleSpec
 

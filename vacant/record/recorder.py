@@ -7,7 +7,7 @@ agents) is read and written under the same lock. Stdlib + xxhash only (hot path)
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 import os
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from vacant.store.states import open_scanner, save_manifest
 from vacant.core.filelock import file_lock
 from vacant.store.steplog import StepLog
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from collections.abc import Callable, Iterator

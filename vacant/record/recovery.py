@@ -11,7 +11,7 @@ Stdlib only (hot path): the common case reads the log's `head` file only.
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 import os
 
 from vacant.core import events

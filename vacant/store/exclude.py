@@ -21,7 +21,7 @@ from pathlib import Path
 from vacant.core.globs import glob_regex as _glob_regex
 from vacant.core.globs import normal_glob
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     import re  # at run time, imported where a pattern is made (vacant/core/lazyre.py says why)
 

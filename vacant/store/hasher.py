@@ -18,7 +18,7 @@ Stdlib + xxhash on the hot path.
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 import os
 import stat
 import sys
@@ -32,7 +32,7 @@ from vacant.core.safeio import open_regular
 from vacant.store import exclude
 from vacant.store.objects import ObjectStore, hash_bytes, hash_file
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any

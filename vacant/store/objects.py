@@ -9,14 +9,14 @@ into place, so a reader never sees half of one. Stdlib + xxhash only (hot path).
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 import os
 from pathlib import Path
 
 from vacant.core.leanstd import contextmanager
 from vacant.core.safeio import open_regular
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -7,7 +7,7 @@ inside the live workspace: reconstruction never touches a user's files.
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 import os
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from vacant.core.locations import ensure_state_dir
 from vacant.store.hasher import Entry, Index, Scanner
 from vacant.store.objects import ObjectStore
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, for mypy, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any

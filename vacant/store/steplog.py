@@ -9,7 +9,7 @@ cut off the end. Stdlib only (hot path).
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 import os
 import time
 from pathlib import Path
@@ -21,7 +21,7 @@ from vacant.core import children, events
 from vacant.core.filelock import file_lock
 from vacant.core.redact import redact
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 

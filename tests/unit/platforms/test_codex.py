@@ -211,7 +211,7 @@ def test_settled_needs_the_completion_and_the_output_the_model_got(tmp_path):
 
 def test_file_reads_never_carry_the_commands_output(tmp_path):
     """Every file a command read is reported without bytes (the recorder resolves them from the
-    recorded state: tests/unit/test_attribution_classes.py); the output is the command's own read."""
+    recorded state: tests/unit/attribute/test_attribution_classes.py); the output is the command's own read."""
     (tmp_path / "one.txt").write_text("one\n")
     item = {"cwd": f"file://{tmp_path}", "aggregated_output": "one\ntwo\n", "parsed_cmd": [
         {"type": "read", "path": "one.txt"}, {"type": "read", "path": "two.txt"},

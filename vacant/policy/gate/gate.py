@@ -13,7 +13,7 @@ saying why. Stdlib + xxhash only (hot path); `tomllib` is imported only when `va
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 import os
 from pathlib import Path
 
@@ -48,7 +48,7 @@ from vacant.policy.gate.writes import (
 )
 from vacant.core.lazyre import MULTILINE, Lazy
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the hook path
+TYPE_CHECKING = False  # typing's, without importing typing: that costs each hook call 15 ms CPU (hook/lean.py)
 if TYPE_CHECKING:
     from vacant.policy.gate.shellscan import ShellScan
 

@@ -6,7 +6,7 @@ only when `vacant.toml` has a `[gate]` table that is not in the parse cache.
 
 from __future__ import annotations
 
-from vacant.core import leanjson as json  # json without `import json` (hot path)
+from vacant.core import leanjson as json  # not `import json`: 13 ms CPU of each hook call (vacant/hook/lean.py)
 from pathlib import Path
 
 from vacant.core.leanstd import namedtuple

@@ -34,7 +34,7 @@ from vacant.store.states import save_manifest, store_for
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SCHEMA = json.loads((REPO / "fixtures" / "agent-trace" / "trace-record.schema.json").read_text())
 TOML = """[[check]]
 name = "rate"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 LOCKS = [FIXTURES / "agents" / "package-lock.json", FIXTURES / "runners" / "package-lock.json"]
 
 

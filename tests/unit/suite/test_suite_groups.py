@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
+PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 
 pytestmark = pytest.mark.slow  # a pytest run of its own with two workers
 

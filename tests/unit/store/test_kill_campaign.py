@@ -51,7 +51,7 @@ from vacant.hook.paths import daemon_dir, info
 from vacant.platforms.settings_file import hook_command
 from vacant.store.steplog import StepLog, verify
 
-PAYLOADS = Path(__file__).resolve().parents[2] / "fixtures" / "payloads" / "claude-code-hook_payloads.json"
+PAYLOADS = Path(__file__).resolve().parents[3] / "fixtures" / "payloads" / "claude-code-hook_payloads.json"
 SESSION = "kill-campaign"
 WRITER = [sys.executable, "-I", "-m", "vacant.hook.entry", "claude"]
 

@@ -12,7 +12,7 @@ import pytest
 
 from vacant.core import keys
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 pytestmark = pytest.mark.usefixtures("isolated_home")

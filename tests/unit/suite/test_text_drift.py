@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PATH = re.compile(r"(?<![\w./-])vacant/[\w./-]*\w")
 MODULE = re.compile(r"(?<![\w./-])vacant(?:\.[a-z_][a-z0-9_]*)+")
 FILE_SUFFIXES = {"toml", "js", "json", "invalid"}  # vacant.toml, the OpenCode plugin file, a test host

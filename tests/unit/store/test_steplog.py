@@ -18,7 +18,7 @@ import pytest
 from vacant.core import events
 from vacant.store.steplog import GENESIS, StepLog, chain_hash, verify
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def child_env() -> dict[str, str]:

@@ -297,7 +297,7 @@ LIMIT_FORMS = [
 def test_interpreter_forms_are_a_documented_limit(guarded_ws, trust_tally, command):
     rules = held(guarded_ws, command)
     trust_tally("1 record-delete forms held", True if rules else None)  # None: a documented limit
-    assert "code run by an interpreter" in (Path(__file__).resolve().parents[2] / "docs" / "TRUST.md").read_text().lower()
+    assert "code run by an interpreter" in (Path(__file__).resolve().parents[4] / "docs" / "TRUST.md").read_text().lower()
 
 
 def test_a_workspace_that_becomes_a_git_repository_keeps_its_record(tmp_path, trust_tally):

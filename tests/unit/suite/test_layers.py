@@ -10,7 +10,7 @@ from pathlib import Path
 import grimp
 import tomllib
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _layers() -> list[str]:

@@ -1,5 +1,5 @@
 """A test module that imports another by its bare name gets the first one on sys.path: with two
-test modules of that name (tests/unit/test_do.py, tests/e2e/test_do.py), which one depends on the
+test modules of that name (tests/unit/do/test_do.py, tests/e2e/test_do.py), which one depends on the
 order pytest loaded the directories' conftests in, and `pytest tests/e2e/test_opencode.py
 tests/unit/...` failed to collect. Shared helpers live in modules of their own (*_harness.py); a
 test module imported by name must have a name no other module under tests/ has."""
@@ -10,7 +10,7 @@ import ast
 import collections
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]
 
 
 def test_every_module_imported_by_bare_name_has_one_file_of_that_name():
