@@ -10,7 +10,7 @@ from typing import Any, Optional
 import typer
 
 from vacant.attribute import others, recordaudit
-from vacant.attribute.stop import time_lines
+from vacant.attribute.timesplit import time_lines
 from vacant.commands.common import print_json, workspace
 from vacant.core.cells import shown
 from vacant.core.locations import WorkspaceError, resolve_run

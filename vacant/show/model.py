@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import others
-from vacant.attribute.stop import read_coverage, time_lines
+from vacant.attribute.stop import read_coverage
+from vacant.attribute.timesplit import time_lines
 from vacant.core import levels
 from vacant.core.findings import split_lines
 from vacant.core.locations import WorkspaceError
