@@ -42,7 +42,7 @@ STOP_KINDS = ("stop", "subagent_stop")
 DENIED = ("Not run: vacant could not answer this tool call ({error}), so it cannot tell whether it acts beyond "
           "the work. Nothing has been done. This is vacant's own error, not yours: tell the person.")
 
-SdkCallback = Callable[[dict[str, Any], "str | None", Any], Awaitable[dict[str, Any]]]
+SdkCallback = Callable[[Any, "str | None", Any], Awaitable[Any]]  # the SDK types its inputs and outputs as TypedDicts
 
 
 def events() -> tuple[str, ...]:
@@ -74,8 +74,8 @@ class Answerer:
         self.serial = threading.Lock()
 
     def callback(self, event: str) -> SdkCallback:
-        async def answer(input_data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
-            return await self.answer(event, input_data, tool_use_id)
+        async def answer(input_data: Any, tool_use_id: str | None, context: Any) -> Any:
+            return await self.answer(event, dict(input_data), tool_use_id)
 
         answer.__name__ = f"vacant_{event}"
         return answer
