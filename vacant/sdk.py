@@ -35,9 +35,10 @@ from vacant.core.trustenv import budget, scrub
 from vacant.hook.call import decided_read, fail_closed, run
 from vacant.hook.entry import DEFAULT_BUDGET_S, STOP_BUDGET_S
 from vacant.platforms.claude import DEFAULT_TIMEOUT, EVENT_KINDS, TIMEOUTS
+from vacant.platforms.claude import PLATFORM as CLAUDE
 
-PLATFORM = "claude"
-PROJECT_DIR_ENV = "CLAUDE_PROJECT_DIR"  # where Claude's platform module takes the workspace from
+PLATFORM = CLAUDE.name
+PROJECT_DIR_ENV = CLAUDE.project_dir_env[0]  # where Claude's platform module takes the workspace from
 STOP_KINDS = ("stop", "subagent_stop")
 DENIED = ("Not run: vacant could not answer this tool call ({error}), so it cannot tell whether it acts beyond "
           "the work. Nothing has been done. This is vacant's own error, not yours: tell the person.")
