@@ -80,7 +80,7 @@ def test_an_sdk_agent_is_recorded_gated_and_fed_back_in_one_query(tmp_path):
     with FakeUpstream({"turns": turns}, tmp_path / "upstream") as upstream:
         agent_env = {**claude_env(home, upstream.url), "VACANT_HOME": str(home / "vacant-data")}
         proc = subprocess.run([sys.executable, str(AGENT), str(ws), str(claude_binary()), "tidy calc.py"],
-                              cwd=ws, env=agent_env, capture_output=True, text=True, timeout=120)
+                              cwd=ws, env=agent_env, capture_output=True, text=True, timeout=300)
         requests = upstream.requests()
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
