@@ -85,6 +85,22 @@ def test_a_program_that_is_not_installed_is_added_with_its_env_warning(ws):
     assert code == Exit.OK and ", env/ruff" in out and "added broken" not in out
 
 
+@pytest.mark.slow
+def test_a_wrapper_vacant_cannot_read_is_added_with_one_sentence_saying_so(ws):
+    """`make test` whose recipe goes through a make variable: vacant cannot tell which runner it
+    calls, so the guard is added and `contract add` says, in one sentence on stderr, that it runs
+    whole and why; a plain recipe gets no such sentence."""
+    (ws / "Makefile").write_text(f"PY = {sys.executable}\n.PHONY: test\ntest:\n\t$(PY) -c pass\n")
+    code, out, err = run(ws, "contract", "add", "suite", "--keep", "--", "make", "-s", "test")
+    assert code == Exit.OK, err
+    [said] = [line for line in err.splitlines() if "make -s test" in line]
+    assert said.startswith("vacant: warning: `make -s test` runs whole") and said.count(". ") == 0
+    assert "make variables or functions ($)" in said and said.endswith("for a finding per test")
+    (ws / "Makefile").write_text(f".PHONY: check\ncheck:\n\t{sys.executable} -c pass\n")
+    code, out, err = run(ws, "contract", "add", "plain", "--keep", "--", "make", "-s", "check")
+    assert code == Exit.OK and "runs whole" not in err, err
+
+
 def test_the_refusal_of_a_passing_check_names_the_guard_in_one_sentence(ws):
     code, _, err = run(ws, "contract", "add", "ok", "--", "echo all good")
     assert code == Exit.USER_ERROR
