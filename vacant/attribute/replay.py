@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from vacant.store.objects import ObjectStore
 from vacant.store.run import RunView
-from vacant.store.states import Manifest, fold, load_manifest, materialize
+from vacant.store.reuse import ReusedDirectory
+from vacant.store.states import Manifest, fold, load_manifest
 
 
 @dataclass
@@ -63,7 +64,9 @@ class BudgetExceeded(Exception):
 
 @dataclass
 class Scratch:
-    """One scratch directory that moves between states; never the live workspace."""
+    """One scratch directory that moves between states, never the live workspace; what a check
+    run left in it (bytecode, caches, a file a test rewrote) is put back before each move
+    (vacant/store/reuse.py)."""
 
     timeline: Timeline
     store: ObjectStore
@@ -72,18 +75,25 @@ class Scratch:
     index: int | None = None  # the recorded state the directory holds (None: none, or a constructed one)
     unrestorable: dict[int, list[str]] = field(default_factory=dict)
     current: Manifest | None = None
+    reused: ReusedDirectory | None = None
+
+    def _move(self, manifest: Manifest) -> list[str]:
+        if self.reused is None:
+            self.reused = ReusedDirectory(self.directory, self.store, self.live)
+        missing = self.reused.holding(manifest)
+        self.current = manifest
+        return missing
 
     def at(self, index: int) -> Path:
-        if self.index != index or self.current is None:
-            missing = materialize(self.timeline.states[index], self.directory, self.store, self.current, live=self.live)
-            self.unrestorable[index] = missing
-            self.index, self.current = index, self.timeline.states[index]
+        """The directory holding recorded state `index` as it was recorded (a run since put back)."""
+        self.unrestorable[index] = self._move(self.timeline.states[index])
+        self.index = index
         return self.directory
 
     def holding(self, manifest: Manifest) -> Path:
         """The directory holding a constructed state (a counterfactual: some change undone)."""
-        materialize(manifest, self.directory, self.store, self.current, live=self.live)
-        self.index, self.current = None, manifest
+        self._move(manifest)
+        self.index = None
         return self.directory
 
 

@@ -20,13 +20,10 @@ run again as the person).
 from __future__ import annotations
 
 import dataclasses
-import os
 import shlex
-import stat
-import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from vacant.attribute.toolwrites import REDACTED
@@ -35,7 +32,8 @@ from vacant.core.levels import MAX_STEP_S, RERUN_CAP_S, RERUN_FACTOR, RERUN_MARG
 from vacant.policy.contract.checks import Site, run_command
 from vacant.store.objects import ObjectStore
 from vacant.store.run import Step
-from vacant.store.states import Manifest, entries_of, materialize, remove_path
+from vacant.store.reuse import ReusedDirectory
+from vacant.store.states import Manifest, entries_of
 
 OUTPUT_KEPT = 2000  # characters of the re-run's output kept in the evidence (its tail)
 
@@ -180,72 +178,11 @@ def rerun(command: str, step: Step, before: Manifest, own: Iterable[str], store:
                  entries_of(into, sorted(set(own)), store), result.output[-OUTPUT_KEPT:])
 
 
-@dataclass
-class Rebuilt:
+class Rebuilt(ReusedDirectory):
     """The re-runs' scratch directory: a recorded state rebuilt in it once, then put back after
-    each re-run from what the re-run changed on disk, found by lstat (a file's kind, inode,
-    size, mode, mtime and ctime: every write moves the ctime; a directory's kind and mode), not
-    rebuilt whole. Before a re-run starts, the file system's clock is past every time stamp the
-    directory holds, so no write can land in the same clock tick unseen."""
+    each re-run from what the re-run changed on disk (vacant/store/reuse.py)."""
 
-    directory: Path
-    store: ObjectStore
-    live: Path
-    state: Manifest | None = None
-    stamps: dict[str, tuple[int, ...]] = field(default_factory=dict)
-
-    def holding(self, state: Manifest) -> Path:
+    def holding(self, state: Manifest) -> Path:  # type: ignore[override]
         """The directory, holding exactly `state` (what the last re-run changed put back first)."""
-        if self.state is None:
-            materialize(state, self.directory, self.store, None, live=self.live)
-        else:
-            claimed = dict(self.state)
-            for rel in sorted(self._dirty(), key=lambda rel: rel.count("/")):
-                remove_path(self.directory / rel)
-                for known in [known for known in claimed if known == rel or known.startswith(rel + "/")]:
-                    del claimed[known]
-            materialize(state, self.directory, self.store, claimed, live=self.live)
-        self.state = state
-        self.stamps = stamps_of(self.directory)
-        clock_past(self.directory.parent, max((stamp[-1] for stamp in self.stamps.values()), default=0))
+        super().holding(state)
         return self.directory
-
-    def _dirty(self) -> set[str]:
-        now = stamps_of(self.directory)
-        return {rel for rel in set(now) | set(self.stamps) if now.get(rel) != self.stamps.get(rel)}
-
-
-def stamps_of(directory: Path) -> dict[str, tuple[int, ...]]:
-    """Every path under `directory`: (mode, inode, size, mtime, ctime) for a file or a link,
-    (mode, ctime 0) for a directory (its entries are stamped themselves)."""
-    found: dict[str, tuple[int, ...]] = {}
-    for top, dirs, files in os.walk(directory):
-        for name in (*dirs, *files):
-            path = os.path.join(top, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            rel = os.path.relpath(path, directory).replace(os.sep, "/")
-            if stat.S_ISDIR(st.st_mode):
-                found[rel] = (st.st_mode, 0)
-            else:
-                found[rel] = (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    return found
-
-
-def clock_past(where: Path, latest_ns: int, limit_s: float = 2.0) -> None:
-    """Wait until a file written in `where` gets a ctime later than `latest_ns` (the file
-    system's clock ticks coarsely: a write in the tick of the last stamp would keep its ctime)."""
-    deadline = time.monotonic() + limit_s
-    handle, probe = tempfile.mkstemp(prefix=".vacant-clock-", dir=where)
-    try:
-        while time.monotonic() < deadline:
-            os.write(handle, b".")
-            if os.fstat(handle).st_ctime_ns > latest_ns:
-                return
-            time.sleep(0.001)
-        raise RuntimeError(f"the file system's clock at {where} did not move past the rebuilt state's")
-    finally:
-        os.close(handle)
-        os.unlink(probe)

@@ -12,6 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from vacant.attribute.replay import Scratch
 from vacant.attribute.rerun import Rebuilt
 from vacant.store.objects import ObjectStore
 from vacant.store.states import Manifest, file_entry
@@ -89,4 +90,23 @@ def test_the_scratch_holds_exactly_each_state_asked_for(tmp_path_factory, runs):
         for doing, rel in command:  # at once: in the clock tick the state was written in, when the tick is coarse
             do(directory, doing, rel)
     directory = rebuilt.holding(manifest(runs[0][0], store))
+    assert held(directory) == expected(runs[0][0])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(runs=st.lists(st.tuples(states, doings), min_size=1, max_size=4))
+def test_the_checks_scratch_holds_exactly_each_state_asked_for(tmp_path_factory, runs):
+    """The same of the directory the Stop's checks run in (vacant/attribute/replay.py `Scratch`):
+    what a check run leaves there (bytecode, a cache, a file a test rewrote) is never part of the
+    next state it is moved to."""
+    base = tmp_path_factory.mktemp("scratch")
+    store = ObjectStore(base / "objects")
+    (base / "scratch").mkdir()
+    scratch = Scratch(None, store, base / "scratch", base / "live")  # type: ignore[arg-type] - no recorded states asked for
+    for files, command in runs:
+        directory = scratch.holding(manifest(files, store))
+        assert held(directory) == expected(files)
+        for doing, rel in command:
+            do(directory, doing, rel)
+    directory = scratch.holding(manifest(runs[0][0], store))
     assert held(directory) == expected(runs[0][0])

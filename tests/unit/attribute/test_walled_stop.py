@@ -125,15 +125,19 @@ def test_the_control_without_the_wall_steals_the_key(attack, monkeypatch):
 
 def test_the_checks_cache_is_writable_where_the_data_directory_is_read_only(tmp_path, monkeypatch, isolated_home):
     """vacant's data directory inside the workspace is read-only behind the wall; the checks' own
-    cache below it (GOCACHE, XDG_CACHE_HOME) stays writable, as a Go test needs."""
+    cache below it (GOCACHE, XDG_CACHE_HOME, and uv's and pip's even where the person's environment
+    names caches of theirs) stays writable, as a Go test or `uv run` needs."""
     from vacant.policy.contract.checks import run_command, site_for
 
     root = tmp_path / "ws"
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     monkeypatch.setenv("VACANT_HOME", str(root / ".vacant-data"))
+    for name in ("UV_CACHE_DIR", "PIP_CACHE_DIR"):  # the person's own: read-only behind the wall
+        monkeypatch.setenv(name, str(tmp_path / "person-cache" / name))
     mark_installed(root)
     site = site_for(root)
-    result = run_command('mkdir -p "$GOCACHE" && touch "$GOCACHE/x" && touch "$XDG_CACHE_HOME/y" && ! touch .vacant-data/z', root, 30, root,
+    result = run_command('mkdir -p "$GOCACHE" "$UV_CACHE_DIR" "$PIP_CACHE_DIR" && touch "$GOCACHE/x" "$UV_CACHE_DIR/x" '
+                         '"$PIP_CACHE_DIR/x" && touch "$XDG_CACHE_HOME/y" && ! touch .vacant-data/z', root, 30, root,
                          site=site)
     assert result.exit_code == 0, result.output

@@ -76,8 +76,11 @@ class Site:
         own builds would later trust."""
         if self.cache is None:
             return {}
+        # each tool's own variable too: one the person's environment sets wins over XDG_CACHE_HOME
         return {"XDG_CACHE_HOME": str(self.cache), "GOCACHE": str(self.cache / "go-build"),
-                "npm_config_cache": str(self.cache / "npm")}
+                "npm_config_cache": str(self.cache / "npm"), "UV_CACHE_DIR": str(self.cache / "uv"),
+                "PIP_CACHE_DIR": str(self.cache / "pip"), "YARN_CACHE_FOLDER": str(self.cache / "yarn"),
+                "PRE_COMMIT_HOME": str(self.cache / "pre-commit")}
 
     def seen_as(self, host_dir: Path) -> Path:
         """`host_dir` (the state's directory, or below it) as the command sees it."""
