@@ -350,6 +350,12 @@ def stop_pipeline(recorder: Recorder, call: HookCall, env: Mapping[str, str] | N
     from vacant.attribute.stop import (
         stop,  # imports pydantic: only at Stop, never on a tool call
     )
+    from vacant.platforms import git_exclude
+
+    try:  # a placeholder's path made for real since: git sees it again (never the Stop's failure)
+        git_exclude.refresh(recorder.root)
+    except Exception as error:  # noqa: BLE001 - recorder side: fail open
+        log_error(recorder.root, f"git exclude refresh: {type(error).__name__}: {error}")
 
     # a platform whose Stop cannot carry feedback to the model reports only (no round claimed)
     outcome = stop(recorder.root, recorder.log.run_dir, call.agent_id, rounds=recorder.platform.stop_rounds)

@@ -445,10 +445,10 @@ class Claude(ClaudeDialect):
         if unseen is not None:
             from vacant.platforms import git_exclude
 
-            git_exclude.install(root, self.name, unseen)
+            git_exclude.install(root, self.name, *unseen)
         return path
 
-    def unseen_by_git(self, root: Path, walled: bool, keep: Path) -> list[str]:
+    def unseen_by_git(self, root: Path, walled: bool, keep: Path) -> tuple[list[str], list[str]]:
         """The `.git/info/exclude` lines of an install (read before it writes anything): the local
         settings file (this machine's paths, the daemon's secret: never committed by a `git add -A`)
         and, walled, the sandbox's placeholders for the protected paths missing now, but `keep` (the
@@ -458,7 +458,7 @@ class Claude(ClaudeDialect):
         local = f"/{self.settings_path(Path(), 'local').as_posix()}"
         kept = f"/{self.settings_path(Path(), 'project').as_posix()}" if keep == self.settings_path(root, "project") else None
         placeholders = git_exclude.lines_for(root, self.sandbox_placeholders, self.sandbox_placeholder_dirs) if walled else []
-        return [local, *(line for line in placeholders if line not in (local, kept))]
+        return [local], [line for line in placeholders if line not in (local, kept)]
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
         from vacant.platforms import git_exclude, settings_file
@@ -633,7 +633,7 @@ class ClaudeDriver(Driver):
             from vacant.platforms import git_exclude
 
             # git add -A passes the sandbox's placeholders by, for this run (taken out at close)
-            git_exclude.install(self.root, "claude-do", git_exclude.lines_for(
+            git_exclude.install(self.root, "claude-do", [], git_exclude.lines_for(
                 self.root, Claude.sandbox_placeholders, Claude.sandbox_placeholder_dirs))
         self.settings = json.dumps(settings, separators=(",", ":"))
         self.session = parsed.value("--session-id") or parsed.value("-r", "--resume")

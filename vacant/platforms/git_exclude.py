@@ -11,16 +11,18 @@ committed: nothing the person or a collaborator sees in the tree changes.
 
 Only names missing at `vacant init` are excluded (an existing path is bound as it is, never
 replaced); a name that is a directory at init is left to git. A directory made later under a
-name excluded here is still seen (`!/<name>/`), a file is not (while vacant is installed: run
-`vacant init` again after making one). The lines are one marked block per platform; the file's bytes before
+name excluded here is still seen (`!/<name>/`); a file made under one is seen again from the next
+Stop, which drops the placeholder lines of paths made for real since (`refresh`: until then a
+`git status` leaves it out). The lines are one marked block per platform; the file's bytes before
 the first install are kept with vacant's install records, so that an uninstall with nothing else
-changed restores them byte for byte. Install-time only.
+changed restores them byte for byte. Install time and the Stop only.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 from pathlib import Path
 from typing import NamedTuple
@@ -103,13 +105,21 @@ def _write(path: Path, text: str) -> None:
     atomic_write(path, text.encode("utf-8", "surrogateescape"))
 
 
-def install(root: Path, owner: str, lines: list[str]) -> Path | None:
-    """Put `lines` into the clone's exclude file as `owner`'s block (a platform's: replacing its earlier one);
-    returns the file, or None where there is no git clone or nothing to exclude."""
+PLACEHOLDERS = "# the sandbox's placeholders: each line goes once its path is made for real\n"
+
+
+def install(root: Path, owner: str, lines: list[str], placeholders: list[str] | None = None) -> Path | None:
+    """Put `lines` (vacant's own files) and `placeholders` (a sandbox's, for paths missing now: each
+    dropped by `refresh` once made for real) into the clone's exclude file as `owner`'s block (a
+    platform's: replacing its earlier one); returns the file, or None where there is no git clone
+    or nothing to exclude."""
     clone = clone_of(root)
     if clone is None:
         return None
-    path, lines = clone.exclude, [_below(clone.prefix, line) for line in lines]
+    lines = [_below(clone.prefix, line) for line in lines]
+    if placeholders:
+        lines += [PLACEHOLDERS.rstrip("\n"), *(_below(clone.prefix, line) for line in placeholders)]
+    path = clone.exclude
     current = _read(path)
     base = strip(current or "", owner)
     record = _record(path, owner)
@@ -152,3 +162,39 @@ def uninstall(root: Path, owner: str) -> Path | None:
     else:
         _write(path, stripped)
     return path
+
+
+def refresh(root: Path) -> list[str]:
+    """Drop from every vacant block the placeholder lines whose path the person (or the agent) has
+    since made for real: a file or directory git must see again (`.mcp.json`, a project's
+    `.claude/settings.json`). A character device is the sandbox's own placeholder, never real.
+    Returns the lines dropped. Run at each Stop, outside the sandbox."""
+    clone = clone_of(root)
+    current = _read(clone.exclude) if clone is not None else None
+    if clone is None or current is None or PLACEHOLDERS not in current:
+        return []
+    kept, dropped, placeholders = [], [], False
+    for line in current.splitlines(keepends=True):
+        if line == PLACEHOLDERS:
+            placeholders = True
+        elif line.startswith("# <<< vacant ("):
+            placeholders = False
+        elif placeholders and _made_for_real(root, clone.prefix, line.strip()):
+            dropped.append(line.strip())
+            continue
+        kept.append(line)
+    if dropped:
+        _write(clone.exclude, "".join(kept))
+    return dropped
+
+
+def _made_for_real(root: Path, prefix: str, line: str) -> bool:
+    name = line.lstrip("!").strip("/")
+    if not name.startswith(prefix):
+        return False
+    try:
+        info = os.lstat(Path(root) / name[len(prefix):])
+    except OSError:
+        return False
+    return not stat.S_ISCHR(info.st_mode)
+

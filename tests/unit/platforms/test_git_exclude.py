@@ -118,3 +118,36 @@ def test_vacant_do_passes_the_placeholders_by_for_its_run_and_takes_the_lines_ba
     assert git(ws, "check-ignore", "-q", ".bashrc").returncode == 0
     driver.close()
     assert (ws / ".git" / "info" / "exclude").read_bytes() == before
+
+
+@pytest.mark.disk_tmp  # bubblewrap mounts a fresh /dev: tmpfs paths would not be seen
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(made=st.sets(st.sampled_from([name for name in Claude.sandbox_placeholders if name != Claude.local_file]),
+                    max_size=4),
+       as_dir=st.booleans())
+def test_a_placeholders_path_made_for_real_is_seen_by_git_from_the_next_stop(tmp_path_factory, monkeypatch, made, as_dir):
+    """The person makes a file (or directory) under a name the install excluded because it was
+    missing (a project's .mcp.json, .claude/settings.json): from the next Stop's refresh git sees
+    it; the names still missing stay excluded, so git add -A inside the sandbox still passes their
+    placeholders by; the sandbox's own character device is never taken for the person's file."""
+    ws = clone(tmp_path_factory.mktemp("refresh") / "work")
+    monkeypatch.chdir(ws)
+    vacant(monkeypatch, "init", "--platform", "claude")
+    made_dirs = {name for name in made if as_dir and name in Claude.sandbox_placeholder_dirs}
+    for name in sorted(made):
+        path = ws / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if name in made_dirs:
+            path.mkdir()
+            (path / "x").write_text("x\n")
+        else:
+            path.write_text("{}\n")
+    inside = in_claudes_sandbox(ws, "git status --porcelain --untracked-files=all")  # a Stop while a command runs
+    assert git_exclude.refresh(ws) or not made
+    seen = {line[3:] for line in git(ws, "status", "--porcelain", "--untracked-files=all").stdout.splitlines()}
+    expected = {f"{name}/x" if name in made_dirs else name for name in made}
+    assert seen == expected  # the oracle: what the person made, and nothing vacant wrote
+    assert inside.returncode == 0, inside.stderr
+    run = in_claudes_sandbox(ws, "git add -A && git status --porcelain --untracked-files=all")
+    assert run.returncode == 0, run.stderr  # the names still missing: their placeholders passed by
+    assert git_exclude.refresh(ws) == []  # a second Stop: nothing more to drop
