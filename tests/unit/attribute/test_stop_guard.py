@@ -196,16 +196,18 @@ def test_only_the_main_agents_stop_blocks_on_the_contract(project):
 
 @pytest.mark.slow
 def test_a_guard_finding_the_budget_left_unreplayed_is_never_called_already_failing(project):
-    """The Stop's budget runs out before the replay reaches the baseline: the agent is told the
-    finding is not traced yet, never that it predates its work (a false clearance)."""
+    """The Stop's budget runs out before the guard's run can even start: the message says what was
+    left out and that it runs at the next Stop, never that anything predates the agent's work (a
+    false clearance), and no finding is made up from a run that did not happen."""
     run = start(project, GUARD + NOTES + "[stop]\nbudget_s = 0.001\n")
     run.write("NOTES.md", "notes\n")
     run.edit("calc.py", "return a + b", "return a - b")  # breaks the guard
     answer, report = run.stop()
-    [finding] = report["findings"]
-    assert finding["level"] == "not_replayed" and finding["name"] == "tests"
-    assert "already failing" not in answer["reason"]
-    assert "time budget ran out" in answer["reason"]
+    said = (answer.get("reason") or "") + (answer.get("systemMessage") or "")
+    assert "already failing" not in said
+    assert "time budget of 0.001 s ran out" in said and "guard tests" in said and "next Stop" in said
+    assert "tests" in [check["name"] for check in report["left_out"]["checks"]]
+    assert report["findings"] == []  # nothing graded from a run that did not happen
 
 
 @pytest.mark.slow
