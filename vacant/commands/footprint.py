@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from vacant.core.atomic import atomic_write
 from vacant.core.tally import tally_path
-from vacant.core.locations import state_dir, user_data_dir
+from vacant.core.locations import state_dir, user_config_dir, user_data_dir
 
 
 class Change(NamedTuple):
@@ -79,7 +79,9 @@ def _record(root: Path) -> Path:
 
 
 def remember_created_dirs(root: Path, done: list[Change]) -> None:
-    ours = (state_dir(root), user_data_dir())  # vacant's own directories are not the person's to clean
+    # vacant's own directories (its data, and its configuration: the key and the record's tally
+    # anchors, which outlive an uninstall) are not the person's to clean
+    ours = (state_dir(root), user_data_dir(), user_config_dir())
     created = [c.path for c in done if c.action == "created" and c.kind == "directory"
                and not any(Path(c.path) == d or d in Path(c.path).parents for d in ours)]
     if not created:
