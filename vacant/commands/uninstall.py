@@ -7,6 +7,7 @@ Every file it touched is listed."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -52,6 +53,24 @@ def forget_hooks(root, names: list[str]) -> None:
     write_install(root, record)
 
 
+def _drop_tally_when_no_hooks_left(root: Path) -> None:
+    """No hook of any platform left here: the record's tally (vacant/core/tally.py, taken by init)
+    goes with the last one, so an uninstall leaves the person's files as they were; `vacant init`
+    takes it afresh."""
+    record = read_install(root)
+    if record is not None and record.get("hooks"):
+        return
+    from vacant.core.tally import tally_path
+
+    tally = Path(tally_path(root))
+    for path in (tally, Path(f"{tally}.lock")):
+        path.unlink(missing_ok=True)
+    try:
+        tally.parent.rmdir()  # only when empty
+    except OSError:
+        pass
+
+
 def register(app: typer.Typer) -> None:
     @app.command("uninstall")
     def uninstall_command(
@@ -77,6 +96,7 @@ def register(app: typer.Typer) -> None:
             scopes = [scope] if scope else list(one.scopes)
             removed += _remove_hooks(root, one, scopes)
         forget_hooks(root, [one.name for one in chosen])
+        _drop_tally_when_no_hooks_left(root)
         footprint.remove_created_dirs(root)
         if not everything:
             from vacant.core.seal import reseal
