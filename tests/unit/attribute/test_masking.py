@@ -231,9 +231,10 @@ def test_a_test_that_flips_on_re_run_is_flaky_and_never_attributed(tmp_path, iso
     root = tmp_path / "ws"
     root.mkdir()
     mark_installed(root)
-    # in the directory the check runs in: behind the wall a check writes only there and in its TMPDIR
-    # (the replay's scratch directory, kept between its runs; never recorded)
-    (root / "runner.py").write_text("COUNTER = '.flaky-counter'\n" + FLAKY_RUNNER)
+    # in the checks' own cache ($XDG_CACHE_HOME, kept between a workspace's check runs): a Stop puts
+    # back what a run left where it ran before the next run, so a memory kept there is gone by the re-run
+    (root / "runner.py").write_text(
+        "import os\nCOUNTER = os.path.join(os.environ.get('XDG_CACHE_HOME') or '.', '.flaky-counter')\n" + FLAKY_RUNNER)
     (root / "test_t.py").write_text(TEST_FILE)
     (root / "vacant.toml").write_text(f'[[check]]\nname = "suite"\njunit = "out.xml"\ncommand = "{sys.executable} runner.py"\n')
     run_dir = record_steps(root, [{"a.txt": "x\n"}, {"b.txt": "y\n"}])
