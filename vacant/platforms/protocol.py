@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from vacant.core.calls import HookCall, Response
 from vacant.platforms.base import Diagnosis
-from vacant.platforms.capabilities import Settled, Unheard, Unhooked
+from vacant.platforms.capabilities import HookRuns, Settled, Unheard, Unhooked
 from vacant.platforms.driver import Driver
 
 @runtime_checkable
@@ -100,6 +100,9 @@ class Capabilities(Protocol):
 
     @property
     def unheard(self) -> Unheard | None: ...
+
+    @property
+    def hook_runs_approved(self) -> HookRuns | None: ...
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str] | None: ...
 

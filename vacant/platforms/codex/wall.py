@@ -233,3 +233,28 @@ def present(root: Path) -> bool:
         return False
 
 
+
+
+def hook_may_run_approved(root: Path) -> str | None:
+    """None when the hook may run an approved push outside this wall (vacant/record/unwalled.py):
+    the workspace's git directory is a real `.git` directory that takes its config and hooks from
+    itself (no `commondir`, which would move both where the agent writes), and this wall keeps
+    both read-only for every command (the profile in force names them `read`). Else why not: git
+    run as the person would then run what the agent could have written."""
+    root = Path(root).resolve()
+    git = root / ".git"
+    if os.path.islink(git) or not git.is_dir():
+        return f"{git} is not the workspace's own git directory (a link, a file or missing)"
+    if os.path.lexists(git / "commondir"):
+        return f"{git / 'commondir'} exists: git would take its config and hooks from elsewhere"
+    try:
+        text = config_file(root).read_text()
+    except OSError as error:
+        return f"vacant's wall cannot be read in {config_file(root)} ({type(error).__name__})"
+    ours = text[text.rfind(BEGIN):] if BEGIN in text else ""
+    for path in (git / "hooks", git / "config"):
+        if f'{_quote(str(path))} = "read"\n' not in ours:
+            return f"vacant's wall does not keep {path} read-only for Codex's commands (it did not exist at `vacant init`?)"
+        if os.path.islink(path):
+            return f"{path} is a link"
+    return None
