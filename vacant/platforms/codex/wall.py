@@ -16,12 +16,18 @@ table a READ the gate lets through fails (`curl` to a host by name: exit 6); wit
 = true` it reaches its host, and the loopback too (unlike Claude's sandbox: a local service such as
 vacant's daemon port is reachable, which answers nothing without the secret in the hidden state
 directory). So the profile turns the network on, unless the person's own config already says
-(`network_policy_of_the_person`). An approved ACT line runs once, inside the sandbox: a `git push`
-to a remote on disk outside the workspace then fails (`remote unpack failed: unable to create
-temporary object directory`), and Codex cannot run it outside: in `codex exec` (approval policy
-never) an `exec_command` asking `sandbox_permissions = "require_escalated"` is rejected ("you
-cannot ask for escalated permissions if the approval policy is Never"). A push over the network
-passes through the network table; one to a remote on disk is not yet possible behind this wall.
+(`network_policy_of_the_person`). Inside the sandbox a `git push` to a remote on disk outside the
+workspace fails (`remote unpack failed: unable to create temporary object directory`), and Codex
+cannot run it outside: in `codex exec` (approval policy never) an `exec_command` asking
+`sandbox_permissions = "require_escalated"` is rejected ("you cannot ask for escalated permissions
+if the approval policy is Never"). So what runs where: the agent's commands inside this profile;
+vacant's hooks outside it, as the person; and an approved line naming `git push` (the lines the
+gate holds as leaving the wall, vacant/core/wall.py) in the hook, once, outside the profile, when
+it is a plain push (vacant/record/unwalled.py says which, and why that does not let the agent act as
+the person). What this wall adds to that is `hook_may_run_approved`: `.git/hooks` and `.git/config`
+read-only in the profile in force and no `.git/commondir`, so the person's git reads no config and
+runs no hook the agent wrote (measured on 0.171.0: the push reached a remote on disk, once, and
+the call's output told the model it ran: tests/e2e/test_codex_wall.py).
 
 The profile is two marked blocks (the selecting key at the top, the tables at the end), taken out
 exactly by uninstall; the file's original bytes are kept with vacant's install records so that an
