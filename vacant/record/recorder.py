@@ -214,7 +214,8 @@ class Recorder:
 
                     return unwalled.refusal(self.root, outside, gate.call_cwd(self.root, call),
                                             (card.get("receipts") or {}).get("command"),
-                                            self.platform.hook_runs_approved(self.root), self._env())
+                                            self.platform.hook_runs_approved(self.root),
+                                            unwalled.environment(self.root, self._env()))
             held = asks.consult(self.root, self.run_id, self._key(call), call, verdict.action, check)
             if isinstance(held, asks.Spent):
                 if outside is not None:  # the wall would break it: the hook runs it, once
