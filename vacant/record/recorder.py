@@ -250,14 +250,15 @@ class Recorder:
 
         key = self._key(call)
         self._start_step(call, key, None)
-        ran = unwalled.Ran(None, "", 0.0, "it was interrupted")
         try:
             ran = unwalled.run(command, call_cwd(self.root, call), unwalled.environment(self.root, self._env()))
-        finally:
-            text = unwalled.told(ask, ran)
-            outcome = "unknown" if ran.exit_code is None else "ok" if ran.exit_code == 0 else "failed"
-            self._end_step(key, outcome, ran.exit_code, [Read("command", command, ran.output)], detail=text[:2000],
-                           extra={"ran_by": "vacant", "ask": ask})
+        except Exception as error:  # noqa: BLE001 - the deadline's alarm, say: its process group is killed by now
+            ran = unwalled.Ran(None, "", 0.0, f"it was interrupted ({type(error).__name__}: it may have done part "
+                                              "of its work)")
+        text = unwalled.told(ask, ran)
+        outcome = "unknown" if ran.exit_code is None else "ok" if ran.exit_code == 0 else "failed"
+        self._end_step(key, outcome, ran.exit_code, [Read("command", command, ran.output)], detail=text[:2000],
+                       extra={"ran_by": "vacant", "ask": ask})
         return Response("deny", text)
 
     def record_not_run(self, call: HookCall, detail: str, pause: dict | None = None) -> int:

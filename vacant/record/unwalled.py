@@ -34,10 +34,15 @@ Why this does not let the agent act as the person:
 - Git reads nothing the agent wrote as code: the platform says its wall keeps the workspace's
   `.git/hooks` and `.git/config` read-only for the agent's commands and that `.git` is a real
   directory with no `commondir` (which would move config and hooks elsewhere): Codex's
-  `hook_may_run_approved`. A push to a repository on disk runs that repository's receive hooks and
-  reads its config; so no remote the push may reach (the named destination, every configured
-  remote's url and pushurl) may be a path the agent can write (the workspace, `/tmp`, `/var/tmp`,
-  `/dev/shm`, the temporary directory).
+  `hook_may_run_approved`. The call's working directory is inside the workspace with no git
+  repository of its own on the way up, and the run is pinned to the workspace's repository
+  (GIT_DIR, GIT_COMMON_DIR, GIT_WORK_TREE; git's config-injecting variables dropped), so a
+  `commondir` the agent writes into `.git` between the checks and the run (a parallel call) is
+  not read. A push to a repository on disk runs that repository's receive hooks and reads its
+  config; so no remote the push may reach (the named destination, every configured remote's url
+  and pushurl) may be a path the agent can write (the workspace, `/tmp`, `/var/tmp`, `/dev/shm`,
+  the temporary directory), as written or as its links resolve, and a named destination through a
+  remote helper (`ext::…`) is refused.
 
 What cannot pass these is not run: the call is denied, saying why, and the approval is kept
 unspent (the person may run the line themselves). Fail closed: any error before the spend denies
@@ -153,15 +158,16 @@ def writable_roots(root: Path, env: dict[str, str]) -> list[str]:
 
 
 def local_path(url: str, cwd: str) -> str | None:
-    """The path a git url names on this machine, or None for a remote one (ssh, https, …)."""
+    """The path a git url names on this machine (as written, `..` taken out), or None for a remote
+    one (ssh, https, …)."""
     if url.startswith("file://"):
-        return os.path.realpath(url[len("file://"):])
+        return os.path.normpath(url[len("file://"):])
     if "://" in url:
         return None
     colon, slash = url.find(":"), url.find("/")
     if colon > 0 and (slash < 0 or colon < slash):
         return None  # scp-like `host:path`
-    return os.path.realpath(os.path.join(cwd, os.path.expanduser(url)))
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(url)))
 
 
 def remote_urls(root: Path, env: dict[str, str]) -> dict[str, list[str]]:
@@ -182,12 +188,30 @@ def destination_refusal(root: Path, cwd: str, destinations: list[str], env: dict
     remotes = remote_urls(root, env)
     urls = [url for each in remotes.values() for url in each]
     urls += [name for name in destinations if name not in remotes]
+    helper = next((name for name in destinations if "::" in name), None)
+    if helper is not None:
+        return f"it pushes through a remote helper ({helper}): a program, not a repository"
     writable = writable_roots(root, env)
     for url in urls:
         path = local_path(url, cwd)
-        if path is not None and any(inside(path, top) for top in writable):
+        # as written and as resolved: a link the agent can write may be turned elsewhere meanwhile
+        if path is not None and any(inside(form, top) for form in (path, os.path.realpath(path)) for top in writable):
             return (f"the push may reach {url}, a repository on disk the agent can write (git would run its "
                     "hooks and read its config as the person)")
+    return None
+
+
+def git_dir_refusal(root: Path, cwd: str) -> str | None:
+    """Why git run in `cwd` might not be the workspace's own repository, or None: the directory is
+    inside the workspace and no directory between it and the workspace holds a `.git` of its own
+    (one the agent made). The run then pins git to the workspace's (`environment`)."""
+    top, here = os.path.realpath(root), os.path.realpath(cwd)
+    if not inside(here, top):
+        return f"its working directory {cwd} is outside the workspace"
+    while here != top:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return f"{here} holds a git repository of its own"
+        here = os.path.dirname(here)
     return None
 
 
@@ -199,6 +223,13 @@ def environment(root: Path, base: dict[str, str]) -> dict[str, str]:
                                   if os.path.isabs(entry) and not any(inside(os.path.realpath(entry), top)
                                                                      for top in writable))
     env["GIT_TERMINAL_PROMPT"] = "0"  # nobody is at a terminal: a prompt would hang until the timeout
+    # the workspace's repository and nothing else: a `.git/commondir` the agent writes after the
+    # checks (it may write `.git`) is not read when GIT_COMMON_DIR is set
+    git = os.path.realpath(os.path.join(root, ".git"))
+    env.update(GIT_DIR=git, GIT_COMMON_DIR=git, GIT_WORK_TREE=os.path.realpath(root))
+    for name in ("GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "GIT_INDEX_FILE",
+                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE"):
+        env.pop(name, None)
     return env
 
 
@@ -217,7 +248,7 @@ def refusal(root: Path, command: str, cwd: str, approved: str | None, platform_s
         return f"vacant runs only a plain `git push` outside the wall, and {plain}"
     if not os.path.isdir(cwd):
         return f"its working directory {cwd} is gone"
-    return destination_refusal(root, cwd, destinations, env)
+    return git_dir_refusal(root, cwd) or destination_refusal(root, cwd, destinations, env)
 
 
 def run(command: str, cwd: str, env: dict[str, str], timeout: float = RUN_TIMEOUT_S) -> Ran:
@@ -236,8 +267,7 @@ def run(command: str, cwd: str, env: dict[str, str], timeout: float = RUN_TIMEOU
         except subprocess.TimeoutExpired:
             code, error = None, f"killed after {timeout:.0f} s (it may have done part of its work)"
         finally:
-            if process.poll() is None:
-                _kill(process)
+            _kill(process)  # the whole group, finished or not: nothing it started outlives the call
         out.seek(0, os.SEEK_END)
         size = out.tell()
         out.seek(max(0, size - OUTPUT_CAP))
@@ -250,9 +280,10 @@ def run(command: str, cwd: str, env: dict[str, str], timeout: float = RUN_TIMEOU
 def _kill(process: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
-    except OSError:
+    except OSError:  # the group is gone
         pass
-    process.wait()
+    if process.poll() is None:
+        process.wait()
 
 
 def told(ask: str, ran: Ran) -> str:

@@ -5,6 +5,7 @@ knows each part), and the whole path through the real Codex hook with a real git
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -190,3 +191,38 @@ def test_a_run_is_bounded_in_time_and_output(tmp_path):
     assert ran.exit_code is None and "killed after 1 s" in ran.error and ran.seconds < 10
     assert len(ran.output) < unwalled.OUTPUT_CAP + 100 and "bytes left out" in ran.output
     assert "could not start" in unwalled.run("true", str(tmp_path / "gone"), {}).error
+
+
+@pytest.mark.parametrize(("line", "cwd", "why"), [
+    ("git push -q ./inner.git HEAD:main", ".", "a repository on disk the agent can write"),
+    ("git push -q ./link.git HEAD:main", ".", "a repository on disk the agent can write"),  # a link out of it
+    ("git push -q 'ext::sh -c true' HEAD:main", ".", "remote helper"),
+    ("git push -q origin HEAD:main", "nested", "holds a git repository of its own"),
+    ("git push -q origin HEAD:main", "..", "outside the workspace"),
+    ("git push -q origin HEAD:main", "sub", None),
+])
+def test_where_git_would_read_what_the_agent_wrote_nothing_runs(walled, line, cwd, why):
+    ws, remote = walled
+    git(ws, "init", "-q", "--bare", "inner.git")
+    (ws / "link.git").symlink_to(remote)
+    (ws / "nested").mkdir()
+    git(ws / "nested", "init", "-q")
+    (ws / "sub").mkdir()
+    env = unwalled.environment(ws, dict(os.environ))
+    found = unwalled.refusal(ws, line, str(ws / cwd), line, None, env)
+    assert (found is None) if why is None else (why in (found or "")), found
+
+
+def test_the_run_is_pinned_to_the_workspaces_repository(walled, tmp_path):
+    """A `.git/commondir` the agent writes after the checks (it may write `.git`) would move git's
+    config and hooks: the run's environment pins git to the workspace's own directory."""
+    ws, _remote = walled
+    elsewhere = tmp_path / "elsewhere"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    (ws / ".git" / "commondir").write_text(str(elsewhere))
+    plain = git(ws, "rev-parse", "--git-common-dir").strip()
+    assert plain == str(elsewhere)  # what git reads without the pin
+    env = unwalled.environment(ws, dict(os.environ))
+    pinned = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=ws / "..", env=env, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert pinned == str((ws / ".git").resolve())
