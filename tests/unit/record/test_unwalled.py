@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -16,6 +21,7 @@ from vacant.core import events
 from vacant.core.locations import mark_installed, run_dir
 from vacant.core.wall import wall_for
 from vacant.hook import call as hook
+from vacant.hook.paths import info, socket_path
 from vacant.platforms.codex import wall as codex_wall
 from vacant.policy.gate.asks import answer as person, views
 from vacant.record import unwalled
@@ -226,3 +232,52 @@ def test_the_run_is_pinned_to_the_workspaces_repository(walled, tmp_path):
     pinned = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=ws / "..", env=env, capture_output=True,
                             text=True, check=True).stdout.strip()
     assert pinned == str((ws / ".git").resolve())
+
+
+CLIENT = Path(__file__).resolve().parents[3] / "vacant" / "vacant-hook-client.py"
+ANCESTRY = 'p=$$; while [ "$p" -gt 1 ]; do echo "$p"; p=$(cut -d" " -f4 /proc/$p/stat); done > "{out}"\n'
+
+
+def client(ws: Path, command: str, n: int) -> str:
+    """One PreToolUse through the installed launcher (the lean client: the daemon when one runs)."""
+    body = {"session_id": "s1", "turn_id": "t1", "cwd": str(ws), "hook_event_name": "PreToolUse", "model": "gpt-5.5",
+            "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": f"call-d{n}"}
+    answer = subprocess.run([sys.executable, str(CLIENT), "codex"], input=json.dumps(body).encode(), cwd=ws,
+                            capture_output=True, timeout=60, check=True)
+    return json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+@pytest.mark.slow
+def test_through_the_daemons_door_the_daemon_runs_it(tmp_path, isolated_home, monkeypatch):
+    """The lean client hands the call to the workspace's daemon (a real process, started by the
+    first call's client): the daemon runs the approved push, once, within its share of the call.
+    The remote lies where the agent cannot write (not under a temporary directory: the daemon
+    checks that for itself); its post-receive hook writes the processes it runs under."""
+    outside = Path(__file__).resolve().parents[3] / ".e2e-tmp" / f"unwalled-{uuid.uuid4().hex[:12]}"
+    daemon = None
+    try:
+        ws, remote, ancestry = tmp_path / "ws", outside / "remote.git", outside / "ancestry"
+        ws.mkdir()
+        git(tmp_path, "init", "-q", "--bare", str(remote))
+        (remote / "hooks" / "post-receive").write_text(f"#!/bin/sh\n{ANCESTRY.format(out=ancestry)}")
+        (remote / "hooks" / "post-receive").chmod(0o755)
+        git(ws, "init", "-q")
+        git(ws, "-c", "user.email=a@b.invalid", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "one")
+        git(ws, "remote", "add", "origin", str(remote))
+        mark_installed(ws, walls={"codex": True})
+        codex_wall.install(ws, wall_for(ws))
+        ask = json.loads(client(ws, PUSH, 1))["askId"]  # answered in-process; the client then starts a daemon
+        deadline = time.monotonic() + 30
+        while not ((info(ws) or {}).get("pid") and os.path.exists(socket_path(ws))):
+            assert time.monotonic() < deadline, "no daemon came up"
+            time.sleep(0.05)
+        daemon = int(info(ws)["pid"])
+        person.answer(ws, ask, "approved")
+        told = client(ws, PUSH, 2)
+        assert told.startswith(f"Ran once, as the person approved ({ask})") and "PUSH-EXIT=0" in told, told
+        assert str(daemon) in ancestry.read_text().split()  # the daemon ran it
+        assert pushed(remote) == git(ws, "rev-parse", "HEAD").strip()
+    finally:
+        if daemon is not None:
+            os.kill(daemon, signal.SIGTERM)
+        shutil.rmtree(outside, ignore_errors=True)
