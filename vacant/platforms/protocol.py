@@ -5,7 +5,8 @@ payload, render a response, map a tool to a kind, install, uninstall, doctor, th
 install writes), composed with two more protocols: `Facts` (names, events, environment, settings
 paths, stop rounds: plain class attributes every platform states, with `PlatformBase`'s defaults)
 and `Capabilities` (the optional parts: a `vacant do` driver, a headless command line, and the
-transcript checks `settled`, `unhooked`, `unheard`, each None where the platform has none).
+transcript checks `settled`, `unhooked`, `unheard`, and `hook_runs_approved` (the hook runs an
+approved line its wall would break), each None where the platform has none).
 
 The registry (vacant/platforms/all_platforms.py) is typed `tuple[Platform, ...]`, so mypy checks
 each platform against every member, signatures included; tests/unit/platforms/test_conformance.py
