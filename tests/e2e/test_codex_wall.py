@@ -145,19 +145,27 @@ def test_everyday_work_runs_behind_codexs_wall_and_git_sees_only_the_agents_work
 def test_what_the_person_allowed_behind_codexs_wall_a_read_reaches_its_host_and_an_approval_runs_once(scratch):
     """What the person allowed (issue 41) on the real Codex behind vacant's default wall: a READ
     the gate lets through (curl to a local server by host name) reaches its host (exit 6 before:
-    the profile had no network); a push the person approved runs once (the approval spent) and a
-    second push without a new approval is held. Measured and not yet solved (codex/wall.py): the
-    approved push runs inside Codex's sandbox, where a remote on disk outside the workspace is
-    read-only, and `codex exec` refuses a command's request to run outside it."""
+    the profile had no network); a push the person approved reaches the remote on disk outside the
+    workspace exactly once (inside Codex's sandbox it failed, and `codex exec` cannot leave it: the
+    hook runs it, vacant/record/unwalled.py), and the model is told it ran; the same push again
+    without a new approval is held; a push line that also reads the key is refused, never run."""
     ws, remote, env = with_remote(scratch, {"a.txt": "a\n"})
+    received = scratch.path / "received"
+    hook = remote / "hooks" / "post-receive"  # the person's remote: counts the pushes that land
+    hook.write_text(f"#!/bin/sh\necho landed >> {received}\n")
+    hook.chmod(0o755)
+    key = scratch.home / ".config" / "vacant" / "key"
     server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), http.server.SimpleHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     get = f"curl -s -o /dev/null -w 'HTTP-%{{http_code}}' http://{socket.gethostname()}:{server.server_address[1]}/; echo \" curl=$?\""
     push = "git push -q origin HEAD:main 2>&1; echo PUSH-EXIT=$?"
+    commit = "git -c user.email=a@b.invalid -c user.name=a commit -q --allow-empty -m two && echo COMMITTED"
     turns = [turn(shell(push, call_id="call-push-1", yield_time_ms=60000)),
+             turn(shell(f"git push -q origin HEAD:main; cat {key}", call_id="call-key", yield_time_ms=60000)),
              turn(shell(get, call_id="call-get", yield_time_ms=60000)),
              turn(text("Waiting for the person.")),
              turn(shell(push, call_id="call-push-2", yield_time_ms=60000), match="APPROVED"),
+             turn(shell(commit, call_id="call-commit", yield_time_ms=60000)),
              turn(shell(push, call_id="call-push-3", yield_time_ms=60000)),
              turn(text("Pushed."))]
     with FakeResponses({"turns": turns}, scratch.path / "upstream") as upstream:
@@ -165,9 +173,10 @@ def test_what_the_person_allowed_behind_codexs_wall_a_read_reaches_its_host_and_
         first = run_bounded([str(codex_binary()), "exec", "--color", "never", *url, "push it"], ws, env, 180)
         assert first.returncode == 0, first.stderr[-2000:]
         cards = json.loads(vacant(["asks", "--json"], ws, env=env).stdout)
-        assert [card["receipts"]["command"] for card in cards] == [push], cards
+        assert [card["receipts"]["command"] for card in cards] == [push], cards  # the key line: refused, no card
         assert not pushed(remote)
         vacant(["approve", cards[0]["id"]], ws, env=env)
+        approved_head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ws, capture_output=True, text=True).stdout
         second = run_bounded([str(codex_binary()), "exec", "resume", *url, session_id(first), "APPROVED: go on"],
                              ws, env, 180)
         assert second.returncode == 0, second.stderr[-2000:]
@@ -176,7 +185,15 @@ def test_what_the_person_allowed_behind_codexs_wall_a_read_reaches_its_host_and_
                    if isinstance(item, dict) and item.get("type") == "function_call_output"}
     server.shutdown()
     assert "HTTP-200" in outputs["call-get"], outputs["call-get"]
-    assert "PUSH-EXIT=" in outputs["call-push-2"], outputs["call-push-2"]  # the approved line ran
+    assert KEY not in outputs["call-key"] and "key" in outputs["call-key"].lower(), outputs["call-key"]
+    told = outputs["call-push-2"]  # the model learns it ran, and how
+    assert f"Ran once, as the person approved ({cards[0]['id']})" in told and "PUSH-EXIT=0" in told, told
+    assert "COMMITTED" in outputs["call-commit"], outputs["call-commit"]
+    assert "git-push" in outputs["call-push-3"], outputs["call-push-3"]  # an approval runs once
+    head = subprocess.run(["git", "rev-parse", "refs/heads/main"], cwd=remote, capture_output=True, text=True).stdout
+    assert head == approved_head and received.read_text() == "landed\n"  # the approved push, exactly once
     fates = {card["id"]: card["fate"] for card in json.loads(vacant(["asks", "--json", "--all"], ws, env=env).stdout)}
     assert fates[cards[0]["id"]] == "spent", fates
-    assert "git-push" in outputs["call-push-3"], outputs["call-push-3"]  # an approval runs once
+    log = recorded(ws, env)
+    ran = [r for r in log if r.get("type") == "step_end" and r.get("ran_by") == "vacant"]
+    assert [(r["outcome"], r["exit_code"], r["ask"]) for r in ran] == [("ok", 0, cards[0]["id"])], ran

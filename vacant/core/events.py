@@ -37,7 +37,9 @@ TYPES: dict[str, EventType] = {
     "step_end": EventType(
         ("step", "key", "outcome"),
         "A step finished with an outcome: ok, failed, not-run, or unknown (never reported: closed at Stop or run end); "
-        "`reconciled: transcript` when no hook saw the step and Stop found it in the agent's transcript.",
+        "`reconciled: transcript` when no hook saw the step and Stop found it in the agent's transcript; "
+        "`ran_by: vacant` when vacant's hook ran the step itself, outside the platform's wall, as the person "
+        "approved (`ask` names the approval; the platform was told not to run it).",
     ),
     "change": EventType(
         ("step", "scope", "added", "changed", "removed", "open_steps"),

@@ -76,14 +76,19 @@ def event_names(*kinds: str) -> list[str]:
 
 def wall_table() -> str:
     """docs/TRUST.md's table: what runs where, walled and unwalled, per registered platform."""
-    lines = ["| platform | the agent's commands after `vacant init` | under `vacant do --platform P` | vacant's hooks |",
-             "|---|---|---|---|"]
+    lines = ["| platform | the agent's commands after `vacant init` | under `vacant do --platform P` | vacant's hooks "
+             "| a `git push` the person approved, after `vacant init` |",
+             "|---|---|---|---|---|"]
     for platform in REGISTERED:
         own = f"walled: {platform.own_sandbox}" if platform.own_sandbox else "unwalled: no sandbox of its own that vacant sets up"
         do = f"unwalled: {platform.wall_refused}" if platform.wall_refused else "walled: bubblewrap"
         hooks = ("in the agent's own process (its plugin)" if platform.wall_refused else
                  "outside the agent's sandbox, as the person" if platform.scopes else "none: recorded by watching")
-        lines.append(f"| {platform.name} | {own} | {do} | {hooks} |")
+        approved = ("once, by vacant's hook, outside the wall, as the person (a plain push only)"
+                    if platform.hook_runs_approved is not None else
+                    "by the platform, outside its sandbox (the gate holds each such line)" if platform.own_sandbox else
+                    "by the platform, as the agent's other commands")
+        lines.append(f"| {platform.name} | {own} | {do} | {hooks} | {approved} |")
     return "\n".join(lines) + "\n"
 
 

@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the h
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from vacant.platforms.capabilities import Settled, Unheard, Unhooked
+    from vacant.platforms.capabilities import HookRuns, Settled, Unheard, Unhooked
     from vacant.platforms.driver import Driver
 
 # One line of `vacant doctor`: status ok | warn | fail. Only a fail (a broken install: hooks that
@@ -97,6 +97,9 @@ class PlatformBase:
     unhooked: Unhooked | None = None  # (call, known ids) -> [(BatchCall, outcome)]: calls that reached no hook
     unheard: Unheard | None = None  # (call, agent id or None, {id: outcome}) -> [(id, kind)] or None:
     #                                 recorded calls the platform's transcript does not hold (None: it cannot judge)
+    # (root) -> None or why not: its wall would break a line the person approved (a push to a remote on
+    # disk), so the hook runs that line once outside the wall (vacant/record/unwalled.py); None: never
+    hook_runs_approved: HookRuns | None = None
 
     def project_dir(self, env: Mapping[str, str]) -> str | None:
         """The project's root as the platform's hook environment names it (None: it does not)."""

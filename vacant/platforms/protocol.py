@@ -5,7 +5,8 @@ payload, render a response, map a tool to a kind, install, uninstall, doctor, th
 install writes), composed with two more protocols: `Facts` (names, events, environment, settings
 paths, stop rounds: plain class attributes every platform states, with `PlatformBase`'s defaults)
 and `Capabilities` (the optional parts: a `vacant do` driver, a headless command line, and the
-transcript checks `settled`, `unhooked`, `unheard`, each None where the platform has none).
+transcript checks `settled`, `unhooked`, `unheard`, and `hook_runs_approved` (the hook runs an
+approved line its wall would break), each None where the platform has none).
 
 The registry (vacant/platforms/all_platforms.py) is typed `tuple[Platform, ...]`, so mypy checks
 each platform against every member, signatures included; tests/unit/platforms/test_conformance.py
@@ -21,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from vacant.core.calls import HookCall, Response
 from vacant.platforms.base import Diagnosis
-from vacant.platforms.capabilities import Settled, Unheard, Unhooked
+from vacant.platforms.capabilities import HookRuns, Settled, Unheard, Unhooked
 from vacant.platforms.driver import Driver
 
 @runtime_checkable
@@ -100,6 +101,9 @@ class Capabilities(Protocol):
 
     @property
     def unheard(self) -> Unheard | None: ...
+
+    @property
+    def hook_runs_approved(self) -> HookRuns | None: ...
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str] | None: ...
 

@@ -206,13 +206,60 @@ class Recorder:
                 return Response("deny", lost)
             from vacant.policy.gate.asks import consult as asks  # an ACT call only: a Read, Write or Edit that passes never loads it
 
-            held = asks.consult(self.root, self.run_id, self._key(call), call, verdict.action)
-            if held is None:
+            outside = self._runs_outside(call, install_walls(self.root, self.state_dir))
+            check = None
+            if outside is not None:
+                def check(card: dict) -> str | None:
+                    from vacant.record import unwalled
+
+                    return unwalled.refusal(self.root, outside, gate.call_cwd(self.root, call),
+                                            (card.get("receipts") or {}).get("command"),
+                                            self.platform.hook_runs_approved(self.root),
+                                            unwalled.environment(self.root, self._env()))
+            held = asks.consult(self.root, self.run_id, self._key(call), call, verdict.action, check)
+            if isinstance(held, asks.Spent):
+                if outside is not None:  # the wall would break it: the hook runs it, once
+                    return self._run_approved(call, outside, held.ask)
                 return None  # a person's approval was spent on this very action
             self.record_not_run(call, held.text, held.pause)
             return Response("deny", held.text)
         except Exception as error:  # noqa: BLE001 - fail closed, say why
             return self._gate_failed(call, error)
+
+    def _runs_outside(self, call: HookCall, walls: dict[str, object]) -> str | None:
+        """The shell line the hook runs itself once approved (vacant/record/unwalled.py), or None: the
+        platform's wall (up here) would break a line that runs outside the wall."""
+        if self.platform.hook_runs_approved is None or not walls.get(self.platform.name):
+            return None
+        command = (call.intent or {}).get("command") if call.tool_kind == "shell" else None
+        if not isinstance(command, str):
+            return None
+        from vacant.core.wall import outside_the_wall
+
+        return command if outside_the_wall(command) else None
+
+    @staticmethod
+    def _env() -> dict[str, str]:
+        return dict(os.environ)  # the hook's (scrubbed by the in-process entry; the daemon's own, spawned scrubbed)
+
+    def _run_approved(self, call: HookCall, command: str, ask: str) -> Response:
+        """Run the approved line outside the wall, as one recorded step, and tell the agent (a deny:
+        the platform must not run it again)."""
+        from vacant.policy.gate.gate import call_cwd
+        from vacant.record import unwalled
+
+        key = self._key(call)
+        self._start_step(call, key, None)
+        try:
+            ran = unwalled.run(command, call_cwd(self.root, call), unwalled.environment(self.root, self._env()))
+        except Exception as error:  # noqa: BLE001 - the deadline's alarm, say: its process group is killed by now
+            ran = unwalled.Ran(None, "", 0.0, f"it was interrupted ({type(error).__name__}: it may have done part "
+                                              "of its work)")
+        text = unwalled.told(ask, ran)
+        outcome = "unknown" if ran.exit_code is None else "ok" if ran.exit_code == 0 else "failed"
+        self._end_step(key, outcome, ran.exit_code, [Read("command", command, ran.output)], detail=text[:2000],
+                       extra={"ran_by": "vacant", "ask": ask})
+        return Response("deny", text)
 
     def record_not_run(self, call: HookCall, detail: str, pause: dict | None = None) -> int:
         """A denied call as a step that did not run (Claude's PostToolBatch then skips it)."""
@@ -402,7 +449,7 @@ class Recorder:
         return fields
 
     def _end_step(self, key: str, outcome: str, exit_code: int | None, reads: list[Read], detail: str | None = None,
-                  reconciled: str | None = None) -> None:
+                  reconciled: str | None = None, extra: dict[str, object] | None = None) -> None:
         info = self.run["open"][key]
         step, scope = info["step"], info["scope"]
         reads = [self._before_step(read) for read in reads]  # before the scan moves the index on
@@ -418,6 +465,7 @@ class Recorder:
             fields["detail"] = detail
         if reconciled:
             fields["reconciled"] = reconciled
+        fields.update(extra or {})
         self.log.emit("step_end", step=step, key=key, outcome=outcome, **fields)
         del self.run["open"][key]
         self.run["closed"][key] = step
@@ -637,6 +685,15 @@ class Recorder:
             self._end_step(key, "unknown", None, [])
         self._record_unexplained(self._scan(None), None)
         self.log.emit("run_end", reason=call.reason or "other")
+
+
+def install_walls(root: Path, state: Path) -> dict[str, object]:
+    """install.json's `walls` (platform -> whether vacant's wall is up for it); {} when unreadable."""
+    try:
+        walls = (read_install(root, state) or {}).get("walls")
+    except (OSError, ValueError):
+        return {}
+    return walls if isinstance(walls, dict) else {}
 
 
 def _could_write(scope: list[str] | None, rel: str) -> bool:

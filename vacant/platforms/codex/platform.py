@@ -49,6 +49,10 @@ class Codex(PlatformBase):
     settings_in_workspace = (".codex/hooks.json", ".codex/config.toml")
     settings_in_home = (".codex/hooks.json", ".codex/config.toml")
 
+    # its wall breaks an approved push to a remote on disk and `codex exec` cannot run it outside
+    # (codex/wall.py): the hook runs it, once, outside (vacant/record/unwalled.py)
+    hook_runs_approved = staticmethod(codex_wall.hook_may_run_approved)
+
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
         return [binary, "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "--json",
                 *(["-m", model] if model else []), *extra, prompt]

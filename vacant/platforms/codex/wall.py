@@ -16,12 +16,18 @@ table a READ the gate lets through fails (`curl` to a host by name: exit 6); wit
 = true` it reaches its host, and the loopback too (unlike Claude's sandbox: a local service such as
 vacant's daemon port is reachable, which answers nothing without the secret in the hidden state
 directory). So the profile turns the network on, unless the person's own config already says
-(`network_policy_of_the_person`). An approved ACT line runs once, inside the sandbox: a `git push`
-to a remote on disk outside the workspace then fails (`remote unpack failed: unable to create
-temporary object directory`), and Codex cannot run it outside: in `codex exec` (approval policy
-never) an `exec_command` asking `sandbox_permissions = "require_escalated"` is rejected ("you
-cannot ask for escalated permissions if the approval policy is Never"). A push over the network
-passes through the network table; one to a remote on disk is not yet possible behind this wall.
+(`network_policy_of_the_person`). Inside the sandbox a `git push` to a remote on disk outside the
+workspace fails (`remote unpack failed: unable to create temporary object directory`), and Codex
+cannot run it outside: in `codex exec` (approval policy never) an `exec_command` asking
+`sandbox_permissions = "require_escalated"` is rejected ("you cannot ask for escalated permissions
+if the approval policy is Never"). So what runs where: the agent's commands inside this profile;
+vacant's hooks outside it, as the person; and an approved line naming `git push` (the lines the
+gate holds as leaving the wall, vacant/core/wall.py) in the hook, once, outside the profile, when
+it is a plain push (vacant/record/unwalled.py says which, and why that does not let the agent act as
+the person). What this wall adds to that is `hook_may_run_approved`: `.git/hooks` and `.git/config`
+read-only in the profile in force and no `.git/commondir`, so the person's git reads no config and
+runs no hook the agent wrote (measured on 0.171.0: the push reached a remote on disk, once, and
+the call's output told the model it ran: tests/e2e/test_codex_wall.py).
 
 The profile is two marked blocks (the selecting key at the top, the tables at the end), taken out
 exactly by uninstall; the file's original bytes are kept with vacant's install records so that an
@@ -233,3 +239,28 @@ def present(root: Path) -> bool:
         return False
 
 
+
+
+def hook_may_run_approved(root: Path) -> str | None:
+    """None when the hook may run an approved push outside this wall (vacant/record/unwalled.py):
+    the workspace's git directory is a real `.git` directory that takes its config and hooks from
+    itself (no `commondir`, which would move both where the agent writes), and this wall keeps
+    both read-only for every command (the profile in force names them `read`). Else why not: git
+    run as the person would then run what the agent could have written."""
+    root = Path(root).resolve()
+    git = root / ".git"
+    if os.path.islink(git) or not git.is_dir():
+        return f"{git} is not the workspace's own git directory (a link, a file or missing)"
+    if os.path.lexists(git / "commondir"):
+        return f"{git / 'commondir'} exists: git would take its config and hooks from elsewhere"
+    try:
+        text = config_file(root).read_text()
+    except OSError as error:
+        return f"vacant's wall cannot be read in {config_file(root)} ({type(error).__name__})"
+    ours = text[text.rfind(BEGIN):] if BEGIN in text else ""
+    for path in (git / "hooks", git / "config"):
+        if f'{_quote(str(path))} = "read"\n' not in ours:
+            return f"vacant's wall does not keep {path} read-only for Codex's commands (it did not exist at `vacant init`?)"
+        if os.path.islink(path):
+            return f"{path} is a link"
+    return None

@@ -15,6 +15,10 @@ from vacant.core.redact import redact
 from vacant.policy.gate.asks.book import LEDGER_BROKEN, AskBook, fate
 from vacant.policy.gate.asks.decided import DECIDED_MISSING, decided_by_person
 
+TYPE_CHECKING = False  # typing's, without importing typing (hot path)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # The fixed sentences. WHY is byte-identical on every needs-confirm payload: no runtime value in it.
 WHY = (
     "Nothing has been done: this action changes something beyond the work itself, so it waits for a person's "
@@ -65,12 +69,20 @@ def _payload(card: dict, code: str, stale: dict | None = None) -> str:
 # The book's answer for an ACT action that may not run: the deny text the agent sees and, unless
 # the person already declined it in this run, the `pause_surfaced` fields to record (else None).
 Held = namedtuple("Held", "text pause")
+# An approval spent on this very action: the card's id and the command line the person approved
+# (as the card shows it). The step then starts (or vacant's hook runs it: vacant/record/unwalled.py).
+Spent = namedtuple("Spent", "ask command")
+
+KEPT = ("Not run: the person approved this ({ask}), but vacant cannot run it here: {reason}. The approval is "
+        "kept, unspent. This is not your error: tell the person (`vacant ask {ask}` shows the card).")
 
 
-def consult(root: Path, run_id: str, key: str, call: HookCall, action) -> Held | None:
-    """Consult the book for one ACT action: None when an approval is spent on it (the step then
+def consult(root: Path, run_id: str, key: str, call: HookCall, action,
+            check: Callable[[dict], str | None] | None = None) -> Held | Spent:
+    """Consult the book for one ACT action: `Spent` when an approval is spent on it (the step then
     starts), else what to deny it with. The caller records the denied call; the book only keeps
-    its cards."""
+    its cards. `check(card)`: asked of a valid approval before it is spent; a reason it returns
+    denies the call with that reason and leaves the approval unspent (KEPT)."""
     book = AskBook(root)
     stale_card = None
     with book.lock():
@@ -86,13 +98,16 @@ def consult(root: Path, run_id: str, key: str, call: HookCall, action) -> Held |
                 state, detail = "stale", DECIDED_MISSING
             elif state == "approved" and ledger_problems:  # fail closed: which approvals were spent is unknown
                 state, detail = "stale", f"{LEDGER_BROKEN} ({ledger_problems[0].detail})"
+            kept = check(card) if state == "approved" and check is not None else None
+            if kept:
+                return Held(KEPT.format(ask=card["id"], reason=kept), None)
             if state == "approved":
                 card["spent"] = {"at": time.time(), "run": run_id, "key": key, "tool_use_id": call.key,
                                  "agent_id": call.agent_id}
                 book.spent_ledger().append({"ask": card["id"], "fingerprint": card["fingerprint"],
                                             "at": card["spent"]["at"], "run": run_id, "key": key})
                 book.save(card)
-                return None
+                return Spent(card["id"], (card.get("receipts") or {}).get("command"))
             card["stale"] = {"at": time.time(), "reason": detail, "refused": "APPROVAL_STALE", "run": run_id}
             book.save(card)
             stale_card = card
