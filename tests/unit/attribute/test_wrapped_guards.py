@@ -64,7 +64,9 @@ def shims(tmp_path: Path) -> Path:
     return bin_dir
 
 
-def test_a_guard_behind_each_wrapper_gets_a_provable_finding_per_test(tmp_path, isolated_home, monkeypatch):
+# one wrapper a test, so that xdist spreads them (together they were one 65 s test at the tier's end)
+@pytest.mark.parametrize("wrapper", WRAPPED, ids=lambda wrapper: wrapper.split()[0])
+def test_a_guard_behind_each_wrapper_gets_a_provable_finding_per_test(wrapper, tmp_path, isolated_home, monkeypatch):
     from step_histories import record_steps
 
     monkeypatch.setenv("PATH", f"{shims(tmp_path)}{os.pathsep}{os.environ['PATH']}")
@@ -76,10 +78,8 @@ def test_a_guard_behind_each_wrapper_gets_a_provable_finding_per_test(tmp_path, 
     for rel, text in {"calc.py": CALC, "tests/test_calc.py": SUITE, **wrapper_files()}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    for wrapper in WRAPPED:  # each is recognised as the runner it calls
-        assert "pytest" in (unwrap(wrapper, root).command or ""), wrapper
-    (root / "vacant.toml").write_text("".join(f'[[guard]]\nname = "g{n}"\ncommand = {json.dumps(wrapper)}\n\n'
-                                              for n, wrapper in enumerate(WRAPPED)))
+    assert "pytest" in (unwrap(wrapper, root).command or ""), wrapper  # recognised as the runner it calls
+    (root / "vacant.toml").write_text(f'[[guard]]\nname = "g"\ncommand = {json.dumps(wrapper)}\n')
     run_dir = record_steps(root, [{"notes.md": "calc\n"}, {"calc.py": BROKEN}])
 
     alone = {test: subprocess.run([sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -90,5 +90,4 @@ def test_a_guard_behind_each_wrapper_gets_a_provable_finding_per_test(tmp_path, 
     report = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
     found = sorted((f["name"], f["test"], f["level"], f["flip_step"]) for f in report["findings"])
     broken = [test for test, code in alone.items() if code]
-    assert found == [(f"g{n}", f"pytest::tests.test_calc::{test}", "provable", 2)
-                     for n in range(len(WRAPPED)) for test in broken], json.dumps([(f["name"], f["level"], f["evidence"]) for f in report["findings"]], indent=1)[:4000]
+    assert found == [("g", f"pytest::tests.test_calc::{test}", "provable", 2) for test in broken], json.dumps([(f["name"], f["level"], f["evidence"]) for f in report["findings"]], indent=1)[:4000]
