@@ -19,12 +19,16 @@ those can carry the change, and says why every other test ran, in pytest's words
   every path shown live over the state (node_modules, when ignored) stamped (size and mtime);
 - the environment, the node binary and those stamps are the same at Stop (else every test runs:
   `the environment changed`, or `a session-wide input changed` for a live path);
-- every file that differs between the baseline and the final state is a JS/TS module (`.js`,
-  `.jsx`, `.mjs`, `.cjs`, `.ts`, `.tsx`, `.mts`, `.cts`) inside the check's directory, added or
-  changed, not removed (a removed module leaves its importers' graph: they would not be found),
-  not under node_modules or `__mocks__`, not a config file (`*.config.*`, `*rc.*`), and its name
-  is not mentioned by the runner's config (a setup file, a resolver, a transformer named there);
-  any other change: every test runs (`a session-wide input changed`, with the path);
+- every file that differs between the baseline and the final state is inside the check's
+  directory, added or changed, not removed (a removed module leaves its importers' graph: they
+  would not be found), not under node_modules, `__mocks__` or `__snapshots__`, not a config file
+  (`*.config.*`, `*rc.*`), its name not mentioned by the runner's config (a setup file, a
+  resolver, a transformer named there), and either a JS/TS module (`.js`, `.jsx`, `.mjs`, `.cjs`,
+  `.ts`, `.tsx`, `.mts`, `.cts`: a related file) or an inert file: not what tooling reads on its
+  own (JSON, YAML, TOML, locks, snapshots, `.env`, any dotfile) and named by no project module nor
+  the config (its name, none of its directories, not its extension: `*.md` names every `.md`),
+  so no code of the project asks for it (a README, notes); any other change: every test runs
+  (`a session-wide input changed`, with the path);
 - the runner's config (`jest.config.*` or package.json's `jest`, `vitest.config.*`,
   `vite.config.*`, `vitest.workspace.*`) names nothing that makes one test's outcome depend on
   files the related query does not see or on which other files run (setup files, global setup or
@@ -33,7 +37,8 @@ those can carry the change, and says why every other test ran, in pytest's words
 
 The related files passed to the runner are then the changed modules, plus every project module
 (outside node_modules) whose text names what the graph does not see (`fs`, `child_process`,
-`worker_threads`, `net`/`http`, `fetch(`, a `require(`/`import(` of a computed path, ...): every
+`worker_threads`, `net`/`http`, `fetch(`, a `require(`/`import(` of a computed path, a glob or a
+walk, ...): every
 test whose graph holds one of those always runs, plus the test files of every test that did not
 pass on the baseline (`did not pass on the baseline`). A test file the agent added or changed is
 a changed module, related to itself. Every other recorded test is reused when its file reported
@@ -99,7 +104,7 @@ _UNSEEN = re.compile(
     r"""child_process|worker_threads|\bcluster\b|['"`](?:node:)?(?:fs|fs/promises|net|http|https|http2|dgram|tls"""
     r"""|vm|module|inspector)['"`]|\bprocess\.(?:binding|dlopen)|\b(?:require|import|requireActual|requireMock"""
     r"""|importActual|importMock)\s*\(\s*[^'"\s)]|require\.resolve|import\.meta\.glob|\bfetch\s*\("""
-    r"""|\bnew\s+(?:Shared)?Worker\b|createRequire|readFileSync|readFile\b|readdir|existsSync|execa|cross-spawn""")
+    r"""|\bnew\s+(?:Shared)?Worker\b|createRequire|readFileSync|readFile\b|readdir|existsSync|execa|cross-spawn|glob|walk""")
 
 
 def selectable(command: str) -> str | None:
@@ -252,16 +257,32 @@ def config_texts(final: Manifest, read: Callable[[str], str | None], kind: str) 
     return texts
 
 
-def _why_not(path: str, final: Manifest, configs: Mapping[str, str]) -> bool:
-    """Whether a change to `path` is one the related query may not see (module docstring)."""
-    if path not in final or not path.endswith(MODULE_SUFFIXES) or path.startswith(("../", "/")):
-        return True
+_TOOLING = re.compile(r"\.(?:json|jsonc|json5|ya?ml|toml|lock|snap|env|node|wasm|map)$")
+
+
+def _why_not(path: str, final: Manifest, configs: Mapping[str, str], texts: Mapping[str, str]) -> str | None:
+    """Whether a change to `path` is one the related query may not see (module docstring):
+    `module` (a JS/TS module it sees: related), `inert` (a file no project text names), else None."""
     parts = path.split("/")
-    if "node_modules" in parts or "__mocks__" in parts or _CONFIG_NAME.search(path):
-        return True
-    stem = parts[-1].split(".", 1)[0]
-    mention = re.compile(rf"(?<![\w-]){re.escape(stem)}(?![\w-])")
-    return any(mention.search(text) for text in configs.values())
+    if path not in final or path.startswith(("../", "/")) or "node_modules" in parts or "__mocks__" in parts \
+            or "__snapshots__" in parts or _CONFIG_NAME.search(path):
+        return None
+    if any(_mentions(text, parts[-1].split(".", 1)[0]) for text in configs.values()):
+        return None  # named by the runner's config: a setup file, a resolver, a transformer
+    if path.endswith(MODULE_SUFFIXES):
+        return "module"
+    if _TOOLING.search(path) or any(part.startswith(".") for part in parts):
+        return None  # what tooling reads on its own (manifests, locks, snapshots, dotfiles)
+    suffix = os.path.splitext(parts[-1])[1]
+    names = [parts[-1], *parts[:-1]] + ([suffix] if suffix else [])
+    if any(_mentions(text, name) for text in [*texts.values(), *configs.values()] for name in names):
+        return None  # a project module (or the config) names it, its directory or its kind
+    return "inert"
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])" if name[:1].isalnum() else re.escape(name),
+                     text) is not None
 
 
 def reader(directory: Path) -> Callable[[str], str | None]:
@@ -295,12 +316,17 @@ def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str
     for path, text in configs.items():
         if _DENIED.search(text) or _RELATIVE_IMPORT.search(text):
             return _whole(record, SESSION, path)
-    changed = changed_paths(base, final)
-    for path in changed:
-        if _why_not(path, final, configs):
+    texts = {path: read(path) for path in sorted(final) if path.endswith(MODULE_SUFFIXES)
+             and "node_modules" not in path.split("/")}
+    known = {path: text for path, text in texts.items() if text is not None}
+    changed = []
+    for path in changed_paths(base, final):
+        kind = _why_not(path, final, configs, known)
+        if kind is None:
             return _whole(record, SESSION, path)
-    unseen = [path for path in sorted(final) if path.endswith(MODULE_SUFFIXES)
-              and "node_modules" not in path.split("/") and _unseen(read(path))]
+        if kind == "module":
+            changed.append(path)
+    unseen = [path for path, text in texts.items() if _unseen(text)]
     failed = sorted({test_file(test) for test, outcome in record.tests.items() if outcome != "passed"})
     related = tuple(dict.fromkeys([*changed, *unseen, *(path for path in failed if path in final)]))
     if not related:  # nothing changed since the baseline: one file runs (a related query names at least one)

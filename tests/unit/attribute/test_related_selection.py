@@ -188,7 +188,7 @@ def _differential(tmp_path_factory, kind, suite, history):
 
 
 @pytest.mark.slow
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(suite=suites, history=changes)
 @example(suite=[[Case("spawn", 1)], [Case("module", 1)]], history=[("module", 1, True, [])])  # a child reads it
 @example(suite=[[Case("source", 2)], [Case("module", 2)]], history=[("module", 2, True, [])])  # read as text
@@ -198,7 +198,7 @@ def test_jest_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suit
 
 
 @pytest.mark.slow
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(suite=suites, history=changes)
 @example(suite=[[Case("spawn", 1)], [Case("module", 1)]], history=[("module", 1, True, [])])
 @example(suite=[[Case("source", 2)], [Case("module", 2)]], history=[("module", 2, True, [])])
@@ -232,7 +232,7 @@ def test_every_change_the_graph_may_not_see_runs_the_check_whole(tmp_path):
     base = {"lib/a.js": entry, "test/a.test.js": entry, "test/b.test.js": entry, "data/x.txt": entry,
             "jest.config.js": entry}
     texts = {"jest.config.js": "module.exports = {testTimeout: 1};", "lib/a.js": "exports.A = 1;",
-             "test/a.test.js": "require('../lib/a.js')", "test/b.test.js": "require('fs')"}
+             "test/a.test.js": "require('../lib/a.js')", "test/b.test.js": "require('fs').readFileSync('data/x.txt')"}
 
     def chosen(final, text=texts, environ=None):
         return relatedtests.select(record, base, final, environ or {}, tmp_path, (), text.get)
@@ -257,6 +257,11 @@ def test_every_change_the_graph_may_not_see_runs_the_check_whole(tmp_path):
     assert chosen(changed, denied).example == {SESSION: "jest.config.js"}
     assert chosen(changed, environ={"NODE_OPTIONS": "--x"}).why == dict.fromkeys(tests, ENVIRONMENT)
     assert chosen(base).skip.related == ("test/b.test.js",)  # nothing changed: the one that did not pass runs
+    notes = dict(changed, **{"docs/notes.md": entry})  # a file no project text names: no test can ask for it
+    assert chosen(notes).skip.related == ("lib/a.js", "test/b.test.js")
+    for text in ("readFileSync('docs/x')", "glob('*.md')", "open('notes.md')"):  # its directory, kind, name
+        assert chosen(notes, dict(texts, **{"lib/a.js": text})).why == dict.fromkeys(tests, SESSION), text
+    assert chosen(dict(changed, **{"tsconfig.json": entry})).why == dict.fromkeys(tests, SESSION)
 
 
 def related_suite(kind: str, files_n: int, tests_n: int) -> dict[str, str | None]:
