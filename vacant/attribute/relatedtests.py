@@ -71,6 +71,7 @@ from typing import Any
 
 from vacant.attribute.report_shape import CHANGED, ENVIRONMENT, NOT_PASSED, SESSION
 from vacant.attribute.samereads import content
+from vacant.attribute import testinputs
 from vacant.attribute.testinputs import Selection, env_key
 from vacant.policy.contract.runners import Skip
 from vacant.store.states import Manifest
@@ -354,24 +355,10 @@ def settle(chosen: Selection, record_tests: Mapping[str, str], ran: Mapping[str,
 # -- where records are kept ---------------------------------------------------------------------
 
 
-def record_path(run_dir: Path, check: str) -> Path:
-    return Path(run_dir) / RECORDS / (hashlib.sha256(check.encode()).hexdigest()[:24] + ".json")
-
-
 def save(run_dir: Path, record: Record) -> None:
-    from vacant.core.atomic import atomic_write
-
-    path = record_path(run_dir, record.check)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(record.to_json()).encode())
+    testinputs.save(run_dir, record, RECORDS)
 
 
 def load(run_dir: Path, check: str, command: str, baseline: str) -> Record | None:
     """The check's record on this baseline with this command, or None (none, unreadable, stale)."""
-    try:
-        record = Record.of(json.loads(record_path(run_dir, check).read_text()))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return None
-    if record.check != check or record.command != command or record.baseline != baseline:
-        return None
-    return record
+    return testinputs.load_kept(run_dir, check, command, baseline, RECORDS, Record.of)

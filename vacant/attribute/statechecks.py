@@ -10,7 +10,9 @@ A selected run is not repeated on a state whose files it read are the same as wh
 
 The final state's whole run of a check leaves out the recorded tests whose inputs are unchanged
 since the baseline, where they passed (vacant.attribute.testinputs: `selections`); its result
-reports them as passed. That run is traced like a selected one: it answers for its failing tests
+reports them as passed. A plain jest or vitest check's final run is its runner's related-tests run
+instead (vacant.attribute.relatedtests): which recorded tests it reused is known once it ran (each
+of a test file it did not reach), and the selection is completed then (`settle`). That run is traced like a selected one: it answers for its failing tests
 (each group, each test alone) on every state that agrees with what it read.
 
 Answers known without a run: on the baseline (state 0), tests the baseline probe's whole run

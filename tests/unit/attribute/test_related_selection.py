@@ -301,3 +301,42 @@ def test_a_one_module_change_runs_its_related_tests_only(tmp_path, kind):
     assert summary["why"] == {CHANGED: 3} and summary["example"] == {CHANGED: "lib/m2.js"}
     assert {test for test, outcome in selected.tests.items() if outcome == "passed"} == {
         test for test in record.tests if "/f2." not in test}
+
+
+@pytest.mark.slow
+def test_a_stop_runs_the_related_tests_and_grades_as_the_whole_run(tmp_path, isolated_home):
+    """Through the real recorder, the baseline probe (which records the jest check's tests) and the
+    Stop: a step breaks lib/m2.js, another writes notes. The final run is jest's related run (one
+    file); the report says 9 reused and 3 ran, and the findings and their grades are those of the
+    same Stop without the record."""
+    from step_histories import record_steps
+
+    from vacant.attribute import baseline_probe
+    from vacant.attribute.stop import Pipeline
+    from vacant.core.locations import mark_installed
+    from vacant.policy.contract.contract import load_contract
+    from vacant.store.run import RunView
+
+    command = commands()["jest"]
+    root = tmp_path / "ws"
+    root.mkdir()
+    mark_installed(root)
+    write(root, related_suite("jest", 4, 3))
+    (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{command}"\ntimeout = 180\n')
+    run_dir = record_steps(root, [{"lib/m2.js": module_source("jest", 102)}, {"notes.md": "done\n"}])
+    baseline_probe.probe(root, run_dir)
+    start = next(r for r in RunView.load(run_dir).records if r["type"] == "run_start")
+    assert relatedtests.load(run_dir, "suite", command, start["baseline"]) is not None
+
+    report = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    broken = [f"jest::test/f2.test.js::t{n} module 2" for n in range(3)]
+    assert report["selection"]["suite"] == {"recorded": 12, "reused": 9, "ran": 3, "uncollected": 3,
+                                            "why": {CHANGED: 3}, "example": {CHANGED: "lib/m2.js"},
+                                            "tests": {CHANGED: broken}}, report["selection"]
+    graded = sorted((f["test"], f["level"], f["flip_step"]) for f in report["findings"])
+    assert graded == [(test, "provable", 1) for test in broken]
+
+    shutil.rmtree(run_dir / relatedtests.RECORDS)
+    whole = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    assert whole["selection"] == {}
+    assert sorted((f["test"], f["level"], f["flip_step"]) for f in whole["findings"]) == graded

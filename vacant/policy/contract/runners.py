@@ -45,6 +45,9 @@ A check's command stays as the contract wrote it. Around it:
   selection adds `--testNamePattern='^(?:full name|...)$'` (escaped) and the tests' files as
   filters (vitest runs every file whose path holds one of its filters: with none of the command's
   own, only those files run; with some, what they ran, since they held those files).
+- At Stop, a plain jest or vitest run may be limited to the tests related to what changed
+  (vacant.attribute.relatedtests, `Skip.related`): `--passWithNoTests --findRelatedTests FILES` at
+  jest's end, `vitest related ... --run --passWithNoTests FILES` in place of `vitest run`.
 - `cargo test` has no stable machine report: when the command names cargo (or its wrapper runs
   it), a `cargo` of vacant's (vacant.policy.contract.runner_sources) comes first on its PATH and
   runs the real one's `cargo test` with `--no-fail-fast`, keeping its text (stdout and stderr in
