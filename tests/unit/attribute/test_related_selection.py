@@ -48,7 +48,7 @@ def _import(kind: str, name: str, path: str) -> str:
     return f"import * as {name} from '{path}';" if kind == "vitest" else f"const {name} = require('{path}');"
 
 
-def test_source(kind: str, tests: list[Case]) -> str:
+def js_test_file(kind: str, tests: list[Case]) -> str:
     lines = ["import { test, expect } from 'vitest';" if kind == "vitest" else ""]
     lines += [_import(kind, "fs", "fs"), _import(kind, "cp", "child_process"), _import(kind, "shared", "../lib/shared.js")]
     lines += [_import(kind, f"m{n}", f"../lib/m{n}.js") for n in sorted({t.target for t in tests if t.kind == "module"})]
@@ -102,7 +102,7 @@ def baseline(kind: str, suite: list[list[Case]]) -> dict[str, str | None]:
         "setup.js": "globalThis.SETUP = 1;\n"}
     files |= {f"lib/m{n}.js": module_source(kind, n) for n in range(MODULES)}
     files |= {f"data/d{n}.txt": "ok\n" for n in range(DATA)}
-    files |= {f"test/f{number}.test.js": test_source(kind, tests) for number, tests in enumerate(suite)}
+    files |= {f"test/f{number}.test.js": js_test_file(kind, tests) for number, tests in enumerate(suite)}
     return files
 
 
@@ -119,14 +119,14 @@ def apply(kind: str, files: dict[str, str | None], change: tuple[str, int, bool,
         files["setup.js"] = "throw new Error('setup broke');\n" if broken else "globalThis.SETUP = 3;\n"
     elif what == "tests":
         existing = sorted(path for path in files if path.startswith("test/f"))
-        files[existing[which % len(existing)]] = test_source(kind, tests)
+        files[existing[which % len(existing)]] = js_test_file(kind, tests)
     elif what == "remove":
         files[f"lib/m{which}.js"] = None
     elif what == "notes":
         files[f"notes/n{which}.md"] = "n\n"
     else:
         count[0] += 1
-        files[f"test/new{count[0]}.test.js"] = test_source(kind, tests)
+        files[f"test/new{count[0]}.test.js"] = js_test_file(kind, tests)
 
 
 def write(root: Path, files: dict[str, str | None]) -> None:
@@ -270,7 +270,7 @@ def related_suite(kind: str, files_n: int, tests_n: int) -> dict[str, str | None
         "package.json": '{"name": "w", "private": true' + (', "type": "module"' if kind == "vitest" else "") + "}\n"}
     for n in range(files_n):
         files[f"lib/m{n}.js"] = module_source(kind, n)
-        lines = test_source(kind, [Case("module", n)] * tests_n).splitlines()
+        lines = js_test_file(kind, [Case("module", n)] * tests_n).splitlines()
         files[f"test/f{n}.test.js"] = "\n".join(line for line in lines if not line.startswith(("const fs", "const cp",
                                                  "const shared", "import * as fs", "import * as cp",
                                                  "import * as shared"))) + "\n"
