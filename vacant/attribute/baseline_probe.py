@@ -64,7 +64,7 @@ def probe(root: Path, run_dir: Path) -> list[str]:
 def record_inputs(root: Path, run_dir: Path, scratch: Path, baseline: str, site) -> None:
     """Each test's inputs on the baseline, for every check that is one plain pytest run
     (vacant.attribute.testinputs): the Stop leaves out the tests a change cannot affect."""
-    from vacant.attribute import testinputs
+    from vacant.attribute import relatedtests, testinputs
     from vacant.policy.contract.checks import run_check
     from vacant.policy.contract.contract import ContractError, load_contract
 
@@ -73,6 +73,9 @@ def record_inputs(root: Path, run_dir: Path, scratch: Path, baseline: str, site)
     except ContractError:
         return
     for check, _guard in contract.all_checks() if contract else []:
+        if relatedtests.selectable(check.command):
+            _record_related(check, root, run_dir, scratch, baseline, site)
+            continue
         if not testinputs.selectable(check.command):
             continue
         result = run_check(check, scratch, site=site, inputs=True)
@@ -84,6 +87,23 @@ def record_inputs(root: Path, run_dir: Path, scratch: Path, baseline: str, site)
         except (ValueError, KeyError, TypeError, AttributeError):
             continue  # a record the plugin did not finish: the check runs whole
         testinputs.save(run_dir, record)
+
+
+def _record_related(check, root: Path, run_dir: Path, scratch: Path, baseline: str, site) -> None:
+    """A plain jest or vitest check's tests on the baseline (vacant.attribute.relatedtests): the
+    Stop runs only the test files related to what changed."""
+    from vacant.attribute import relatedtests
+    from vacant.policy.contract.checks import run_check
+
+    result = run_check(check, scratch, site=site)
+    if result.timed_out:
+        return
+    try:
+        record = relatedtests.record_of(check.name, check.command, baseline, os.environ, result.tests, root,
+                                        site.unrecorded if site else ())
+    except ValueError:
+        return  # no test reported: the check runs whole
+    relatedtests.save(run_dir, record)
 
 
 def read(run_dir: Path) -> list[str]:

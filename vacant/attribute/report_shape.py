@@ -12,7 +12,8 @@ from typing import Any, NamedTuple
 from vacant.core.docgen import GeneratedDoc
 from vacant.core.levels import LEVELS
 
-# why a recorded test ran in a Stop's final run (`selection.why`; vacant.attribute.testinputs)
+# why a recorded test ran in a Stop's final run (`selection.why`; vacant.attribute.testinputs for
+# pytest, vacant.attribute.relatedtests for jest and vitest, in the same words)
 CHANGED = "an input changed"
 UNKNOWN_INPUTS = "started a process or opened a socket"
 NOT_PASSED = "did not pass on the baseline"
@@ -93,7 +94,13 @@ REPORT_FIELDS = (
                                  + ", ".join(f"`{reason}`" for reason in RAN_BECAUSE)
                                  + "), `example`: the first input behind each reason, and `tests`: the first "
                                  "ids that ran for each reason; a test not in the record "
-                                 "always runs; empty when no check had a record"),
+                                 "always runs; empty when no check had a record. A plain jest or vitest check's "
+                                 "final run is its runner's related-tests run (vacant/attribute/relatedtests.py): "
+                                 "a test `reused` is one of a test file that run did not reach, `uncollected` counts "
+                                 "those files, and a test that ran did so because `an input changed` (its module "
+                                 "graph holds a changed module, or one that reads what the graph does not see) or "
+                                 "it `did not pass on the baseline`; any change the graph may not see runs every "
+                                 "test, as `a session-wide input changed` or `the environment changed`"),
     Field("workspace", "object|null", "what the live workspace holds that this run's record does not (another "
                                       "session's changes, or the person's that another session saw), null when "
                                       "nothing (or on a replay): `changes` (each `path`, `change` (`added`, "

@@ -10,7 +10,9 @@ A selected run is not repeated on a state whose files it read are the same as wh
 
 The final state's whole run of a check leaves out the recorded tests whose inputs are unchanged
 since the baseline, where they passed (vacant.attribute.testinputs: `selections`); its result
-reports them as passed. That run is traced like a selected one: it answers for its failing tests
+reports them as passed. A plain jest or vitest check's final run is its runner's related-tests run
+instead (vacant.attribute.relatedtests): which recorded tests it reused is known once it ran (each
+of a test file it did not reach), and the selection is completed then (`settle`). That run is traced like a selected one: it answers for its failing tests
 (each group, each test alone) on every state that agrees with what it read.
 
 Answers known without a run: on the baseline (state 0), tests the baseline probe's whole run
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vacant.attribute.replay import Scratch
+from vacant.attribute.relatedtests import settle
 from vacant.attribute.samereads import SameReads
 from vacant.attribute.testinputs import Selection
 from vacant.attribute.verify import CLEAN, PRESENT, UNKNOWN
@@ -73,17 +76,22 @@ class StateChecks:
     selections: dict[str, Selection] = field(default_factory=dict)  # check -> what its final run leaves out
     baseline: dict[str, dict[str, str]] = field(default_factory=dict)  # check -> test -> outcome on state 0
     final: dict[str, CheckResult] = field(default_factory=dict)  # check -> its final run as run (none reused)
+    recorded: dict[str, dict[str, str]] = field(default_factory=dict)  # check -> its related-tests record's tests
 
     def run(self, check: Any, index: int | None, select: tuple[str, ...] = WHOLE,
             manifest: Manifest | None = None) -> CheckResult:
         directory = self.scratch.at(index) if manifest is None else self.scratch.holding(manifest)
         chosen = self.selections.get(check.name) if index == self.scratch.timeline.last and not select else None
-        skip = chosen.skip if chosen is not None and chosen.skip.tests else None
+        skip = chosen.skip if chosen is not None and (chosen.skip.tests or chosen.skip.related) else None
         result = run_check(check, directory, select=select, site=self.site, skip=skip)
         self.runs += 1
         self.selected_runs += 1 if select else 0
-        if skip is None:
+        if skip is None or chosen is None:
             return result
+        if skip.related:  # jest/vitest: what it reused is known once it ran (vacant.attribute.relatedtests)
+            if result.timed_out:
+                return result
+            skip = settle(chosen, self.recorded.get(check.name, {}), result.tests)
         self.final[check.name] = result
         return with_reused(result, skip)
 

@@ -20,7 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from vacant.attribute import baseline_probe as probe
-from vacant.attribute import at_change, authorship, changed_tests, leftout, others, proposals, recordaudit, testinputs, verify
+from vacant.attribute import (
+    at_change,
+    authorship,
+    changed_tests,
+    leftout,
+    others,
+    proposals,
+    recordaudit,
+    relatedtests,
+    testinputs,
+    verify,
+)
 from vacant.attribute.at_change import Attribution
 from vacant.attribute.attribution import attribute_finding
 from vacant.attribute.replay import (
@@ -450,6 +461,7 @@ class Pipeline:
         for check, _guard in self.contract.all_checks():
             record = testinputs.load(self.log.run_dir, check.name, check.command, start["baseline"])
             if record is None:
+                self._related(check, start["baseline"], live, chosen)
                 continue
             try:
                 chosen[check.name] = testinputs.select(record, self.timeline.states[0],
@@ -461,6 +473,25 @@ class Pipeline:
                 # the probe's whole run answers on state 0 (the same environment, the same host files)
                 self.checks.baseline[check.name] = {test.id: test.outcome or "" for test in record.tests}
         return chosen
+
+    def _related(self, check: Any, baseline: str, live: tuple[str, ...],
+                 chosen: dict[str, testinputs.Selection]) -> None:
+        """A jest or vitest check's selection by its runner's related tests (vacant.attribute.relatedtests)."""
+        import os
+
+        record = relatedtests.load(self.log.run_dir, check.name, check.command, baseline)
+        if record is None:
+            return
+        read = relatedtests.reader(self.checks.scratch.at(self.timeline.last))
+        try:
+            chosen[check.name] = relatedtests.select(record, self.timeline.states[0],
+                                                     self.timeline.states[self.timeline.last], os.environ,
+                                                     self.root, live, read)
+        except (ValueError, TypeError, OSError):
+            return
+        self.checks.recorded[check.name] = record.tests
+        if testinputs.env_key(os.environ) == record.env and record.stamps_hold(self.root, os.environ, live):
+            self.checks.baseline[check.name] = dict(record.tests)
 
     def _site(self, scratch_dir: Path) -> Site | None:
         """Each state checked as if it were the workspace: the scratch at the workspace's own path,
@@ -506,7 +537,8 @@ class Pipeline:
         timeout); None when the budget left it no time or cut it: left out, not a failure."""
         kind = "guard" if guard else "check"
         chosen = self.checks.selections.get(check.name)
-        tests = list(chosen.why) if chosen is not None else None  # the tests this run was to run, when known
+        # the tests this run was to run, when known (a related-tests run knows them once it ran)
+        tests = list(chosen.why) if chosen is not None and not chosen.skip.related else None
         left = leftout.remaining(self.deadline)
         if left <= 0:
             self.left_out.check(check.name, kind, "was not run (no time was left)", tests)

@@ -35,10 +35,10 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from vacant.attribute.report_shape import CHANGED, ENVIRONMENT, NOT_PASSED, SESSION, UNKNOWN_INPUTS
 from vacant.attribute.samereads import MISSING, children, content, importable, with_sources
@@ -312,24 +312,43 @@ def _own_reason(test: TestRead, record: Record, changes: _Changes) -> tuple[str,
 # -- where records are kept ---------------------------------------------------------------------
 
 
-def record_path(run_dir: Path, check: str) -> Path:
-    return Path(run_dir) / RECORDS / (hashlib.sha256(check.encode()).hexdigest()[:24] + ".json")
+def record_path(run_dir: Path, check: str, records: str = RECORDS) -> Path:
+    return Path(run_dir) / records / (hashlib.sha256(check.encode()).hexdigest()[:24] + ".json")
 
 
-def save(run_dir: Path, record: Record) -> None:
+class _Kept(Protocol):
+    check: str
+    command: str
+    baseline: str
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def save(run_dir: Path, record: _Kept, records: str = RECORDS) -> None:
+    """A check's record in the run's directory (`records`: its kind's directory)."""
     from vacant.core.atomic import atomic_write
 
-    path = record_path(run_dir, record.check)
+    path = record_path(run_dir, record.check, records)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(record.to_json()).encode())
 
 
-def load(run_dir: Path, check: str, command: str, baseline: str) -> Record | None:
-    """The check's record on this baseline with this command, or None (none, unreadable, stale)."""
+K = TypeVar("K", bound=_Kept)
+
+
+def load_kept(run_dir: Path, check: str, command: str, baseline: str, records: str,
+              of: Callable[[Any], K]) -> K | None:
+    """The check's record of one kind on this baseline with this command, or None (none,
+    unreadable, stale)."""
     try:
-        record = Record.of(json.loads(record_path(run_dir, check).read_text()))
+        record = of(json.loads(record_path(run_dir, check, records).read_text()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     if record.check != check or record.command != command or record.baseline != baseline:
         return None
     return record
+
+
+def load(run_dir: Path, check: str, command: str, baseline: str) -> Record | None:
+    """The check's record on this baseline with this command, or None (none, unreadable, stale)."""
+    return load_kept(run_dir, check, command, baseline, RECORDS, Record.of)

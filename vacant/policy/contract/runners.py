@@ -45,6 +45,9 @@ A check's command stays as the contract wrote it. Around it:
   selection adds `--testNamePattern='^(?:full name|...)$'` (escaped) and the tests' files as
   filters (vitest runs every file whose path holds one of its filters: with none of the command's
   own, only those files run; with some, what they ran, since they held those files).
+- At Stop, a plain jest or vitest run may be limited to the tests related to what changed
+  (vacant.attribute.relatedtests, `Skip.related`): `--passWithNoTests --findRelatedTests FILES` at
+  jest's end, `vitest related ... --run --passWithNoTests FILES` in place of `vitest run`.
 - `cargo test` has no stable machine report: when the command names cargo (or its wrapper runs
   it), a `cargo` of vacant's (vacant.policy.contract.runner_sources) comes first on its PATH and
   runs the real one's `cargo test` with `--no-fail-fast`, keeping its text (stdout and stderr in
@@ -173,6 +176,9 @@ class Skip:
 
     tests: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    # jest/vitest (vacant.attribute.relatedtests): the files whose related tests the run is limited
+    # to (`tests` are then the recorded tests that may be reused, known only once it ran)
+    related: tuple[str, ...] = ()
 
 
 def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...] = (),
@@ -195,6 +201,8 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
         _plan_cargo(plan, select, runs)
         _plan_jest(plan, select)
         _plan_vitest(plan, select)
+        if skip is not None and skip.related and not select:
+            plan.command = related_command(plan.command, skip.related)
         if in_place:  # as make runs its recipe's line
             plan.command = shlex.join(["/bin/sh", "-c", plan.command])
     reports.append(pytest_report)
@@ -210,7 +218,7 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
         env[SELECT_ENV] = json.dumps(list(select))
         env[READS_ENV] = str(scratch / READS)
         plan.command = _node_selected(plan.command, select) if junit else plan.command
-    elif skip is not None and skip.tests:
+    elif skip is not None and skip.tests and not skip.related:
         paths.append(_source_dir(scratch / "plugin", PLUGIN, PLUGIN_SOURCE))
         options += ["-p", PLUGIN]
         env[SKIP_ENV] = json.dumps(list(skip.tests))
@@ -225,6 +233,20 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in options) + (
         " " + env_in["PYTEST_ADDOPTS"] if env_in.get("PYTEST_ADDOPTS") else "")
     return plan
+
+
+_VITEST_NAME = re.compile(r"(?<![\w-])(vitest(?:\.mjs)?)(?:\s+run)?(?=\s|$)")
+
+
+def related_command(command: str, files: tuple[str, ...]) -> str:
+    """One plain jest or vitest run (vacant.attribute.relatedtests.selectable) limited to the test
+    files whose module graph holds one of `files`: `--findRelatedTests FILES` at jest's end,
+    `vitest related ... FILES` for vitest; passing when that is no test at all."""
+    named = " ".join(shlex.quote(path if not path.startswith("-") else "./" + path) for path in files)
+    if not _JEST.search(command):
+        return _VITEST_NAME.sub(lambda m: m.group(1) + " related", command, count=1) + \
+            " --run --passWithNoTests " + named
+    return command + " --passWithNoTests --findRelatedTests " + named
 
 
 def _unwrapped(plan: RunPlan) -> tuple[str, bool]:
