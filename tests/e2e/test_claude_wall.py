@@ -169,8 +169,20 @@ def test_an_approved_push_runs_once_outside_the_wall_and_nothing_else_does(tmp_p
     line outside the wall, and the gate holds every such line for the person: the approved push
     reaches the remote, once; a push line carrying a read of the key is held and never runs. And a
     GET the gate lets run as READ reaches its host through the sandbox's proxy (it got the proxy's
-    403 before: the wall and the gate disagreed)."""
+    403 before: the wall and the gate disagreed).
+    The remote is the person's, where the agent's commands cannot write (not under a temporary
+    directory): a push to a repository the agent can write runs its hooks as the person, and is
+    denied however approved (vacant/record/unwalled.py; tests/unit/record/test_unwalled.py)."""
+    from codex_harness import CodexScratch
+
     ws, home, env = workspace(tmp_path, walled=True)
+    with CodexScratch("claude-remote") as person:
+        _approved_push_session(tmp_path, ws, home, env, person.path / "remote.git")
+
+
+def _approved_push_session(tmp_path: Path, ws: Path, home: Path, env: dict, remote: Path) -> None:
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "remote", "set-url", "origin", str(remote)], cwd=ws, check=True)
     server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), http.server.SimpleHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     get = f"curl -s -o /dev/null -w 'HTTP-%{{http_code}}' http://{socket.gethostname()}:{server.server_address[1]}/"
@@ -189,7 +201,7 @@ def test_an_approved_push_runs_once_outside_the_wall_and_nothing_else_does(tmp_p
         cards = json.loads(vacant(["asks", "--json"], ws, env=env).stdout)
         by_command = {card["receipts"]["command"]: card["id"] for card in cards}
         assert set(by_command) == {push, sneak}, cards
-        assert not pushed(tmp_path / "remote.git")
+        assert not pushed(remote)
         vacant(["approve", by_command[push]], ws, env=env)
         session = json.loads(first.stdout)["session_id"]
         second = run_claude_p(ws, home, upstream, "APPROVED: go on", extra_args=("--resume", session), timeout=180)
@@ -197,9 +209,9 @@ def test_an_approved_push_runs_once_outside_the_wall_and_nothing_else_does(tmp_p
         outputs = [json.dumps(request["body"]) for request in upstream.requests()]
     server.shutdown()
     assert any("HTTP-200" in body for body in outputs)  # the READ reached its host
-    assert pushed(tmp_path / "remote.git")  # the approved line ran, outside the wall
+    assert pushed(remote)  # the approved line ran, outside the wall
     assert any("PUSHED" in body for body in outputs)
-    refs = subprocess.run(["git", "for-each-ref", "--format=%(refname)"], cwd=tmp_path / "remote.git",
+    refs = subprocess.run(["git", "for-each-ref", "--format=%(refname)"], cwd=remote,
                           capture_output=True, text=True).stdout.split()
     assert refs == ["refs/heads/main"], refs  # the unapproved line never ran
     assert not any(KEY in body for body in outputs)

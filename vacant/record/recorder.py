@@ -212,14 +212,15 @@ class Recorder:
                 def check(card: dict) -> str | None:
                     from vacant.record import unwalled
 
+                    hook_runs = self.platform.hook_runs_approved
                     return unwalled.refusal(self.root, outside, gate.call_cwd(self.root, call),
                                             (card.get("receipts") or {}).get("command"),
-                                            self.platform.hook_runs_approved(self.root),
+                                            hook_runs(self.root) if hook_runs else unwalled.own_git_dir_refusal(self.root),
                                             unwalled.environment(self.root, self._env()))
             held = asks.consult(self.root, self.run_id, self._key(call), call, verdict.action, check)
             if isinstance(held, asks.Spent):
-                if outside is not None:  # the wall would break it: the hook runs it, once
-                    return self._run_approved(call, outside, held.ask)
+                if outside is not None and self.platform.hook_runs_approved is not None:
+                    return self._run_approved(call, outside, held.ask)  # the wall would break it: the hook runs it, once
                 return None  # a person's approval was spent on this very action
             self.record_not_run(call, held.text, held.pause)
             return Response("deny", held.text)
@@ -227,9 +228,12 @@ class Recorder:
             return self._gate_failed(call, error)
 
     def _runs_outside(self, call: HookCall, walls: dict[str, object]) -> str | None:
-        """The shell line the hook runs itself once approved (vacant/record/unwalled.py), or None: the
-        platform's wall (up here) would break a line that runs outside the wall."""
-        if self.platform.hook_runs_approved is None or not walls.get(self.platform.name):
+        """The shell line that runs outside vacant's wall (up here for this platform) once approved,
+        or None. Where the platform's wall would break it (`hook_runs_approved`), the hook runs it
+        (vacant/record/unwalled.py); elsewhere the platform's sandbox runs it unsandboxed (Claude
+        Code's `excludedCommands`). Either way it runs as the person, so the same rules decide
+        whether it may: a plain push, to no repository the agent can write."""
+        if not walls.get(self.platform.name):
             return None
         command = (call.intent or {}).get("command") if call.tool_kind == "shell" else None
         if not isinstance(command, str):

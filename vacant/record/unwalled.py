@@ -2,7 +2,11 @@
 outside that wall (issue 41, "What the person allowed runs").
 
 Where: a platform whose wall breaks an approved unwalled line and which cannot run it outside
-itself states `hook_runs_approved` (vacant/platforms/base.py). Codex (0.171.0): behind vacant's
+itself states `hook_runs_approved` (vacant/platforms/base.py). A platform whose own sandbox runs
+such a line outside it (Claude Code: `excludedCommands`) runs it itself, as the person too: the
+same rules below decide whether the approval may be spent on it (`refusal`, with
+`own_git_dir_refusal` for the platform's part), and what cannot pass them is denied, its approval
+kept. Codex (0.171.0): behind vacant's
 permission profile an approved `git push` to a remote on disk outside the workspace fails inside
 Codex's sandbox, and `codex exec` refuses a command's request to run outside it
 (vacant/platforms/codex/wall.py). Its PreToolUse hook runs outside the sandbox, as the person. So
@@ -198,6 +202,20 @@ def destination_refusal(root: Path, cwd: str, destinations: list[str], env: dict
         if path is not None and any(inside(form, top) for form in (path, os.path.realpath(path)) for top in writable):
             return (f"the push may reach {url}, a repository on disk the agent can write (git would run its "
                     "hooks and read its config as the person)")
+    return None
+
+
+def own_git_dir_refusal(root: Path) -> str | None:
+    """Why the workspace's git directory may take its config and hooks from where the agent writes,
+    or None: `.git` is a real directory with no `commondir`. For a platform whose own sandbox runs
+    the approved line outside it (Claude Code's sandbox always keeps `.git/hooks` and `.git/config`
+    unwritable to its commands: sandbox-runtime's mandatory deny paths), this is the part vacant
+    checks; the sandbox, not vacant, runs the line, so it is not pinned to the repository."""
+    git = Path(root).resolve() / ".git"
+    if os.path.islink(git) or not git.is_dir():
+        return f"{git} is not the workspace's own git directory (a link, a file or missing)"
+    if os.path.lexists(git / "commondir"):
+        return f"{git / 'commondir'} exists: git would take its config and hooks from elsewhere"
     return None
 
 

@@ -281,3 +281,55 @@ def test_through_the_daemons_door_the_daemon_runs_it(tmp_path, isolated_home, mo
         if daemon is not None:
             os.kill(daemon, signal.SIGTERM)
         shutil.rmtree(outside, ignore_errors=True)
+
+
+# -- Claude Code: its own sandbox runs the approved line outside (`excludedCommands`), as the person --
+
+class Claude(Codex):
+    """Drives the claude hook as Claude Code does: a PreToolUse per Bash call; the deny's reason, or None."""
+
+    def shell(self, command: str) -> str | None:
+        self.n += 1
+        body = {"session_id": "s1", "transcript_path": str(self.ws / "t.jsonl"), "cwd": str(self.ws),
+                "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
+                "tool_use_id": f"toolu_{self.n}"}
+        stdout, code = hook.run("claude", json.dumps(body).encode(), {})
+        assert code == 0
+        return json.loads(stdout)["hookSpecificOutput"]["permissionDecisionReason"] if stdout else None
+
+
+@pytest.fixture
+def claude_walled(walled):
+    ws, remote = walled
+    mark_installed(ws, walls={"claude": True})
+    return ws, remote
+
+
+def test_behind_claudes_wall_an_approved_plain_push_is_left_to_its_sandbox(claude_walled):
+    ws, remote = claude_walled
+    agent = Claude(ws)
+    ask = ask_of(agent.shell(PUSH))
+    person.answer(ws, ask, "approved")
+    assert agent.shell(PUSH) is None  # allowed: Claude's sandbox runs it outside, vacant does not
+    assert pushed(remote) is None and views.resolve(ws, ask)["fate"] == "spent"
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("git push -q {inner} HEAD:main", "a repository on disk the agent can write"),
+    ("cd sub && git push -q origin HEAD:main", "plain `git push`"),
+    ("git push -q origin HEAD:main && sh x.sh", "plain `git push`"),
+])
+def test_behind_claudes_wall_an_approved_line_that_would_run_the_agents_code_is_denied(claude_walled, line, why):
+    """Claude's sandbox would run the line as the person: a remote the agent can write (its hooks),
+    a repository of the agent's own (`cd` into it), a script: denied however approved, kept unspent."""
+    ws, _remote = claude_walled
+    inner = ws / "inner.git"
+    git(ws, "init", "-q", "--bare", str(inner))
+    (ws / "sub").mkdir()
+    line = line.format(inner=inner)
+    agent = Claude(ws)
+    ask = ask_of(agent.shell(line))
+    person.answer(ws, ask, "approved")
+    told = agent.shell(line)
+    assert told and why in told, told
+    assert views.resolve(ws, ask)["fate"] == "approved"
