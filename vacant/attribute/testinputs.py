@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vacant.attribute.report_shape import CHANGED, ENVIRONMENT, NOT_PASSED, SESSION, UNKNOWN_INPUTS
+from vacant.attribute.report_shape import CHANGED, ENVIRONMENT, NOT_PASSED, SESSION, SETS_STATE, UNKNOWN_INPUTS
 from vacant.attribute.samereads import MISSING, children, content, importable, with_sources
 from vacant.policy.contract.runners import Skip
 from vacant.store.states import Manifest
@@ -48,7 +48,10 @@ from vacant.store.states import Manifest
 RECORDS = "test-inputs"
 VERSION = 1
 # one plain pytest invocation: `pytest ARGS`, `python -m pytest ARGS`, a path to either; no shell syntax
-_PLAIN_PYTEST = re.compile(r"^\s*(?:[A-Za-z_]\w*=[\w./:=@+,%-]*\s+)*(?:[\w./+-]*/)?(?:python[\d.]*\s+-m\s+pytest|py\.test|pytest)(?:\s+[\w./:=@+,%-]+)*\s*$")
+_ASSIGNMENTS, _WORDS = r"^\s*(?:[A-Za-z_]\w*=[\w./:=@+,%-]*\s+)*", r"(?:\s+[\w./:=@+,%-]+)*\s*$"
+_PLAIN_PYTEST = re.compile(_ASSIGNMENTS + r"(?:[\w./+-]*/)?(?:python[\d.]*\s+-m\s+pytest|py\.test|pytest)" + _WORDS)
+# one plain unittest invocation: `python -m unittest ARGS` (discover, or module/class/test ids), its reporter's process
+_PLAIN_UNITTEST = re.compile(_ASSIGNMENTS + r"(?:[\w./+-]*/)?python[\d.]*\s+-m\s+unittest" + _WORDS)
 _VOLATILE_ENV = ("PWD", "OLDPWD", "SHLVL", "_")
 SHOWN_IDS = 5  # test ids the report names for each reason
 
@@ -60,7 +63,10 @@ _LAST_RUN = re.compile(r"(?<!\S)(?:--lf|--last-failed|--ff|--failed-first|--nf|-
 
 
 def selectable(command: str) -> bool:
-    """Whether the check's command is one plain pytest run, whose reads the plugin sees whole."""
+    """Whether the check's command is one plain pytest or unittest run, whose reads the recorder
+    sees whole."""
+    if _PLAIN_UNITTEST.match(command):
+        return True
     return bool(_PLAIN_PYTEST.match(command)) and not _LAST_RUN.search(command)
 
 
@@ -78,6 +84,7 @@ class Reads:
     outside: frozenset[str] = frozenset()  # absolute paths outside the workspace
     unknown: bool = False
     pathdirs: frozenset[str] = frozenset()  # directories the import system listed: only importable names count
+    sets: bool = False  # its class's or module's fixture changed the process the later tests run in (unittest)
 
     @classmethod
     def of(cls, raw: Any) -> Reads:
@@ -87,11 +94,11 @@ class Reads:
             raise ValueError("a sink is not an object")
         return cls(frozenset(with_sources(_strings(raw.get("files")))), _strings(raw.get("dirs")),
                    frozenset(with_sources(_strings(raw.get("outside")))), bool(raw.get("unknown")),
-                   _strings(raw.get("pathdirs", [])))
+                   _strings(raw.get("pathdirs", [])), bool(raw.get("sets")))
 
     def to_json(self) -> dict[str, Any]:
         return {"files": sorted(self.files), "dirs": sorted(self.dirs), "outside": sorted(self.outside),
-                "unknown": self.unknown, "pathdirs": sorted(self.pathdirs)}
+                "unknown": self.unknown, "pathdirs": sorted(self.pathdirs), "sets": self.sets}
 
 
 def _text(raw: Any) -> str | None:
@@ -272,6 +279,8 @@ def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str
         reason = everyone or _own_reason(test, record, changes) or prefix_reason
         if reason is None and test.reads.unknown:
             reason = (UNKNOWN_INPUTS, None)
+        if reason is None and test.reads.sets:  # left out, its fixture would not set what later tests see
+            reason = (SETS_STATE, None)
         if prefix_reason is None:  # what this test's run read is an input of every later test
             changed = changes.first(test.reads)
             prefix_reason = (UNKNOWN_INPUTS, None) if test.reads.unknown else (CHANGED, changed) if changed else None

@@ -11,7 +11,12 @@ import sets a flag in the shared module and tests that are strict about their da
 (a file whose tests are all reused still matters to the process), and tests that import a module
 only if it is there. A change sets a
 module's, a data file's, the conftest's or a test's value, or adds a test file. The oracle is the
-whole run on the final state, unplugged: no model to get wrong."""
+whole run on the final state, unplugged: no model to get wrong.
+
+The same suites run under `python -m unittest discover` too: each test a TestCase of its own, the
+conftest's fixture a helper module read by the class's setUpClass, and kinds of unittest's own:
+a setUpModule that reads a data file, and a setUpClass that sets the shared module's flag (what a
+fixture does to the process, for the tests after it)."""
 
 from __future__ import annotations
 
@@ -32,9 +37,12 @@ from vacant.policy.contract.checks import run_check
 from vacant.store.states import read_manifest_of
 
 COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
+UNITTEST = f"{sys.executable} -m unittest discover -s tests -t ."
+COMMANDS = {"pytest": COMMAND, "unittest": UNITTEST}
 MODULES, DATA = 4, 3
 KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional", "setter", "strict", "register",
          "registered", "loader", "nested", "nested_strict", "precision", "precise")
+UNITTEST_KINDS = ("module_fixture", "class_setter")  # read by setUpModule; a setUpClass that sets shared.STRICT
 
 
 @dataclass(frozen=True)
@@ -66,8 +74,19 @@ SHARED = textwrap.dedent('''\
     ''')
 
 
-def module_source(tests: list[Case]) -> str:
+def support(fixture_data: int) -> str:
+    """unittest's stand-in for the conftest: what the fixture of a "fixture" test's class reads."""
+    return f"def shared_text():\n    return open('data/d{fixture_data}.txt').read().strip()\n"
+
+
+def module_source(tests: list[Case], runner: str = "pytest") -> str:
     lines = ["import subprocess, sys", "import pkg.shared as shared"]
+    if runner == "unittest":
+        lines += ["import unittest", "from tests import support"]
+        modules = sorted({test.target % DATA for test in tests if test.kind == "module_fixture"})
+        if modules:  # setUpModule reads its data files
+            lines += ["def setUpModule():"] + [
+                f"    globals()['MODULE{n}'] = open('data/d{n}.txt').read().strip()" for n in modules]
     lines += [f"import pkg.m{n}" for n in range(MODULES)]
     if any(test.kind == "setter" for test in tests):  # what importing this module does to the process
         lines.append("shared.STRICT = True")
@@ -82,14 +101,27 @@ def module_source(tests: list[Case]) -> str:
             lines.append(f"LOADED{test.target % DATA} = open('data/d{test.target % DATA}.txt').read().strip()")
     for number, test in enumerate(tests):
         data = test.target % DATA
-        lines.append(f"def test_{number}({'shared_text' if test.kind == 'fixture' else ''}):")
-        lines.append("    " + {
+        indent = "    "
+        if runner == "unittest":
+            indent = "        "
+            lines.append(f"class T{number}(unittest.TestCase):")
+            if test.kind in ("fixture", "class_setter"):
+                lines += ["    @classmethod", "    def setUpClass(cls):", "        cls.shared_text = support.shared_text()"
+                          if test.kind == "fixture" else "        shared.STRICT = True"]
+            lines.append("    def test_it(self):")
+            if test.kind == "fixture":
+                lines.append("        shared_text = self.shared_text")
+        else:
+            lines.append(f"def test_{number}({'shared_text' if test.kind == 'fixture' else ''}):")
+        lines.append(indent + {
             "module": f"assert pkg.m{test.target}.VALUE == {test.target}",
             "shared": "assert shared.FIRST == 0",
             "data": f"assert open('data/d{data}.txt').read().strip() == 'ok'",
             "cached": f"assert shared.cached({data}) == 'ok'",
             "fixture": "assert shared_text == 'ok'",
             "setter": "assert True",
+            "module_fixture": f"assert MODULE{data} == 'ok'",
+            "class_setter": "assert True",
             "register": "assert True",
             "registered": f"assert not shared.SEEN or open('data/d{data}.txt').read().strip() == 'ok'",
             "loader": f"assert LOADED{data} == 'ok'",
@@ -109,10 +141,16 @@ def module_source(tests: list[Case]) -> str:
 
 tests_st = st.lists(st.builds(Case, st.sampled_from(KINDS), st.integers(0, MODULES - 1)), min_size=1, max_size=4)
 suites = st.lists(tests_st, min_size=1, max_size=4)
+unittest_tests_st = st.lists(st.builds(Case, st.sampled_from(KINDS + UNITTEST_KINDS), st.integers(0, MODULES - 1)),
+                             min_size=1, max_size=4)
 # a change: (what, which, broken?) -- a module's value, a data file, the conftest's data file, a test file's tests
-changes = st.lists(st.tuples(st.sampled_from(("module", "data", "conftest", "tests", "new test file", "optional",
+def changes_of(tests: st.SearchStrategy[list[Case]]) -> st.SearchStrategy[list]:
+    return st.lists(st.tuples(st.sampled_from(("module", "data", "conftest", "tests", "new test file", "optional",
                                                "notes")),
-                             st.integers(0, MODULES - 1), st.booleans(), tests_st), min_size=1, max_size=4)
+                              st.integers(0, MODULES - 1), st.booleans(), tests), min_size=1, max_size=4)
+
+
+changes = changes_of(tests_st)
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -121,15 +159,20 @@ def write(root: Path, files: dict[str, str]) -> None:
         (root / rel).write_text(text)
 
 
-def baseline(suite: list[list[Case]]) -> dict[str, str]:
-    files = {"pytest.ini": "[pytest]\n", "pkg/__init__.py": "", "pkg/shared.py": SHARED, "tests/conftest.py": conftest(0)}
+def baseline(suite: list[list[Case]], runner: str = "pytest") -> dict[str, str]:
+    files = {"pkg/__init__.py": "", "pkg/shared.py": SHARED}
+    if runner == "unittest":
+        files |= {"tests/__init__.py": "", "tests/support.py": support(0)}
+    else:
+        files |= {"pytest.ini": "[pytest]\n", "tests/conftest.py": conftest(0)}
     files |= {f"pkg/m{n}.py": f"VALUE = {n}\n" for n in range(MODULES)}
     files |= {f"data/d{n % DATA}.txt": "ok\n" for n in range(MODULES)}
-    files |= {f"tests/test_f{number}.py": module_source(tests) for number, tests in enumerate(suite)}
+    files |= {f"tests/test_f{number}.py": module_source(tests, runner) for number, tests in enumerate(suite)}
     return files
 
 
-def apply(files: dict[str, str], change: tuple[str, int, bool, list[Case]], count: list[int]) -> None:
+def apply(files: dict[str, str], change: tuple[str, int, bool, list[Case]], count: list[int],
+          runner: str = "pytest") -> None:
     what, which, broken, tests = change
     if what == "module":
         files[f"pkg/m{which}.py"] = f"VALUE = {which + 100 if broken else which}\n"
@@ -139,14 +182,16 @@ def apply(files: dict[str, str], change: tuple[str, int, bool, list[Case]], coun
         files[f"extra{which % DATA}/__init__.py"] = f"OK = {not broken}\n"
     elif what == "notes":  # a directory of no module's name: no import can find it
         files[f"notes/n{which}.md"] = "n\n"
+    elif what == "conftest" and runner == "unittest":
+        files["tests/support.py"] = support(which % DATA)
     elif what == "conftest":
         files["tests/conftest.py"] = conftest(which % DATA)
     elif what == "tests":
         existing = sorted(path for path in files if path.startswith("tests/test_f"))
-        files[existing[which % len(existing)]] = module_source(tests)
+        files[existing[which % len(existing)]] = module_source(tests, runner)
     else:
         count[0] += 1
-        files[f"tests/test_new{count[0]}.py"] = module_source(tests)
+        files[f"tests/test_new{count[0]}.py"] = module_source(tests, runner)
 
 
 def failures(result) -> set[str]:
@@ -154,22 +199,24 @@ def failures(result) -> set[str]:
         set() if result.passed or result.tests else {"<the run failed without a report>"})
 
 
-def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list) -> tuple[set[str], set[str], testinputs.Selection]:
+def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list,
+                           runner: str = "pytest") -> tuple[set[str], set[str], testinputs.Selection]:
     """The failures of the selected run and of the whole run on the final state."""
-    check = SimpleNamespace(name="suite", command=COMMAND, timeout=120)
+    command = COMMANDS[runner]
+    check = SimpleNamespace(name="suite", command=command, timeout=120)
     base_dir, final_dir = tmp / "base", tmp / "final"
     for directory in (base_dir, final_dir):
         shutil.rmtree(directory, ignore_errors=True)
         directory.mkdir(parents=True)
-    files = baseline(suite)
+    files = baseline(suite, runner)
     write(base_dir, files)
     base_manifest = read_manifest_of(base_dir)
     recorded = run_check(check, base_dir, inputs=True)
     assert recorded.passed, recorded.output[-2000:]
-    record = testinputs.record_of("suite", COMMAND, "base", {}, recorded.inputs, recorded.tests, base_dir, ())
+    record = testinputs.record_of("suite", command, "base", {}, recorded.inputs, recorded.tests, base_dir, ())
     count = [0]
     for change in history:
-        apply(files, change, count)
+        apply(files, change, count, runner)
     write(final_dir, files)
     # the final state is the baseline's directory changed in place (a record names paths, not places)
     shutil.rmtree(base_dir)
@@ -198,6 +245,27 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list) ->
 def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
     tmp = tmp_path_factory.mktemp("selection")
     selected, whole, _ = selected_against_whole(tmp, suite, history)
+    assert selected == whole
+
+
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(suite=st.lists(unittest_tests_st, min_size=1, max_size=4), history=changes_of(unittest_tests_st))
+@example(suite=[[Case("module_fixture", 1)], [Case("module", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("fixture", 0), Case("module", 2)]], history=[("conftest", 1, True, [Case("module", 0)]),
+                                                                   ("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("class_setter", 0)], [Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("class_setter", 0), Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("setter", 0)], [Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("cached", 1)], [Case("cached", 1), Case("module", 2)]],
+         history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("spawn", 2)], [Case("data", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("strict", 1)]], history=[("new test file", 0, True, [Case("setter", 0)]),
+                                               ("data", 1, True, [Case("module", 0)])])
+def test_the_selected_unittest_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
+    """The same under `python -m unittest`, with setUpModule and setUpClass (module docstring)."""
+    tmp = tmp_path_factory.mktemp("selection")
+    selected, whole, _ = selected_against_whole(tmp, suite, history, "unittest")
     assert selected == whole
 
 

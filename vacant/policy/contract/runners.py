@@ -87,6 +87,8 @@ from vacant.policy.contract.runner_sources import (
     SELECT_ENV,
     SKIP_ENV,
     SKIP_FILES_ENV,
+    UNITTEST_INPUTS_MODULE,
+    UNITTEST_INPUTS_SOURCE,
     UNITTEST_REPORT_ENV,
     UNITTEST_SITE_SOURCE,
 )
@@ -200,6 +202,8 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     reports.append(pytest_report)
     if junit is None and _UNITTEST.search(runs):  # unittest writes no report of its own: a reporter does
         paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
+        if inputs and not select:  # its reporter records each test's inputs (vacant.attribute.testinputs)
+            (scratch / "site" / f"{UNITTEST_INPUTS_MODULE}.py").write_text(UNITTEST_INPUTS_SOURCE)
         env[UNITTEST_REPORT_ENV] = str(scratch / UNITTEST_REPORT)
         reports.append(scratch / UNITTEST_REPORT)
     if select:
