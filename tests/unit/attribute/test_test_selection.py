@@ -295,6 +295,11 @@ def test_a_command_that_is_not_one_plain_pytest_run_is_not_selectable():
     assert testinputs.selectable(COMMAND)
     for command in ("pytest && ./deploy.sh", "make test", "pytest --lf", "pytest -k 'a or b'", "tox"):
         assert not testinputs.selectable(command), command
+    for command in (UNITTEST, "python -m unittest", "python3 -m unittest -v tests.test_a tests.test_b.B.test_c"):
+        assert testinputs.selectable(command), command
+    for command in ("python -m unittest discover -p test_*.py", "python -m unittest; ./deploy.sh",
+                    "python -W error -m unittest", "python -m unittestx", "python -m unittest -k 'a b'"):
+        assert not testinputs.selectable(command), command
 
 
 STOP_SUITE = {
@@ -407,3 +412,79 @@ def test_the_baselines_answers_stand_only_while_the_host_files_it_read_are_uncha
     assert not testinputs.host_unchanged(record)
     record.stats = {str(tmp_path / "gone.py"): [1, 2]}
     assert not testinputs.host_unchanged(record)
+
+
+UNITTEST_SUITE = {  # discovered in this order: Zero's tests, then A1's, then B1's
+    "pkg/__init__.py": "",
+    "pkg/m0.py": "VALUE = 0\n",
+    "pkg/m1.py": "VALUE = 1\n",
+    "pkg/common.py": "import pkg.m0\nBASE = 10\n",
+    "data/a.txt": "ok\n",
+    "data/b.txt": "ok\n",
+    "tests/__init__.py": "",
+    "tests/test_a_zero.py": textwrap.dedent('''\
+        import unittest
+        import pkg.common
+        from pkg.m0 import VALUE
+
+        class Zero(unittest.TestCase):
+            def test_value(self):
+                self.assertEqual(VALUE, 0)
+
+            def test_base(self):
+                self.assertEqual(pkg.common.BASE, 10)
+        '''),
+    "tests/test_b_one.py": textwrap.dedent('''\
+        import unittest
+        import pkg.common
+        from pkg.m1 import VALUE
+
+        def setUpModule():
+            global B
+            B = open("data/b.txt").read()
+
+        class A1(unittest.TestCase):
+            def test_b(self):
+                self.assertEqual(B, "ok\\n")
+
+        class B1(unittest.TestCase):
+            @classmethod
+            def setUpClass(cls):
+                cls.a = open("data/a.txt").read()
+
+            def test_value(self):
+                self.assertEqual(VALUE, 1)
+
+            def test_a(self):
+                self.assertEqual(self.a, "ok\\n")
+        '''),
+}
+ONE = {"A1::test_b", "B1::test_value", "B1::test_a"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("change", "ran"), [
+    ({"pkg/m1.py": "VALUE = 101\n"}, ONE),
+    ({"pkg/m0.py": "VALUE = 100\n"}, {"Zero::test_value", "Zero::test_base", *ONE}),  # pkg.common imports it too
+    ({"data/a.txt": "bad\n"}, {"B1::test_value", "B1::test_a"}),  # B1's setUpClass read it
+    ({"data/b.txt": "bad\n"}, ONE),  # the module's setUpModule
+    ({"notes.md": "n\n"}, set()),
+])
+def test_a_unittest_change_reruns_only_the_tests_whose_module_or_fixture_read_it(tmp_path, change, ran):
+    """A module's import is its own tests' (whichever test module imported a shared one first),
+    setUpClass's reads its class's tests', setUpModule's its module's: an edit reruns only those;
+    and what the rerun fails is what the whole run fails."""
+    base = tmp_path / "base"
+    write(base, UNITTEST_SUITE)
+    check = SimpleNamespace(name="suite", command=UNITTEST, timeout=120)
+    before = read_manifest_of(base)
+    recorded = run_check(check, base, inputs=True)
+    assert recorded.passed, recorded.output[-2000:]
+    record = testinputs.record_of("suite", UNITTEST, "base", {}, recorded.inputs, recorded.tests, base, ())
+    assert not {path for path in record.session.files if path.startswith(("pkg/", "tests/", "data/"))}, record.session
+    write(base, change)
+    chosen = testinputs.select(record, before, read_manifest_of(base), {}, base, ())
+    assert {test.split(".", 2)[2] for test in chosen.why} == ran, chosen.why  # unittest::tests.MODULE.CLASS::NAME
+    assert set(chosen.why.values()) <= {testinputs.CHANGED}
+    assert failures(with_reused(run_check(check, base, skip=chosen.skip), chosen.skip)) == failures(
+        run_check(check, base))
