@@ -1,8 +1,8 @@
-"""Only the tests a change can affect: each test's inputs, recorded on a whole pytest run of the
-run's baseline, and at Stop the tests whose inputs are unchanged since then (and that passed
-then) left out of the final state's run, their answer reused.
+"""Only the tests a change can affect: each test's inputs, recorded on a whole pytest or unittest
+run of the run's baseline, and at Stop the tests whose inputs are unchanged since then (and that
+passed then) left out of the final state's run, their answer reused.
 
-What one test's inputs are (the plugin in vacant.policy.contract.runner_sources records them):
+What one test's inputs are under pytest (the plugin in vacant.policy.contract.runner_sources records them):
 what the session read (conftest files, the ini file, what plugins load), what the collection of
 its own test module read (the module, and what every module it imports read when first imported,
 even when another test module imported it first), and what every test run before it in the same
@@ -12,6 +12,20 @@ files outside the workspace, and paths the record leaves out but the checks see 
 modification time on the host. A test that started a process or opened a socket, or ran after
 one that did, is unknown and always runs; the environment or the interpreter changed: every test
 runs.
+
+Under `python -m unittest` (the reporter vacant.policy.contract.runner_sources puts in front of it
+loads a recorder sharing the plugin's core; one record shape, one `select`): what the session read
+(unittest's own start, its discovery beyond listing the test files), what loading its own test
+module read (the module's import with every module it imports, as above, its packages', its
+`load_tests`), what its class's setUpClass/tearDownClass and its module's
+setUpModule/tearDownModule read (every test of that class or module: run or not, they ran for
+it), and what every test run before it read, its own run included. A fixture whose run changed
+the process the later tests run in (compared as a test file's collection is below, its own
+class or module aside) would not set it were its tests left out: they always run. A unittest run
+never leaves a test file unloaded.
+
+Not seen, for either runner: what a test's own run changes in the process for the tests after it
+(a test that sets a flag a later test reads) -- left out, it no longer sets it there.
 
 A test file none of whose tests runs is not even collected when its collection on the baseline
 changed nothing the other tests' process sees (the plugin compares the process before and after
@@ -24,8 +38,9 @@ still collected.
 Trust: the record is made where the agent's code cannot shape it, on the run's baseline (the
 workspace as it was before the run: vacant.attribute.baseline_probe), and only the test ids it
 names as passed there can be left out. A test the agent wrote is not in it and runs. A record
-that cannot be read, a command that is not one plain pytest invocation (another program's reads
-are nobody's to see), or a baseline that differs from the run's: the check runs whole, as before.
+that cannot be read, a command that is not one plain pytest or `python -m unittest` invocation
+(`selectable`: another program's reads are nobody's to see), or a baseline that differs from the
+run's: the check runs whole, as before.
 """
 
 from __future__ import annotations
