@@ -488,3 +488,44 @@ def test_a_unittest_change_reruns_only_the_tests_whose_module_or_fixture_read_it
     assert set(chosen.why.values()) <= {testinputs.CHANGED}
     assert failures(with_reused(run_check(check, base, skip=chosen.skip), chosen.skip)) == failures(
         run_check(check, base))
+
+
+def _cases(name: str, module: str, value: int, count: int) -> str:
+    return f"import unittest\nfrom pkg.{module} import VALUE\n\nclass {name}(unittest.TestCase):\n" + "".join(
+        f"    def test_{n}(self):\n        self.assertEqual(VALUE, {value})\n" for n in range(count))
+
+
+@pytest.mark.slow
+def test_a_unittest_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_path, isolated_home):
+    """The Stop of test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same, under
+    `python -m unittest discover`: the probe records, the Stop runs test_zero's 4 tests and reuses
+    test_one's 6, and its findings and levels are those of the same Stop without a record."""
+    from step_histories import record_steps
+
+    from vacant.attribute import baseline_probe
+    from vacant.attribute.stop import Pipeline
+    from vacant.core.locations import mark_installed
+    from vacant.policy.contract.contract import load_contract
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    mark_installed(root)
+    write(root, {"pkg/__init__.py": "", "pkg/m0.py": "VALUE = 0\n", "pkg/m1.py": "VALUE = 1\n", "tests/__init__.py": "",
+                 "tests/test_zero.py": _cases("Zero", "m0", 0, 4), "tests/test_one.py": _cases("One", "m1", 1, 6)})
+    (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{UNITTEST}"\n')
+    run_dir = record_steps(root, [{"pkg/m0.py": "VALUE = 5\n"}, {"notes.md": "done\n"}])
+    baseline_probe.probe(root, run_dir)
+
+    report = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    zero = [f"unittest::tests.test_zero.Zero::test_{n}" for n in range(4)]
+    assert report["selection"]["suite"] == {"recorded": 10, "reused": 6, "ran": 4, "uncollected": 0,
+                                            "why": {testinputs.CHANGED: 4},
+                                            "example": {testinputs.CHANGED: "pkg/m0.py"},
+                                            "tests": {testinputs.CHANGED: zero}}, report["selection"]
+    graded = sorted((f["test"], f["level"], f["flip_step"]) for f in report["findings"])
+    assert graded == [(test, "provable", 1) for test in zero]
+
+    shutil.rmtree(run_dir / testinputs.RECORDS)
+    whole = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    assert whole["selection"] == {}
+    assert sorted((f["test"], f["level"], f["flip_step"]) for f in whole["findings"]) == graded
