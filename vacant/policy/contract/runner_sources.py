@@ -427,7 +427,7 @@ _TARGET = os.environ.pop("''' + INPUTS_ENV + r'''", "")
 _SKIP_OUT = tuple(os.path.realpath(p) for p in {tempfile.gettempdir(), os.path.dirname(_TARGET) or _ROOT})
 _SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
           "socket.connect", "socket.bind", "socket.sendto", "pty.spawn")
-_UNITTEST_LOADER = os.sep + os.path.join("unittest", "loader.py")
+_WALKS = (os.sep + "_pytest" + os.sep,)  # where the runner's own walk for test files runs (unittest's: its loader)
 _GLOBAL = {"files": set(), "dirs": set(), "pathdirs": set(), "outside": set(), "unknown": False}
 _MODULES, _TESTS, _CLOSURE = {}, [], {}
 _STACK = [_GLOBAL]
@@ -473,7 +473,7 @@ def _audit(event, args):
             _STACK[-1]["outside"].add(out)
     elif event in ("os.listdir", "os.scandir"):
         caller = sys._getframe(1).f_code.co_filename
-        if os.sep + "_pytest" + os.sep in caller or caller.endswith(_UNITTEST_LOADER):
+        if any(walk in caller for walk in _WALKS):
             return  # the runner's own walk for test files: which tests exist, never what one test saw
         rel, out = _where(args[0] if args and args[0] is not None else ".")
         if rel is not None:
@@ -840,9 +840,10 @@ def _by_name(args, result):
         names.add(_ORIGIN.setdefault(id(test), (test, type(test).__module__))[1])
     return [(_LOADS, name) for name in sorted(names)]
 
-def _previous(args):
-    kind = getattr(args[-1], "_previousTestClass", None)
-    return kind
+_WALKS = (os.sep + os.path.join("unittest", "loader.py"),)
+
+def _previous(args):  # the class of the test run before (args end with the result)
+    return getattr(args[-1], "_previousTestClass", None)
 
 def _class_key(kind):
     return None if kind is None else kind.__module__ + "." + kind.__qualname__
@@ -910,7 +911,8 @@ def _run_one(real):
             return real(self, *args, **kwargs)
         finally:
             _STACK.pop()
-            _merge(_STACK[-1], frame) if len(_STACK) > 1 else None  # a test run inside another's
+            if len(_STACK) > 1:  # a test run inside another's, or inside a fixture: theirs too
+                _merge(_STACK[-1], frame)
             _RAN.append((self, _ORIGIN.get(id(self), (self, type(self).__module__))[1], frame))
     return wrapper
 
