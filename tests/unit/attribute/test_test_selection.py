@@ -323,30 +323,14 @@ def test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_p
     split), and its findings and levels are those of the same Stop without a record. Its bisection
     runs only the two re-checks of the flip's sides: the probe's whole run answers on the baseline,
     and the final run, which read the same files as the state of the flip, answers there."""
-    from step_histories import record_steps
-
-    from vacant.attribute import baseline_probe
     from vacant.attribute.stop import Pipeline, save_report
     from vacant.commands.report import render_report
     from vacant.show.model import build
-    from vacant.core.locations import mark_installed
     from vacant.policy.contract.contract import load_contract
 
-    root = tmp_path / "ws"
-    root.mkdir()
-    mark_installed(root)
-    write(root, STOP_SUITE)
-    (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{COMMAND}"\n')
-    run_dir = record_steps(root, [{"pkg/m0.py": "VALUE = 5\n"}, {"notes.md": "done\n"}])
-    baseline_probe.probe(root, run_dir)
-    assert testinputs.load(run_dir, "suite", COMMAND, _baseline_key(run_dir)) is not None
-
-    report = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    root, run_dir, report = _stop_after_breaking_m0(tmp_path, STOP_SUITE, COMMAND)
     zero = [f"pytest::tests.test_zero::test_z{n}" for n in range(4)]
-    assert report["selection"]["suite"] == {"recorded": 10, "reused": 6, "ran": 4, "uncollected": 1,
-                                            "why": {testinputs.CHANGED: 4},
-                                            "example": {testinputs.CHANGED: "pkg/m0.py"},
-                                            "tests": {testinputs.CHANGED: zero}}, report["selection"]
+    assert report["selection"]["suite"] == _zero_ran(zero, uncollected=1), report["selection"]
     assert report["split"]["selection"]["check_runs"] == 0
     rendered = render_report({**report, "round": 1, "rounds": 3})
     assert "selection: suite: 6 of 10 recorded test(s) reused" in rendered
@@ -367,6 +351,33 @@ def test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_p
     assert sorted((f["test"], f["level"], f["flip_step"]) for f in whole["findings"]) == graded
     assert {check["name"]: check["passed"] for check in whole["checks"]} == {
         check["name"]: check["passed"] for check in report["checks"]}
+
+
+def _stop_after_breaking_m0(tmp_path: Path, files: dict[str, str], command: str) -> tuple[Path, Path, dict]:
+    """The workspace, run and Stop report of a run whose step 1 breaks pkg/m0 and step 2 writes
+    notes, with `files` as the baseline and `command` as the guard, the baseline probe's record made."""
+    from step_histories import record_steps
+
+    from vacant.attribute import baseline_probe
+    from vacant.attribute.stop import Pipeline
+    from vacant.core.locations import mark_installed
+    from vacant.policy.contract.contract import load_contract
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    mark_installed(root)
+    write(root, files)
+    (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{command}"\n')
+    run_dir = record_steps(root, [{"pkg/m0.py": "VALUE = 5\n"}, {"notes.md": "done\n"}])
+    baseline_probe.probe(root, run_dir)
+    assert testinputs.load(run_dir, "suite", command, _baseline_key(run_dir)) is not None
+    return root, run_dir, Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+
+
+def _zero_ran(zero: list[str], uncollected: int) -> dict:
+    """The Stop's selection when test_zero's 4 tests ran for pkg/m0's change and test_one's 6 were reused."""
+    return {"recorded": 10, "reused": 6, "ran": 4, "uncollected": uncollected, "why": {testinputs.CHANGED: 4},
+            "example": {testinputs.CHANGED: "pkg/m0.py"}, "tests": {testinputs.CHANGED: zero}}
 
 
 def _baseline_key(run_dir: Path) -> str:
@@ -500,28 +511,14 @@ def test_a_unittest_stop_runs_only_the_tests_the_change_reaches_and_grades_the_s
     """The Stop of test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same, under
     `python -m unittest discover`: the probe records, the Stop runs test_zero's 4 tests and reuses
     test_one's 6, and its findings and levels are those of the same Stop without a record."""
-    from step_histories import record_steps
-
-    from vacant.attribute import baseline_probe
     from vacant.attribute.stop import Pipeline
-    from vacant.core.locations import mark_installed
     from vacant.policy.contract.contract import load_contract
 
-    root = tmp_path / "ws"
-    root.mkdir()
-    mark_installed(root)
-    write(root, {"pkg/__init__.py": "", "pkg/m0.py": "VALUE = 0\n", "pkg/m1.py": "VALUE = 1\n", "tests/__init__.py": "",
-                 "tests/test_zero.py": _cases("Zero", "m0", 0, 4), "tests/test_one.py": _cases("One", "m1", 1, 6)})
-    (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{UNITTEST}"\n')
-    run_dir = record_steps(root, [{"pkg/m0.py": "VALUE = 5\n"}, {"notes.md": "done\n"}])
-    baseline_probe.probe(root, run_dir)
-
-    report = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    files = {"pkg/__init__.py": "", "pkg/m0.py": "VALUE = 0\n", "pkg/m1.py": "VALUE = 1\n", "tests/__init__.py": "",
+             "tests/test_zero.py": _cases("Zero", "m0", 0, 4), "tests/test_one.py": _cases("One", "m1", 1, 6)}
+    root, run_dir, report = _stop_after_breaking_m0(tmp_path, files, UNITTEST)
     zero = [f"unittest::tests.test_zero.Zero::test_{n}" for n in range(4)]
-    assert report["selection"]["suite"] == {"recorded": 10, "reused": 6, "ran": 4, "uncollected": 0,
-                                            "why": {testinputs.CHANGED: 4},
-                                            "example": {testinputs.CHANGED: "pkg/m0.py"},
-                                            "tests": {testinputs.CHANGED: zero}}, report["selection"]
+    assert report["selection"]["suite"] == _zero_ran(zero, uncollected=0), report["selection"]
     graded = sorted((f["test"], f["level"], f["flip_step"]) for f in report["findings"])
     assert graded == [(test, "provable", 1) for test in zero]
 
