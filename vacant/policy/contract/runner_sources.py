@@ -165,8 +165,8 @@ def pytest_collection_modifyitems(session, config, items):
 # the (suite, class name, name) a unittest test is reported under: its id `unittest::CLASS::NAME`
 UNITTEST_ID_SOURCE = r'''
 def _ident(test):
-    import unittest.loader
-    if isinstance(test, getattr(unittest.loader, "_FailedTest", ())):
+    # no import statement here: it runs inside each test, whose recorded inputs it would join
+    if isinstance(test, getattr(sys.modules.get("unittest.loader"), "_FailedTest", ())):
         return ("unittest", test._testMethodName, "")
     kind = type(test)
     method = getattr(test, "_testMethodName", None)
@@ -207,10 +207,10 @@ _CASES = {}
 _ORDER = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 ''' + UNITTEST_ID_SOURCE + r'''def _note(test, outcome, err=None, message=""):
-    import traceback
     key = _ident(test)
     text = ""
     if err is not None:
+        import traceback
         text = "".join(traceback.format_exception(*err))
         message = message or (traceback.format_exception_only(err[0], err[1])[-1].strip())
     old = _CASES.get(key)
