@@ -2,7 +2,7 @@
 tests in 41 files, each test about 10 ms (one full run about 20 s, like the issue's), as a ratio to
 one full suite run measured in the same run.
 
-    python bench/bench_stop_selection.py [--reps 1] [--whole]
+    python bench/bench_stop_selection.py [--reps 1] [--whole] [--runner pytest|unittest]
 
 The suite: 40 modules `pkg/mN.py` and a shared `pkg/shared.py`; test file N holds 50 tests on
 `pkg/mN.py` (its tests only import it), and the first 20 files also use the shared module; one more
@@ -14,6 +14,9 @@ recorder and the real Stop, walled where bubblewrap runs:
     be graded `provable` on that step;
 (b) one step changes `pkg/shared.py` (harmlessly), then three harmless steps: the Stop is green;
     the share of the suite its final run selected is printed.
+
+`--runner unittest`: the same suite as `unittest.TestCase` classes (one per file), run by
+`python -m unittest discover`.
 
 `--whole`: each rep's Stops also run without the record (the whole suite every time, as before),
 interleaved. Prints figures; asserts the answers are right.
@@ -40,26 +43,38 @@ from vacant.policy.contract.contract import load_contract
 from vacant.record.recorder import Recorder
 
 FILES, PER_FILE, SHARED_USERS = 40, 50, 20
-SUITE = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
+SUITES = {"pytest": f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests",
+          "unittest": f"{sys.executable} -m unittest discover -s tests -t ."}
 BROKEN = 7
 
 
-def generate(root: Path) -> None:
+def generate(root: Path, runner: str) -> None:
     (root / "pkg").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "pytest.ini").write_text("[pytest]\n")
+    if runner == "unittest":
+        (root / "tests" / "__init__.py").write_text("")  # a package: unittest's discovery finds it
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "shared.py").write_text("import time\n\n\ndef work(n):\n    time.sleep(0.01)\n    return n * 2\n")
     for n in range(FILES):
         (root / "pkg" / f"m{n}.py").write_text(f"import time\n\n\ndef value(k):\n    time.sleep(0.01)\n    return k + {n}\n")
         uses = n < SHARED_USERS
         lines = [f"from pkg.m{n} import value"] + (["from pkg.shared import work"] if uses else [])
-        for k in range(PER_FILE):
-            check = f"assert value({k}) == {k + n}" + (f" and work({k}) == {2 * k}" if uses and k % 5 == 0 else "")
-            lines += [f"def test_{k}():", f"    {check}"]
-        (root / "tests" / f"test_m{n}.py").write_text("\n".join(lines) + "\n")
-    lines = ["from pkg.shared import work"] + [f"def test_{k}():\n    assert work({k}) == {2 * k}" for k in range(PER_FILE)]
-    (root / "tests" / "test_shared.py").write_text("\n".join(lines) + "\n")
+        checks = [f"assert value({k}) == {k + n}" + (f" and work({k}) == {2 * k}" if uses and k % 5 == 0 else "")
+                  for k in range(PER_FILE)]
+        (root / "tests" / f"test_m{n}.py").write_text(test_file(lines, checks, runner))
+    checks = [f"assert work({k}) == {2 * k}" for k in range(PER_FILE)]
+    (root / "tests" / "test_shared.py").write_text(test_file(["from pkg.shared import work"], checks, runner))
+
+
+def test_file(imports: list[str], checks: list[str], runner: str) -> str:
+    """Test k asserts checks[k]: a function (pytest), or a method of one TestCase (unittest)."""
+    if runner == "unittest":
+        lines = ["import unittest", *imports, "class Test(unittest.TestCase):"]
+        lines += [f"    def test_{k}(self):\n        {check}" for k, check in enumerate(checks)]
+    else:
+        lines = imports + [f"def test_{k}():\n    {check}" for k, check in enumerate(checks)]
+    return "\n".join(lines) + "\n"
 
 
 def record_run(root: Path, first: tuple[str, str]) -> Path:
@@ -78,12 +93,12 @@ def record_run(root: Path, first: tuple[str, str]) -> Path:
     return recorder.log.run_dir
 
 
-def stop(tree: Path, case: str, recorded: bool) -> dict:
+def stop(tree: Path, case: str, recorded: bool, suite: str) -> dict:
     root = Path(tempfile.mkdtemp(prefix="vacant-bench-selection-")) / "ws"
     shutil.copytree(tree, root)
     try:
         mark_installed(root)
-        (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{SUITE}"\n')
+        (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{suite}"\n')
         if case == "a":
             text = (root / "pkg" / f"m{BROKEN}.py").read_text().replace(f"k + {BROKEN}", f"k + {BROKEN + 1}")
             run_dir = record_run(root, (f"pkg/m{BROKEN}.py", text))
@@ -111,9 +126,9 @@ def stop(tree: Path, case: str, recorded: bool) -> dict:
         shutil.rmtree(root.parent, ignore_errors=True)
 
 
-def suite_run(tree: Path) -> float:
+def suite_run(tree: Path, suite: str) -> float:
     started = time.perf_counter()
-    subprocess.run(SUITE, shell=True, cwd=tree, capture_output=True, check=True)
+    subprocess.run(suite, shell=True, cwd=tree, capture_output=True, check=True)
     return time.perf_counter() - started
 
 
@@ -126,23 +141,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--whole", action="store_true", help="also each Stop without the record, interleaved")
+    parser.add_argument("--runner", choices=sorted(SUITES), default="pytest", help="the suite's runner")
     args = parser.parse_args()
+    command = SUITES[args.runner]
     os.environ.setdefault("VACANT_HOME", tempfile.mkdtemp(prefix="vacant-bench-home-"))
     tree = Path(tempfile.mkdtemp(prefix="vacant-bench-suite-")) / "suite"
-    generate(tree)
+    generate(tree, args.runner)
     ways = [("selected", True)] + ([("whole", False)] if args.whole else [])
     suites: list[float] = []
     rows: dict[tuple[str, str], list[dict]] = {}
     try:
         for _ in range(args.reps):
-            suites.append(suite_run(tree))
+            suites.append(suite_run(tree, command))
             for case in ("a", "b"):
                 for name, recorded in ways:
-                    rows.setdefault((case, name), []).append(stop(tree, case, recorded))
+                    rows.setdefault((case, name), []).append(stop(tree, case, recorded, command))
     finally:
         shutil.rmtree(tree.parent, ignore_errors=True)
     suite = statistics.median(suites)
-    print(f"suite: {FILES * PER_FILE + PER_FILE} tests in {FILES + 1} files, one full run {suite:.2f} s (median)")
+    print(f"suite ({args.runner}): {FILES * PER_FILE + PER_FILE} tests in {FILES + 1} files, one full run {suite:.2f} s (median)")
     print(f"{'case':>34}{'stop':>10}{'stop s (med)':>14}{'stop s (p95)':>14}{'ratio':>8}{'check runs':>12}"
           f"{'selected':>10}{'walled':>8}")
     for (case, name), got in rows.items():

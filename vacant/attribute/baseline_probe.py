@@ -62,8 +62,9 @@ def probe(root: Path, run_dir: Path) -> list[str]:
 
 
 def record_inputs(root: Path, run_dir: Path, scratch: Path, baseline: str, site) -> None:
-    """Each test's inputs on the baseline, for every check that is one plain pytest run
-    (vacant.attribute.testinputs): the Stop leaves out the tests a change cannot affect."""
+    """Each test's inputs on the baseline, for every check that is one plain pytest or
+    `python -m unittest` run (vacant.attribute.testinputs), and the tests of a plain jest or vitest
+    run (vacant.attribute.relatedtests): the Stop leaves out the tests a change cannot affect."""
     from vacant.attribute import relatedtests, testinputs
     from vacant.policy.contract.checks import run_check
     from vacant.policy.contract.contract import ContractError, load_contract

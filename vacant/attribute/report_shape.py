@@ -17,9 +17,10 @@ from vacant.core.levels import LEVELS
 CHANGED = "an input changed"
 UNKNOWN_INPUTS = "started a process or opened a socket"
 NOT_PASSED = "did not pass on the baseline"
+SETS_STATE = "its class's or module's fixture changed the process"
 SESSION = "a session-wide input changed"
 ENVIRONMENT = "the environment changed"
-RAN_BECAUSE = (CHANGED, SESSION, ENVIRONMENT, UNKNOWN_INPUTS, NOT_PASSED)
+RAN_BECAUSE = (CHANGED, SESSION, ENVIRONMENT, UNKNOWN_INPUTS, SETS_STATE, NOT_PASSED)
 
 
 class Field(NamedTuple):

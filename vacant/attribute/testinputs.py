@@ -1,8 +1,8 @@
-"""Only the tests a change can affect: each test's inputs, recorded on a whole pytest run of the
-run's baseline, and at Stop the tests whose inputs are unchanged since then (and that passed
-then) left out of the final state's run, their answer reused.
+"""Only the tests a change can affect: each test's inputs, recorded on a whole pytest or unittest
+run of the run's baseline, and at Stop the tests whose inputs are unchanged since then (and that
+passed then) left out of the final state's run, their answer reused.
 
-What one test's inputs are (the plugin in vacant.policy.contract.runner_sources records them):
+What one test's inputs are under pytest (the plugin in vacant.policy.contract.runner_sources records them):
 what the session read (conftest files, the ini file, what plugins load), what the collection of
 its own test module read (the module, and what every module it imports read when first imported,
 even when another test module imported it first), and what every test run before it in the same
@@ -12,6 +12,20 @@ files outside the workspace, and paths the record leaves out but the checks see 
 modification time on the host. A test that started a process or opened a socket, or ran after
 one that did, is unknown and always runs; the environment or the interpreter changed: every test
 runs.
+
+Under `python -m unittest` (the reporter vacant.policy.contract.runner_sources puts in front of it
+loads a recorder sharing the plugin's core; one record shape, one `select`): what the session read
+(unittest's own start, its discovery beyond listing the test files), what loading its own test
+module read (the module's import with every module it imports, as above, its packages', its
+`load_tests`), what its class's setUpClass/tearDownClass and its module's
+setUpModule/tearDownModule read (every test of that class or module: run or not, they ran for
+it), and what every test run before it read, its own run included. A fixture whose run changed
+the process the later tests run in (compared as a test file's collection is below, its own
+class or module aside) would not set it were its tests left out: they always run. A unittest run
+never leaves a test file unloaded.
+
+Not seen, for either runner: what a test's own run changes in the process for the tests after it
+(a test that sets a flag a later test reads) -- left out, it no longer sets it there.
 
 A test file none of whose tests runs is not even collected when its collection on the baseline
 changed nothing the other tests' process sees (the plugin compares the process before and after
@@ -24,8 +38,9 @@ still collected.
 Trust: the record is made where the agent's code cannot shape it, on the run's baseline (the
 workspace as it was before the run: vacant.attribute.baseline_probe), and only the test ids it
 names as passed there can be left out. A test the agent wrote is not in it and runs. A record
-that cannot be read, a command that is not one plain pytest invocation (another program's reads
-are nobody's to see), or a baseline that differs from the run's: the check runs whole, as before.
+that cannot be read, a command that is not one plain pytest or `python -m unittest` invocation
+(`selectable`: another program's reads are nobody's to see), or a baseline that differs from the
+run's: the check runs whole, as before.
 """
 
 from __future__ import annotations
@@ -40,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from vacant.attribute.report_shape import CHANGED, ENVIRONMENT, NOT_PASSED, SESSION, UNKNOWN_INPUTS
+from vacant.attribute.report_shape import CHANGED, ENVIRONMENT, NOT_PASSED, SESSION, SETS_STATE, UNKNOWN_INPUTS
 from vacant.attribute.samereads import MISSING, children, content, importable, with_sources
 from vacant.policy.contract.runners import Skip
 from vacant.store.states import Manifest
@@ -48,7 +63,10 @@ from vacant.store.states import Manifest
 RECORDS = "test-inputs"
 VERSION = 1
 # one plain pytest invocation: `pytest ARGS`, `python -m pytest ARGS`, a path to either; no shell syntax
-_PLAIN_PYTEST = re.compile(r"^\s*(?:[A-Za-z_]\w*=[\w./:=@+,%-]*\s+)*(?:[\w./+-]*/)?(?:python[\d.]*\s+-m\s+pytest|py\.test|pytest)(?:\s+[\w./:=@+,%-]+)*\s*$")
+_ASSIGNMENTS, _WORDS = r"^\s*(?:[A-Za-z_]\w*=[\w./:=@+,%-]*\s+)*", r"(?:\s+[\w./:=@+,%-]+)*\s*$"
+_PLAIN_PYTEST = re.compile(_ASSIGNMENTS + r"(?:[\w./+-]*/)?(?:python[\d.]*\s+-m\s+pytest|py\.test|pytest)" + _WORDS)
+# one plain unittest invocation: `python -m unittest ARGS` (discover, or module/class/test ids), its reporter's process
+_PLAIN_UNITTEST = re.compile(_ASSIGNMENTS + r"(?:[\w./+-]*/)?python[\d.]*\s+-m\s+unittest" + _WORDS)
 _VOLATILE_ENV = ("PWD", "OLDPWD", "SHLVL", "_")
 SHOWN_IDS = 5  # test ids the report names for each reason
 
@@ -60,7 +78,10 @@ _LAST_RUN = re.compile(r"(?<!\S)(?:--lf|--last-failed|--ff|--failed-first|--nf|-
 
 
 def selectable(command: str) -> bool:
-    """Whether the check's command is one plain pytest run, whose reads the plugin sees whole."""
+    """Whether the check's command is one plain pytest or unittest run, whose reads the recorder
+    sees whole."""
+    if _PLAIN_UNITTEST.match(command):
+        return True
     return bool(_PLAIN_PYTEST.match(command)) and not _LAST_RUN.search(command)
 
 
@@ -78,6 +99,7 @@ class Reads:
     outside: frozenset[str] = frozenset()  # absolute paths outside the workspace
     unknown: bool = False
     pathdirs: frozenset[str] = frozenset()  # directories the import system listed: only importable names count
+    sets: bool = False  # its class's or module's fixture changed the process the later tests run in (unittest)
 
     @classmethod
     def of(cls, raw: Any) -> Reads:
@@ -87,11 +109,11 @@ class Reads:
             raise ValueError("a sink is not an object")
         return cls(frozenset(with_sources(_strings(raw.get("files")))), _strings(raw.get("dirs")),
                    frozenset(with_sources(_strings(raw.get("outside")))), bool(raw.get("unknown")),
-                   _strings(raw.get("pathdirs", [])))
+                   _strings(raw.get("pathdirs", [])), bool(raw.get("sets")))
 
     def to_json(self) -> dict[str, Any]:
         return {"files": sorted(self.files), "dirs": sorted(self.dirs), "outside": sorted(self.outside),
-                "unknown": self.unknown, "pathdirs": sorted(self.pathdirs)}
+                "unknown": self.unknown, "pathdirs": sorted(self.pathdirs), "sets": self.sets}
 
 
 def _text(raw: Any) -> str | None:
@@ -272,6 +294,8 @@ def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str
         reason = everyone or _own_reason(test, record, changes) or prefix_reason
         if reason is None and test.reads.unknown:
             reason = (UNKNOWN_INPUTS, None)
+        if reason is None and test.reads.sets:  # left out, its fixture would not set what later tests see
+            reason = (SETS_STATE, None)
         if prefix_reason is None:  # what this test's run read is an input of every later test
             changed = changes.first(test.reads)
             prefix_reason = (UNKNOWN_INPUTS, None) if test.reads.unknown else (CHANGED, changed) if changed else None

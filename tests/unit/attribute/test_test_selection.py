@@ -11,7 +11,12 @@ import sets a flag in the shared module and tests that are strict about their da
 (a file whose tests are all reused still matters to the process), and tests that import a module
 only if it is there. A change sets a
 module's, a data file's, the conftest's or a test's value, or adds a test file. The oracle is the
-whole run on the final state, unplugged: no model to get wrong."""
+whole run on the final state, unplugged: no model to get wrong.
+
+The same suites run under `python -m unittest discover` too: each test a TestCase of its own, the
+conftest's fixture a helper module read by the class's setUpClass, and kinds of unittest's own:
+a setUpModule that reads a data file, and a setUpClass that sets the shared module's flag (what a
+fixture does to the process, for the tests after it)."""
 
 from __future__ import annotations
 
@@ -32,9 +37,12 @@ from vacant.policy.contract.checks import run_check
 from vacant.store.states import read_manifest_of
 
 COMMAND = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
+UNITTEST = f"{sys.executable} -m unittest discover -s tests -t ."
+COMMANDS = {"pytest": COMMAND, "unittest": UNITTEST}
 MODULES, DATA = 4, 3
 KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional", "setter", "strict", "register",
          "registered", "loader", "nested", "nested_strict", "precision", "precise")
+UNITTEST_KINDS = ("module_fixture", "class_setter")  # read by setUpModule; a setUpClass that sets shared.STRICT
 
 
 @dataclass(frozen=True)
@@ -66,8 +74,19 @@ SHARED = textwrap.dedent('''\
     ''')
 
 
-def module_source(tests: list[Case]) -> str:
+def support(fixture_data: int) -> str:
+    """unittest's stand-in for the conftest: what the fixture of a "fixture" test's class reads."""
+    return f"def shared_text():\n    return open('data/d{fixture_data}.txt').read().strip()\n"
+
+
+def module_source(tests: list[Case], runner: str = "pytest") -> str:
     lines = ["import subprocess, sys", "import pkg.shared as shared"]
+    if runner == "unittest":
+        lines += ["import unittest", "from tests import support"]
+        modules = sorted({test.target % DATA for test in tests if test.kind == "module_fixture"})
+        if modules:  # setUpModule reads its data files
+            lines += ["def setUpModule():"] + [
+                f"    globals()['MODULE{n}'] = open('data/d{n}.txt').read().strip()" for n in modules]
     lines += [f"import pkg.m{n}" for n in range(MODULES)]
     if any(test.kind == "setter" for test in tests):  # what importing this module does to the process
         lines.append("shared.STRICT = True")
@@ -82,14 +101,27 @@ def module_source(tests: list[Case]) -> str:
             lines.append(f"LOADED{test.target % DATA} = open('data/d{test.target % DATA}.txt').read().strip()")
     for number, test in enumerate(tests):
         data = test.target % DATA
-        lines.append(f"def test_{number}({'shared_text' if test.kind == 'fixture' else ''}):")
-        lines.append("    " + {
+        indent = "    "
+        if runner == "unittest":
+            indent = "        "
+            lines.append(f"class T{number}(unittest.TestCase):")
+            if test.kind in ("fixture", "class_setter"):
+                lines += ["    @classmethod", "    def setUpClass(cls):", "        cls.shared_text = support.shared_text()"
+                          if test.kind == "fixture" else "        shared.STRICT = True"]
+            lines.append("    def test_it(self):")
+            if test.kind == "fixture":
+                lines.append("        shared_text = self.shared_text")
+        else:
+            lines.append(f"def test_{number}({'shared_text' if test.kind == 'fixture' else ''}):")
+        lines.append(indent + {
             "module": f"assert pkg.m{test.target}.VALUE == {test.target}",
             "shared": "assert shared.FIRST == 0",
             "data": f"assert open('data/d{data}.txt').read().strip() == 'ok'",
             "cached": f"assert shared.cached({data}) == 'ok'",
             "fixture": "assert shared_text == 'ok'",
             "setter": "assert True",
+            "module_fixture": f"assert MODULE{data} == 'ok'",
+            "class_setter": "assert True",
             "register": "assert True",
             "registered": f"assert not shared.SEEN or open('data/d{data}.txt').read().strip() == 'ok'",
             "loader": f"assert LOADED{data} == 'ok'",
@@ -109,10 +141,16 @@ def module_source(tests: list[Case]) -> str:
 
 tests_st = st.lists(st.builds(Case, st.sampled_from(KINDS), st.integers(0, MODULES - 1)), min_size=1, max_size=4)
 suites = st.lists(tests_st, min_size=1, max_size=4)
+unittest_tests_st = st.lists(st.builds(Case, st.sampled_from(KINDS + UNITTEST_KINDS), st.integers(0, MODULES - 1)),
+                             min_size=1, max_size=4)
 # a change: (what, which, broken?) -- a module's value, a data file, the conftest's data file, a test file's tests
-changes = st.lists(st.tuples(st.sampled_from(("module", "data", "conftest", "tests", "new test file", "optional",
+def changes_of(tests: st.SearchStrategy[list[Case]]) -> st.SearchStrategy[list]:
+    return st.lists(st.tuples(st.sampled_from(("module", "data", "conftest", "tests", "new test file", "optional",
                                                "notes")),
-                             st.integers(0, MODULES - 1), st.booleans(), tests_st), min_size=1, max_size=4)
+                              st.integers(0, MODULES - 1), st.booleans(), tests), min_size=1, max_size=4)
+
+
+changes = changes_of(tests_st)
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -121,15 +159,20 @@ def write(root: Path, files: dict[str, str]) -> None:
         (root / rel).write_text(text)
 
 
-def baseline(suite: list[list[Case]]) -> dict[str, str]:
-    files = {"pytest.ini": "[pytest]\n", "pkg/__init__.py": "", "pkg/shared.py": SHARED, "tests/conftest.py": conftest(0)}
+def baseline(suite: list[list[Case]], runner: str = "pytest") -> dict[str, str]:
+    files = {"pkg/__init__.py": "", "pkg/shared.py": SHARED}
+    if runner == "unittest":
+        files |= {"tests/__init__.py": "", "tests/support.py": support(0)}
+    else:
+        files |= {"pytest.ini": "[pytest]\n", "tests/conftest.py": conftest(0)}
     files |= {f"pkg/m{n}.py": f"VALUE = {n}\n" for n in range(MODULES)}
     files |= {f"data/d{n % DATA}.txt": "ok\n" for n in range(MODULES)}
-    files |= {f"tests/test_f{number}.py": module_source(tests) for number, tests in enumerate(suite)}
+    files |= {f"tests/test_f{number}.py": module_source(tests, runner) for number, tests in enumerate(suite)}
     return files
 
 
-def apply(files: dict[str, str], change: tuple[str, int, bool, list[Case]], count: list[int]) -> None:
+def apply(files: dict[str, str], change: tuple[str, int, bool, list[Case]], count: list[int],
+          runner: str = "pytest") -> None:
     what, which, broken, tests = change
     if what == "module":
         files[f"pkg/m{which}.py"] = f"VALUE = {which + 100 if broken else which}\n"
@@ -139,14 +182,16 @@ def apply(files: dict[str, str], change: tuple[str, int, bool, list[Case]], coun
         files[f"extra{which % DATA}/__init__.py"] = f"OK = {not broken}\n"
     elif what == "notes":  # a directory of no module's name: no import can find it
         files[f"notes/n{which}.md"] = "n\n"
+    elif what == "conftest" and runner == "unittest":
+        files["tests/support.py"] = support(which % DATA)
     elif what == "conftest":
         files["tests/conftest.py"] = conftest(which % DATA)
     elif what == "tests":
         existing = sorted(path for path in files if path.startswith("tests/test_f"))
-        files[existing[which % len(existing)]] = module_source(tests)
+        files[existing[which % len(existing)]] = module_source(tests, runner)
     else:
         count[0] += 1
-        files[f"tests/test_new{count[0]}.py"] = module_source(tests)
+        files[f"tests/test_new{count[0]}.py"] = module_source(tests, runner)
 
 
 def failures(result) -> set[str]:
@@ -154,22 +199,24 @@ def failures(result) -> set[str]:
         set() if result.passed or result.tests else {"<the run failed without a report>"})
 
 
-def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list) -> tuple[set[str], set[str], testinputs.Selection]:
+def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list,
+                           runner: str = "pytest") -> tuple[set[str], set[str], testinputs.Selection]:
     """The failures of the selected run and of the whole run on the final state."""
-    check = SimpleNamespace(name="suite", command=COMMAND, timeout=120)
+    command = COMMANDS[runner]
+    check = SimpleNamespace(name="suite", command=command, timeout=120)
     base_dir, final_dir = tmp / "base", tmp / "final"
     for directory in (base_dir, final_dir):
         shutil.rmtree(directory, ignore_errors=True)
         directory.mkdir(parents=True)
-    files = baseline(suite)
+    files = baseline(suite, runner)
     write(base_dir, files)
     base_manifest = read_manifest_of(base_dir)
     recorded = run_check(check, base_dir, inputs=True)
     assert recorded.passed, recorded.output[-2000:]
-    record = testinputs.record_of("suite", COMMAND, "base", {}, recorded.inputs, recorded.tests, base_dir, ())
+    record = testinputs.record_of("suite", command, "base", {}, recorded.inputs, recorded.tests, base_dir, ())
     count = [0]
     for change in history:
-        apply(files, change, count)
+        apply(files, change, count, runner)
     write(final_dir, files)
     # the final state is the baseline's directory changed in place (a record names paths, not places)
     shutil.rmtree(base_dir)
@@ -202,6 +249,27 @@ def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite
 
 
 @pytest.mark.slow
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(suite=st.lists(unittest_tests_st, min_size=1, max_size=4), history=changes_of(unittest_tests_st))
+@example(suite=[[Case("module_fixture", 1)], [Case("module", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("fixture", 0), Case("module", 2)]], history=[("conftest", 1, True, [Case("module", 0)]),
+                                                                   ("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("class_setter", 0)], [Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("class_setter", 0), Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("setter", 0)], [Case("strict", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("cached", 1)], [Case("cached", 1), Case("module", 2)]],
+         history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("spawn", 2)], [Case("data", 1)]], history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("strict", 1)]], history=[("new test file", 0, True, [Case("setter", 0)]),
+                                               ("data", 1, True, [Case("module", 0)])])
+def test_the_selected_unittest_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
+    """The same under `python -m unittest`, with setUpModule and setUpClass (module docstring)."""
+    tmp = tmp_path_factory.mktemp("selection")
+    selected, whole, _ = selected_against_whole(tmp, suite, history, "unittest")
+    assert selected == whole
+
+
+@pytest.mark.slow
 def test_a_change_to_one_module_leaves_the_tests_that_never_read_it_out(tmp_path):
     """Not everything runs: a change to pkg/m3 reruns the tests whose module imports it (all,
     here: every test file imports every module) -- so this suite imports it from one file only."""
@@ -227,6 +295,11 @@ def test_a_command_that_is_not_one_plain_pytest_run_is_not_selectable():
     assert testinputs.selectable(COMMAND)
     for command in ("pytest && ./deploy.sh", "make test", "pytest --lf", "pytest -k 'a or b'", "tox"):
         assert not testinputs.selectable(command), command
+    for command in (UNITTEST, "python -m unittest", "python3 -m unittest -v tests.test_a tests.test_b.B.test_c"):
+        assert testinputs.selectable(command), command
+    for command in ("python -m unittest discover -p test_*.py", "python -m unittest; ./deploy.sh",
+                    "python -W error -m unittest", "python -m unittestx", "python -m unittest -k 'a b'"):
+        assert not testinputs.selectable(command), command
 
 
 STOP_SUITE = {
@@ -250,30 +323,14 @@ def test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_p
     split), and its findings and levels are those of the same Stop without a record. Its bisection
     runs only the two re-checks of the flip's sides: the probe's whole run answers on the baseline,
     and the final run, which read the same files as the state of the flip, answers there."""
-    from step_histories import record_steps
-
-    from vacant.attribute import baseline_probe
     from vacant.attribute.stop import Pipeline, save_report
     from vacant.commands.report import render_report
     from vacant.show.model import build
-    from vacant.core.locations import mark_installed
     from vacant.policy.contract.contract import load_contract
 
-    root = tmp_path / "ws"
-    root.mkdir()
-    mark_installed(root)
-    write(root, STOP_SUITE)
-    (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{COMMAND}"\n')
-    run_dir = record_steps(root, [{"pkg/m0.py": "VALUE = 5\n"}, {"notes.md": "done\n"}])
-    baseline_probe.probe(root, run_dir)
-    assert testinputs.load(run_dir, "suite", COMMAND, _baseline_key(run_dir)) is not None
-
-    report = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    root, run_dir, report = _stop_after_breaking_m0(tmp_path, STOP_SUITE, COMMAND)
     zero = [f"pytest::tests.test_zero::test_z{n}" for n in range(4)]
-    assert report["selection"]["suite"] == {"recorded": 10, "reused": 6, "ran": 4, "uncollected": 1,
-                                            "why": {testinputs.CHANGED: 4},
-                                            "example": {testinputs.CHANGED: "pkg/m0.py"},
-                                            "tests": {testinputs.CHANGED: zero}}, report["selection"]
+    assert report["selection"]["suite"] == _zero_ran(zero, uncollected=1), report["selection"]
     assert report["split"]["selection"]["check_runs"] == 0
     rendered = render_report({**report, "round": 1, "rounds": 3})
     assert "selection: suite: 6 of 10 recorded test(s) reused" in rendered
@@ -294,6 +351,33 @@ def test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_p
     assert sorted((f["test"], f["level"], f["flip_step"]) for f in whole["findings"]) == graded
     assert {check["name"]: check["passed"] for check in whole["checks"]} == {
         check["name"]: check["passed"] for check in report["checks"]}
+
+
+def _stop_after_breaking_m0(tmp_path: Path, files: dict[str, str], command: str) -> tuple[Path, Path, dict]:
+    """The workspace, run and Stop report of a run whose step 1 breaks pkg/m0 and step 2 writes
+    notes, with `files` as the baseline and `command` as the guard, the baseline probe's record made."""
+    from step_histories import record_steps
+
+    from vacant.attribute import baseline_probe
+    from vacant.attribute.stop import Pipeline
+    from vacant.core.locations import mark_installed
+    from vacant.policy.contract.contract import load_contract
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    mark_installed(root)
+    write(root, files)
+    (root / "vacant.toml").write_text(f'[[guard]]\nname = "suite"\ncommand = "{command}"\n')
+    run_dir = record_steps(root, [{"pkg/m0.py": "VALUE = 5\n"}, {"notes.md": "done\n"}])
+    baseline_probe.probe(root, run_dir)
+    assert testinputs.load(run_dir, "suite", command, _baseline_key(run_dir)) is not None
+    return root, run_dir, Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+
+
+def _zero_ran(zero: list[str], uncollected: int) -> dict:
+    """The Stop's selection when test_zero's 4 tests ran for pkg/m0's change and test_one's 6 were reused."""
+    return {"recorded": 10, "reused": 6, "ran": 4, "uncollected": uncollected, "why": {testinputs.CHANGED: 4},
+            "example": {testinputs.CHANGED: "pkg/m0.py"}, "tests": {testinputs.CHANGED: zero}}
 
 
 def _baseline_key(run_dir: Path) -> str:
@@ -339,3 +423,106 @@ def test_the_baselines_answers_stand_only_while_the_host_files_it_read_are_uncha
     assert not testinputs.host_unchanged(record)
     record.stats = {str(tmp_path / "gone.py"): [1, 2]}
     assert not testinputs.host_unchanged(record)
+
+
+UNITTEST_SUITE = {  # discovered in this order: Zero's tests, then A1's, then B1's
+    "pkg/__init__.py": "",
+    "pkg/m0.py": "VALUE = 0\n",
+    "pkg/m1.py": "VALUE = 1\n",
+    "pkg/common.py": "import pkg.m0\nBASE = 10\n",
+    "data/a.txt": "ok\n",
+    "data/b.txt": "ok\n",
+    "tests/__init__.py": "",
+    "tests/test_a_zero.py": textwrap.dedent('''\
+        import unittest
+        import pkg.common
+        from pkg.m0 import VALUE
+
+        class Zero(unittest.TestCase):
+            def test_value(self):
+                self.assertEqual(VALUE, 0)
+
+            def test_base(self):
+                self.assertEqual(pkg.common.BASE, 10)
+        '''),
+    "tests/test_b_one.py": textwrap.dedent('''\
+        import unittest
+        import pkg.common
+        from pkg.m1 import VALUE
+
+        def setUpModule():
+            global B
+            B = open("data/b.txt").read()
+
+        class A1(unittest.TestCase):
+            def test_b(self):
+                self.assertEqual(B, "ok\\n")
+
+        class B1(unittest.TestCase):
+            @classmethod
+            def setUpClass(cls):
+                cls.a = open("data/a.txt").read()
+
+            def test_value(self):
+                self.assertEqual(VALUE, 1)
+
+            def test_a(self):
+                self.assertEqual(self.a, "ok\\n")
+        '''),
+}
+ONE = {"A1::test_b", "B1::test_value", "B1::test_a"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("change", "ran"), [
+    ({"pkg/m1.py": "VALUE = 101\n"}, ONE),
+    ({"pkg/m0.py": "VALUE = 100\n"}, {"Zero::test_value", "Zero::test_base", *ONE}),  # pkg.common imports it too
+    ({"data/a.txt": "bad\n"}, {"B1::test_value", "B1::test_a"}),  # B1's setUpClass read it
+    ({"data/b.txt": "bad\n"}, ONE),  # the module's setUpModule
+    ({"notes.md": "n\n"}, set()),
+])
+def test_a_unittest_change_reruns_only_the_tests_whose_module_or_fixture_read_it(tmp_path, change, ran):
+    """A module's import is its own tests' (whichever test module imported a shared one first),
+    setUpClass's reads its class's tests', setUpModule's its module's: an edit reruns only those;
+    and what the rerun fails is what the whole run fails."""
+    base = tmp_path / "base"
+    write(base, UNITTEST_SUITE)
+    check = SimpleNamespace(name="suite", command=UNITTEST, timeout=120)
+    before = read_manifest_of(base)
+    recorded = run_check(check, base, inputs=True)
+    assert recorded.passed, recorded.output[-2000:]
+    record = testinputs.record_of("suite", UNITTEST, "base", {}, recorded.inputs, recorded.tests, base, ())
+    assert not {path for path in record.session.files if path.startswith(("pkg/", "tests/", "data/"))}, record.session
+    write(base, change)
+    chosen = testinputs.select(record, before, read_manifest_of(base), {}, base, ())
+    assert {test.split(".", 2)[2] for test in chosen.why} == ran, chosen.why  # unittest::tests.MODULE.CLASS::NAME
+    assert set(chosen.why.values()) <= {testinputs.CHANGED}
+    assert failures(with_reused(run_check(check, base, skip=chosen.skip), chosen.skip)) == failures(
+        run_check(check, base))
+
+
+def _cases(name: str, module: str, value: int, count: int) -> str:
+    return f"import unittest\nfrom pkg.{module} import VALUE\n\nclass {name}(unittest.TestCase):\n" + "".join(
+        f"    def test_{n}(self):\n        self.assertEqual(VALUE, {value})\n" for n in range(count))
+
+
+@pytest.mark.slow
+def test_a_unittest_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_path, isolated_home):
+    """The Stop of test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same, under
+    `python -m unittest discover`: the probe records, the Stop runs test_zero's 4 tests and reuses
+    test_one's 6, and its findings and levels are those of the same Stop without a record."""
+    from vacant.attribute.stop import Pipeline
+    from vacant.policy.contract.contract import load_contract
+
+    files = {"pkg/__init__.py": "", "pkg/m0.py": "VALUE = 0\n", "pkg/m1.py": "VALUE = 1\n", "tests/__init__.py": "",
+             "tests/test_zero.py": _cases("Zero", "m0", 0, 4), "tests/test_one.py": _cases("One", "m1", 1, 6)}
+    root, run_dir, report = _stop_after_breaking_m0(tmp_path, files, UNITTEST)
+    zero = [f"unittest::tests.test_zero.Zero::test_{n}" for n in range(4)]
+    assert report["selection"]["suite"] == _zero_ran(zero, uncollected=0), report["selection"]
+    graded = sorted((f["test"], f["level"], f["flip_step"]) for f in report["findings"])
+    assert graded == [(test, "provable", 1) for test in zero]
+
+    shutil.rmtree(run_dir / testinputs.RECORDS)
+    whole = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    assert whole["selection"] == {}
+    assert sorted((f["test"], f["level"], f["flip_step"]) for f in whole["findings"]) == graded

@@ -19,6 +19,7 @@ CARGO_SELECT_ENV = "VACANT_CARGO_SELECT"
 INPUTS_ENV = "VACANT_INPUTS_FILE"
 SKIP_ENV = "VACANT_SKIP_TESTS"
 SKIP_FILES_ENV = "VACANT_SKIP_FILES"
+UNITTEST_INPUTS_MODULE = "_vacant_unittest_inputs"
 
 # every file opened and directory listed under the check's directory, and any child process
 TRACE_SOURCE = r'''
@@ -161,10 +162,29 @@ def pytest_collection_modifyitems(session, config, items):
 '''
 
 
+# the (suite, class name, name) a unittest test is reported under: its id `unittest::CLASS::NAME`
+UNITTEST_ID_SOURCE = r'''
+def _ident(test):
+    # no import statement here: it runs inside each test, whose recorded inputs it would join
+    if isinstance(test, getattr(sys.modules.get("unittest.loader"), "_FailedTest", ())):
+        return ("unittest", test._testMethodName, "")
+    kind = type(test)
+    method = getattr(test, "_testMethodName", None)
+    whole = test.id()
+    own = f"{kind.__module__}.{kind.__qualname__}"
+    if method and whole == f"{own}.{method}":
+        return ("unittest", own, method)
+    head, _, tail = whole.rpartition(".")
+    return ("unittest", head, tail)
+
+'''
+
 # `sitecustomize` on the check's PYTHONPATH: in a `python -m unittest` process (and no other, not
 # even its children: the variable is taken out of the environment), record each test's outcome
-# and write JUnit XML at exit; with a selection, run only those tests (a module that failed to
-# load always runs: its error is the answer). The sitecustomize it shadows, if any, still runs.
+# and write JUnit XML at exit; with a selection, run only those tests, with tests to leave out,
+# all others (a module that failed to load always runs: its error is the answer); asked to record
+# each test's inputs, it loads UNITTEST_INPUTS_SOURCE first. The sitecustomize it shadows, if any,
+# still runs.
 UNITTEST_SITE_SOURCE = TRACE_SOURCE + r'''
 def _shadowed():
     import importlib.machinery, importlib.util
@@ -182,27 +202,15 @@ def _is_unittest():
 _REPORT = os.environ.pop("''' + UNITTEST_REPORT_ENV + r'''", None) if _is_unittest() else None
 _WANTED = set(json.loads(os.environ.pop("''' + SELECT_ENV + r'''", "[]") or "[]")) if _REPORT else set()
 _READS = os.environ.pop("''' + READS_ENV + r'''", None) if _REPORT else None
+_SKIPPED = set(json.loads(os.environ.pop("''' + SKIP_ENV + r'''", "[]") or "[]")) if _REPORT else set()
 _CASES = {}
 _ORDER = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
-def _ident(test):
-    import unittest.loader
-    if isinstance(test, getattr(unittest.loader, "_FailedTest", ())):
-        return ("unittest", test._testMethodName, "")
-    kind = type(test)
-    method = getattr(test, "_testMethodName", None)
-    whole = test.id()
-    own = f"{kind.__module__}.{kind.__qualname__}"
-    if method and whole == f"{own}.{method}":
-        return ("unittest", own, method)
-    head, _, tail = whole.rpartition(".")
-    return ("unittest", head, tail)
-
-def _note(test, outcome, err=None, message=""):
-    import traceback
+''' + UNITTEST_ID_SOURCE + r'''def _note(test, outcome, err=None, message=""):
     key = _ident(test)
     text = ""
     if err is not None:
+        import traceback
         text = "".join(traceback.format_exception(*err))
         message = message or (traceback.format_exception_only(err[0], err[1])[-1].strip())
     old = _CASES.get(key)
@@ -237,7 +245,8 @@ def _keep(suite):
         return kept if list(kept) else None
     if isinstance(suite, getattr(unittest.loader, "_FailedTest", ())):
         return suite
-    return suite if "::".join(p for p in _ident(suite) if p) in _WANTED else None
+    ident = "::".join(p for p in _ident(suite) if p)
+    return suite if (ident in _WANTED or not _WANTED) and ident not in _SKIPPED else None
 
 def _install():
     import atexit, unittest, unittest.main, unittest.result
@@ -259,7 +268,7 @@ def _install():
                 pass
             return _original(self, *args)
         setattr(result, name, wrapped)
-    if _WANTED:
+    if _WANTED or _SKIPPED:
         program = sys.modules["unittest.main"].TestProgram  # `unittest.main` is the class itself
         run_tests = program.runTests
         def selected(self):
@@ -269,6 +278,8 @@ def _install():
     atexit.register(_write)
 
 _shadowed()
+if _REPORT and os.environ.get("''' + INPUTS_ENV + r'''") and not _WANTED:
+    import ''' + UNITTEST_INPUTS_MODULE + r'''
 if _REPORT:
     if _READS:
         sys.addaudithook(_audit)
@@ -398,16 +409,17 @@ sys.exit(main())
 '''
 
 
-# The plugin a whole pytest run loads to record each test's inputs (vacant.attribute.testinputs).
-# Every read (a file opened, a directory listed by anything but pytest's own collection, a file
-# outside the check's directory) goes to the innermost "sink" open: the session (every test's),
-# the collection of one test module (its tests'), one test's run (it and every later test's: a
-# value read once and cached in a module serves the tests after it), or an import. An `import`
-# statement that finds its module already loaded still adds what that module's first import read
+# What records each test's inputs (vacant.attribute.testinputs), in pytest's plugin and in
+# unittest's reporter alike. Every read (a file opened, a directory listed by anything but the
+# runner's own walk for test files, a file outside the check's directory) goes to the innermost
+# "sink" open: the session (every test's), the loading of one test module (its tests'), one test's
+# run (it and every later test's: a value read once and cached in a module serves the tests after
+# it), a class's or module's fixture (its tests'), or an import. An `import` statement that finds
+# its module already loaded still adds what that module's first import read
 # (builtins.__import__ and importlib.import_module are wrapped), so a test module's inputs do not
 # depend on which module imported a shared one first. A process started or a socket opened makes
 # its sink "unknown" (its reads are nobody's to see).
-INPUTS_SOURCE = r'''
+INPUTS_CORE_SOURCE = r'''
 import builtins, importlib, json, os, sys, tempfile
 
 _ROOT = os.path.realpath(os.getcwd())
@@ -415,6 +427,7 @@ _TARGET = os.environ.pop("''' + INPUTS_ENV + r'''", "")
 _SKIP_OUT = tuple(os.path.realpath(p) for p in {tempfile.gettempdir(), os.path.dirname(_TARGET) or _ROOT})
 _SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
           "socket.connect", "socket.bind", "socket.sendto", "pty.spawn")
+_WALKS = (os.sep + "_pytest" + os.sep,)  # where the runner's own walk for test files runs (unittest's: its loader)
 _GLOBAL = {"files": set(), "dirs": set(), "pathdirs": set(), "outside": set(), "unknown": False}
 _MODULES, _TESTS, _CLOSURE = {}, [], {}
 _STACK = [_GLOBAL]
@@ -460,8 +473,8 @@ def _audit(event, args):
             _STACK[-1]["outside"].add(out)
     elif event in ("os.listdir", "os.scandir"):
         caller = sys._getframe(1).f_code.co_filename
-        if os.sep + "_pytest" + os.sep in caller:
-            return  # collection's own walk: which tests exist, never what one test saw
+        if any(walk in caller for walk in _WALKS):
+            return  # the runner's own walk for test files: which tests exist, never what one test saw
         rel, out = _where(args[0] if args and args[0] is not None else ".")
         if rel is not None:
             # the import system lists a directory to find modules: only importable names matter
@@ -604,7 +617,7 @@ def _own_module(module):
         return False
     return isinstance(where, str) and _where(where)[0] is not None
 
-def _module_print(module):
+def _module_print(module, leave=None):
     if module is None:
         return None
     name = getattr(module, "__name__", "")
@@ -612,7 +625,7 @@ def _module_print(module):
         return ()
     try:
         values = [(key, value) for key, value in list(vars(module).items())
-                  if (name, key) not in _CACHES and not key.startswith("__")
+                  if (name, key) not in _CACHES and not key.startswith("__") and key != leave
                   and getattr(value, "__name__", None) != name + "." + key]  # the import binds a submodule
         if _own_module(module):
             seen, budget = set(), [_DEEP_BUDGET]
@@ -645,9 +658,11 @@ def _c_state():
         out.append(object())
     return tuple(out)
 
-def _process(names):
+def _process(names, own=None, leave=None):
+    # `own`: a module whose name `leave` is left out (the whole module when None)
     import random, warnings
-    return (tuple(_module_print(sys.modules.get(name)) for name in sorted(names)),
+    return (tuple(() if name == own and leave is None else _module_print(sys.modules.get(name), leave if name == own else None)
+                  for name in sorted(names)),
             tuple(sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST")),
             tuple(map(id, sys.meta_path)), tuple(map(id, sys.path_hooks)), tuple(map(repr, warnings.filters)),
             os.getcwd(), hash(random.getstate()), _c_state())
@@ -692,6 +707,20 @@ def _finding(name, package=None):
 importlib.util.find_spec = _finding
 sys.addaudithook(_audit)
 
+def _plain(sink):
+    return {"files": sorted(sink["files"]), "dirs": sorted(sink["dirs"]), "pathdirs": sorted(sink["pathdirs"]),
+            "outside": sorted(sink["outside"]), "unknown": bool(sink["unknown"])}
+
+def _dump(tests, modules):
+    with open(_TARGET, "w") as out:
+        json.dump({"version": 1, "executable": sys.executable,
+                   "python": sys.version, "global": _plain(_GLOBAL), "names": sorted(_NAMES),
+                   "modules": {key: _plain(sink) for key, sink in modules.items()}, "tests": tests,
+                   "inert": sorted(_INERT), "path_adders": sorted(_PATH_ADDERS)}, out)
+'''
+
+# pytest's plugin: a test module's collection is its tests' loading
+INPUTS_SOURCE = INPUTS_CORE_SOURCE + r'''
 import pytest
 ''' + REPORT_ID_SOURCE + r'''
 def _rel(path):
@@ -744,10 +773,6 @@ def pytest_configure(config):
         if rel is not None:
             _GLOBAL["files"].add(rel)
 
-def _plain(sink):
-    return {"files": sorted(sink["files"]), "dirs": sorted(sink["dirs"]), "pathdirs": sorted(sink["pathdirs"]),
-            "outside": sorted(sink["outside"]), "unknown": bool(sink["unknown"])}
-
 def pytest_unconfigure(config):
     if not _TARGET:
         return
@@ -756,10 +781,171 @@ def pytest_unconfigure(config):
     except ValueError:
         suite = "pytest"
     prefix = getattr(config.option, "junitprefix", None) or ""
-    tests = [dict(_plain(test), id=_report_id(test["nodeid"], suite, prefix), module=test["module"]) for test in _TESTS]
-    with open(_TARGET, "w") as out:
-        json.dump({"version": 1, "executable": sys.executable,
-                   "python": sys.version, "global": _plain(_GLOBAL), "names": sorted(_NAMES),
-                   "modules": {key: _plain(sink) for key, sink in _MODULES.items()}, "tests": tests,
-                   "inert": sorted(_INERT), "path_adders": sorted(_PATH_ADDERS)}, out)
+    _dump([dict(_plain(test), id=_report_id(test["nodeid"], suite, prefix), module=test["module"]) for test in _TESTS],
+          _MODULES)
+'''
+
+
+# unittest's recorder, imported by its reporter (UNITTEST_SITE_SOURCE) in the `python -m unittest`
+# process before any test module loads. What loading a test module read (its import, as every
+# import statement sees it whatever imported it first, and its load_tests) is its tests'; a class's
+# setUpClass/tearDownClass and a module's setUpModule/tearDownModule are each of that class's or
+# module's tests; a test's own run (setUp, the test, tearDown, cleanups) is its own and every
+# later test's. Whatever runs outside these (unittest's own start, its discovery of test files
+# beyond listing them, a fixture hook this Python does not have) is the session's: every test's.
+UNITTEST_INPUTS_SOURCE = INPUTS_CORE_SOURCE + UNITTEST_ID_SOURCE + r'''
+import atexit, unittest.case, unittest.loader, unittest.suite
+
+_LOADS, _FIXTURES, _ORIGIN, _RAN = {}, {}, {}, []  # module -> its loading; fixture -> its run; test -> its loader's module
+
+def _flat(suite):
+    if isinstance(suite, unittest.suite.BaseTestSuite):
+        for test in suite:
+            yield from _flat(test)
+    elif suite is not None:
+        yield suite
+
+def _charged(real, keys, before=False):
+    # `real` with what it read charged to the sinks `keys` names (the session's when none)
+    def wrapper(*args, **kwargs):
+        frame, result = _sink(), None
+        named = _named(keys, args, None) if before else None
+        _STACK.append(frame)
+        try:
+            result = real(*args, **kwargs)
+            return result
+        finally:
+            _STACK.pop()
+            named = named if before else _named(keys, args, result)
+            for table, key in named or [(None, None)]:
+                _merge(_STACK[-1] if table is None else table.setdefault(key, _sink()), frame)
+    return wrapper
+
+def _named(keys, args, result):
+    try:
+        return [item for item in keys(args, result) if item[1] is not None]
+    except Exception:
+        return []
+
+def _loaded_by(name):
+    def keys(args, result):
+        for test in _flat(result):
+            _ORIGIN.setdefault(id(test), (test, name))
+        return [(_LOADS, name)]
+    return keys
+
+def _by_name(args, result):
+    names = set()
+    for test in _flat(result):
+        names.add(_ORIGIN.setdefault(id(test), (test, type(test).__module__))[1])
+    return [(_LOADS, name) for name in sorted(names)]
+
+_WALKS = (os.sep + os.path.join("unittest", "loader.py"),)
+
+def _previous(args):  # the class of the test run before (args end with the result)
+    return getattr(args[-1], "_previousTestClass", None)
+
+def _class_key(kind):
+    return None if kind is None else kind.__module__ + "." + kind.__qualname__
+
+_loader, _suite = unittest.loader.TestLoader, unittest.suite.TestSuite
+_loader._get_module_from_name = _charged(_loader._get_module_from_name, lambda a, r: [(_LOADS, a[1])])
+_loader.loadTestsFromModule = _charged(_loader.loadTestsFromModule,
+                                       lambda a, r: _loaded_by(getattr(a[1], "__name__", None))(a, r))
+_loader.loadTestsFromName = _charged(_loader.loadTestsFromName, _by_name)
+_fixtures = {"_handleClassSetUp": lambda a, r: [(_FIXTURES, ("class", _class_key(type(a[1]))))],
+             "_tearDownPreviousClass": lambda a, r: [(_FIXTURES, ("class", _class_key(_previous(a))))],
+             "_handleModuleFixture": lambda a, r: [(_FIXTURES, ("module", type(a[1]).__module__))],
+             "_handleModuleTearDown": lambda a, r: [(_FIXTURES, ("module", getattr(_previous(a), "__module__", None)))]}
+
+def _defines(kind, *names):
+    return kind is not None and any(getattr(getattr(kind, name, None), "__func__", None)
+                                    is not getattr(getattr(unittest.case.TestCase, name), "__func__", 0) for name in names)
+
+def _class_of(kind):  # its module and its name there: what its own fixture may set
+    return (kind.__module__, kind.__qualname__.split(".", 1)[0])
+
+def _module_of(name):
+    module = sys.modules.get(name)
+    return name if name is not None and any(hasattr(module, f) for f in ("setUpModule", "tearDownModule")) else None
+
+# which fixture of its own the call runs, as (module, name left out of the comparison), or None
+_owners = {"_handleClassSetUp": lambda a: _class_of(type(a[1])) if (
+               getattr(a[2], "_previousTestClass", None) is not type(a[1]) and _defines(type(a[1]), "setUpClass")) else None,
+           "_tearDownPreviousClass": lambda a: _class_of(_previous(a)) if (
+               _previous(a) is not type(a[1]) and (_defines(_previous(a), "tearDownClass")
+                                                     or getattr(_previous(a), "_class_cleanups", None))) else None,
+           "_handleModuleFixture": lambda a: (_module_of(type(a[1]).__module__), None) if (
+               getattr(_previous(a), "__module__", None) != type(a[1]).__module__) else None,
+           "_handleModuleTearDown": lambda a: (_module_of(getattr(_previous(a), "__module__", None)), None)}
+_SETS = set()  # fixtures whose run changed the process the later tests run in
+
+def _fixture(real, keys, owner):
+    charged = _charged(real, keys, before=True)
+    def wrapper(*args, **kwargs):
+        try:
+            own = owner(args)
+        except Exception:
+            own = ("", None)  # not known: compared whole
+        if own is None or own[0] is None:
+            return charged(*args, **kwargs)
+        first = set(sys.modules)
+        before = _process(first, *own)
+        try:
+            return charged(*args, **kwargs)
+        finally:
+            if _process(first, *own) != before or not all(_module_print(sys.modules.get(name)) == _LOADED[name]
+                                                          for name in set(sys.modules) - first if name in _LOADED):
+                _SETS.update(key for _table, key in _named(keys, args, None))
+    return wrapper
+
+for _name, _keys in _fixtures.items():
+    if hasattr(_suite, _name):
+        setattr(_suite, _name, _fixture(getattr(_suite, _name), _keys, _owners[_name]))
+
+def _run_one(real):
+    def wrapper(self, *args, **kwargs):
+        frame = _sink()
+        _STACK.append(frame)
+        try:
+            return real(self, *args, **kwargs)
+        finally:
+            _STACK.pop()
+            if len(_STACK) > 1:  # a test run inside another's, or inside a fixture: theirs too
+                _merge(_STACK[-1], frame)
+            _RAN.append((self, _ORIGIN.get(id(self), (self, type(self).__module__))[1], frame))
+    return wrapper
+
+unittest.case.TestCase.__call__ = _run_one(unittest.case.TestCase.__call__)
+
+def _module_reads(name):
+    # what loading it read, with its packages' loading: every import of it saw them
+    sink, parts = _sink(), name.split(".")
+    for end in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:end])
+        for table in (_LOADS, _CLOSURE):
+            if prefix in table:
+                _merge(sink, table[prefix])
+    return sink
+
+def _module_key(name):
+    rel, _out = _where(getattr(sys.modules.get(name), "__file__", None) or 0)
+    return rel if rel is not None else "unittest:" + name
+
+@atexit.register
+def _write_inputs():
+    if not _TARGET:
+        return
+    tests, modules = [], {}
+    for test, origin, frame in _RAN:
+        kind = type(test)
+        fixtures = (("class", _class_key(kind)), ("module", kind.__module__))
+        for key in fixtures:
+            if key in _FIXTURES:
+                _merge(frame, _FIXTURES[key])
+        key = _module_key(origin)
+        _merge(modules.setdefault(key, _sink()), _module_reads(origin))
+        tests.append(dict(_plain(frame), id="::".join(p for p in _ident(test) if p), module=key,
+                          sets=any(fixture in _SETS for fixture in fixtures)))
+    _dump(tests, modules)
 '''

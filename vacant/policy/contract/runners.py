@@ -16,7 +16,9 @@ A check's command stays as the contract wrote it. Around it:
 - `python -m unittest` writes no report: vacant puts a `sitecustomize` on its `PYTHONPATH`
   (vacant.policy.contract.runner_sources) that, in that process only, records each test's outcome and
   writes JUnit XML to a scratch file, and with a selection runs only the named tests (ids
-  `unittest::MODULE.CLASS::METHOD`); a sitecustomize it shadows still runs.
+  `unittest::MODULE.CLASS::METHOD`), with tests to leave out all others; a sitecustomize it
+  shadows still runs. On the baseline it also records each test's inputs, as pytest's plugin does
+  (vacant.attribute.testinputs).
 - A selected pytest or unittest run also says what it read: the plugin's audit hook (`sys.addaudithook`) notes
   every file the process opened and every directory it listed under the check's directory, and
   whether it started another process (whose reads it cannot see); a directory listed by the
@@ -90,6 +92,8 @@ from vacant.policy.contract.runner_sources import (
     SELECT_ENV,
     SKIP_ENV,
     SKIP_FILES_ENV,
+    UNITTEST_INPUTS_MODULE,
+    UNITTEST_INPUTS_SOURCE,
     UNITTEST_REPORT_ENV,
     UNITTEST_SITE_SOURCE,
 )
@@ -208,6 +212,8 @@ def plan_run(command: str, cwd: Path, junit: str | None, select: tuple[str, ...]
     reports.append(pytest_report)
     if junit is None and _UNITTEST.search(runs):  # unittest writes no report of its own: a reporter does
         paths.append(_source_dir(scratch / "site", "sitecustomize", UNITTEST_SITE_SOURCE))
+        if inputs and not select:  # its reporter records each test's inputs (vacant.attribute.testinputs)
+            (scratch / "site" / f"{UNITTEST_INPUTS_MODULE}.py").write_text(UNITTEST_INPUTS_SOURCE)
         env[UNITTEST_REPORT_ENV] = str(scratch / UNITTEST_REPORT)
         reports.append(scratch / UNITTEST_REPORT)
     if select:
