@@ -48,3 +48,4 @@ class KiloDriver(OpenCodeDriver):
 
 Kilo.driver = KiloDriver
 PLATFORM = Kilo()
+KiloDriver.facts = PLATFORM

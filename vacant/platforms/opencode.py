@@ -297,7 +297,8 @@ def render_plugin(hook_command: str) -> str:
 
 
 class OpenCodeDriver(Driver):
-    platform = "opencode"  # a fork's driver names its own platform; the facts are read from it
+    platform = "opencode"
+    facts: OpenCode  # the platform this driver runs (OpenCode, or a fork: set beside its PLATFORM)
     VALUE = {"--log-level", "--command", "-s", "--session", "-m", "--model", "--agent", "--format", "--title",
              "--attach", "-p", "--password", "-u", "--username", "--dir", "--port", "--variant", "--prompt"}
     VARIADIC = {"-f", "--file"}
@@ -344,15 +345,7 @@ class OpenCodeDriver(Driver):
                                  "reason": "process exited"}, self.env)
         Recorder(self.root, session, self.facts, start_probe=start_probe).handle(call)
 
-    @property
-    def facts(self) -> OpenCode:
-        """The platform this driver runs (OpenCode's, or a fork's)."""
-        from vacant.platforms.lean_registry import load  # `vacant do` only
-
-        platform = load(self.platform)
-        assert isinstance(platform, OpenCode)
-        return platform
-
 
 OpenCode.driver = OpenCodeDriver
 PLATFORM = OpenCode()
+OpenCodeDriver.facts = PLATFORM
