@@ -1,5 +1,8 @@
 """Kilo Code (`@kilocode/cli` 7.7.7, binary `kilo`): a fork of OpenCode, recorded by the same plugin.
 
+7.7.7 is pinned: the newest release (7.8.1) has no Linux binary package on the npm registry as
+measured (its `@kilocode/cli-linux-x64` stops at 7.7.9, which has no `@kilocode/cli` of its own).
+
 Facts this module relies on (measured on the real CLI against the scripted fake upstream:
 tests/e2e/test_kilo.py; the payloads in fixtures/payloads/kilo/):
 - Kilo keeps OpenCode's plugin API: vacant's OpenCode plugin (vacant/platforms/assets/opencode-plugin.js)
