@@ -19,6 +19,8 @@ tests/e2e/test_kilo.py; the payloads in fixtures/payloads/kilo/):
   got the feedback as the next request of the same run, and a second idle followed). So the
   plugin's idle hook answers `{action: "block", reason}` and the contract's rounds apply
   (`stop_rounds = None`); `vacant do` also continues a session (`kilo run --session <id> FEEDBACK`).
+- Kilo sets OPENCODE=1 (and KILO=1, AGENT=1) in its process at start (read in the binary's bundle,
+  not measured in a tool's shell), so the gate's "inside an agent" check sees its commands.
 - Kilo writes refs of its own snapshots into the project's git (`refs/kilo/...`) and its state
   under $XDG_DATA_HOME/kilo; a run offline fails its model-list fetch fast (no DNS wait measured).
   `kilo run` is slow to start (a 170 MB binary that loads its bundle twice, in the main thread and
