@@ -17,7 +17,7 @@ from pathlib import Path
 
 from vacant.core import platform_facts
 from vacant.core.calls import HookCall, Response
-from vacant.platforms import claude, command, copilot, deny, droid, gemini, lean_registry, opencode, qwen
+from vacant.platforms import claude, command, copilot, deny, droid, gemini, kilo, lean_registry, opencode, qwen
 from vacant.platforms.codex import platform as codex
 from vacant.platforms.cline import platform as cline
 from vacant.platforms.pi import platform as pi
@@ -40,6 +40,7 @@ REGISTERED = _each_a_platform(
     pi.PLATFORM,
     cline.PLATFORM,
     droid.PLATFORM,
+    kilo.PLATFORM,
     command.PLATFORM,
 )
 DEFAULT = claude.PLATFORM.name  # what `vacant doctor --platform` means when not given

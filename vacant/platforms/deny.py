@@ -51,6 +51,8 @@ NAMES = {
     'droid': 'droid',
     'factory': 'droid',
     'factory-droid': 'droid',
+    'kilo': 'kilo',
+    'kilocode': 'kilo',
     'command': 'command',
 }
 REPLIES = {
@@ -63,6 +65,7 @@ REPLIES = {
     'pi': ('{"action": "deny", "reason": "@vacant-reason@"}', 0),
     'cline': ('{"cancel": true, "errorMessage": "@vacant-reason@"}', 0),
     'droid': ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "@vacant-reason@"}}', 0),
+    'kilo': ('{"action": "deny", "reason": "@vacant-reason@"}', 0),
     'command': None,
 }
 PRE_TOOL = {

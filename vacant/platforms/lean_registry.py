@@ -37,9 +37,11 @@ MODULES = {
     'droid': 'vacant.platforms.droid',
     'factory': 'vacant.platforms.droid',
     'factory-droid': 'vacant.platforms.droid',
+    'kilo': 'vacant.platforms.kilo',
+    'kilocode': 'vacant.platforms.kilo',
     'command': 'vacant.platforms.command',
 }
-NAMES = ('claude', 'cline', 'codex', 'command', 'copilot', 'droid', 'gemini', 'opencode', 'pi', 'qwen')
+NAMES = ('claude', 'cline', 'codex', 'command', 'copilot', 'droid', 'gemini', 'kilo', 'opencode', 'pi', 'qwen')
 PROJECT_DIR_ENV = {'claude': ('CLAUDE_PROJECT_DIR',), 'claude-code': ('CLAUDE_PROJECT_DIR',), 'qwen': ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'qwen-code': ('QWEN_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'gemini': ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'gemini-cli': ('GEMINI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'copilot': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'copilot-cli': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'github-copilot': ('COPILOT_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'droid': ('FACTORY_PROJECT_DIR', 'DROID_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'factory': ('FACTORY_PROJECT_DIR', 'DROID_PROJECT_DIR', 'CLAUDE_PROJECT_DIR'), 'factory-droid': ('FACTORY_PROJECT_DIR', 'DROID_PROJECT_DIR', 'CLAUDE_PROJECT_DIR')}
 FACTS = (
     ('claude-code', 'anthropic', ('.claude/settings.json', '.claude/settings.local.json'), ('.claude/settings.json',)),
@@ -51,6 +53,7 @@ FACTS = (
     ('pi', None, ('.pi/extensions',), ('.pi/agent/extensions',)),
     ('cline', None, ('.clinerules/hooks',), ()),
     ('factory-droid', None, ('.factory/settings.json', '.factory/hooks.json'), ('.factory/settings.json', '.factory/hooks.json')),
+    ('kilo', None, ('.kilo/plugin', '.kilo/plugins'), ('.config/kilo/plugin', '.config/kilo/plugins')),
     ('command', None, (), ()),
 )
 # END generated

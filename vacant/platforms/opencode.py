@@ -93,23 +93,28 @@ def tool_reads(tool: str, args: dict[str, Any], output: object, directory: str) 
 
 
 class OpenCode(PlatformBase):
+    # What a fork of OpenCode renames, in one place (vacant/platforms/kilo.py is such a fork): its
+    # name, binary, config directory name (`<project>/.<config_name>/plugins`, `(xdg config)/<config_name>`)
+    # and the prefix of its environment variables (`<env_prefix>_CONFIG_CONTENT`, ...). The rest is derived.
     name = "opencode"
     cell_platform = "opencode"
     program = "opencode"
+    config_name = "opencode"
+    env_prefix = "OPENCODE"
+
     event_key = "event"
     events = EVENT_KINDS
-    hook_env = ("OPENCODE",)
-    wall_refused = ("opencode runs vacant's plugin in its own process: no wall can keep its commands from the "
-                    "record")
-    settings_in_workspace = (".opencode/plugin", ".opencode/plugins")
-    settings_in_home = (".config/opencode/plugin", ".config/opencode/plugins")  # with the default XDG config home
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _derive(cls)
 
     def headless(self, binary: str, prompt: str, model: str | None, extra: list[str]) -> list[str]:
         return [binary, "run", "--format", "json", *(["-m", model] if model else []), prompt, *extra]
     # Feedback rounds a `session.idle` can deliver: none. Queueing a prompt from the plugin at idle
     # was measured to be lost in `opencode run` (it exits first), so the pipeline only reports
     # there; `vacant do` gives OpenCode its rounds.
-    stop_rounds = 0
+    stop_rounds: int | None = 0
 
     # -- payloads ----------------------------------------------------------------------------
 
@@ -178,9 +183,12 @@ class OpenCode(PlatformBase):
 
     def render(self, call: HookCall, response: Response) -> tuple[str, int]:
         """What the plugin acts on: a deny (it throws: the tool does not run, the model gets the
-        reason as the tool's error)."""
+        reason as the tool's error), and where the platform's idle can carry it, a Stop's block (the
+        plugin prompts the session with the reason)."""
         if response.action == "deny" and call.kind == "tool_pre":
             return json.dumps({"action": "deny", "reason": response.reason}), 0
+        if response.action == "block" and call.kind == "stop" and self.stop_rounds != 0:
+            return json.dumps({"action": "block", "reason": response.reason}), 0  # the plugin prompts the session
         return "", 0
 
     # -- installation ------------------------------------------------------------------------
@@ -193,23 +201,23 @@ class OpenCode(PlatformBase):
 
     def plugin_path(self, root: Path, scope: str) -> Path:
         if scope in ("project", "local"):
-            return Path(root).resolve() / ".opencode" / "plugins" / PLUGIN_NAME
+            return Path(root).resolve() / f".{self.config_name}" / "plugins" / PLUGIN_NAME
         if scope == "user":
-            return config_dir() / "plugins" / PLUGIN_NAME
+            return config_dir(self.config_name) / "plugins" / PLUGIN_NAME
         raise ValueError(f"unknown scope {scope!r}: use project (or local) or user")
 
     def install(self, root: Path, scope: str, hook_command: str) -> Path:
         from vacant.platforms import owned_file  # install time only
 
         path = self.plugin_path(root, scope)
-        owned_file.write("opencode", path, render_plugin(hook_command), PLUGIN_MARK, "plugin")
+        owned_file.write(self.name, path, render_plugin(hook_command), PLUGIN_MARK, "plugin")
         return path
 
     def uninstall(self, root: Path, scope: str) -> Path | None:
         from vacant.platforms import owned_file
 
         path = self.plugin_path(root, scope)
-        return path if owned_file.remove("opencode", path, PLUGIN_MARK) else None
+        return path if owned_file.remove(self.name, path, PLUGIN_MARK) else None
 
     def doctor(self, root: Path, hook_command: str) -> list[Diagnosis]:
         from vacant.platforms import owned_file  # doctor time only
@@ -225,25 +233,40 @@ class OpenCode(PlatformBase):
                 report.append(diagnosis(str(path), False, "a plugin named vacant.js that vacant did not write"))
                 continue
             installed.append(scope)
-            line, runs = owned_file.command_check("opencode", scope, path, text)
+            line, runs = owned_file.command_check(self.name, scope, path, text)
             report.append(line)
             if runs is not None and not _current(text, runs):
                 report.append(advice(f"{path} (code)", "not the plugin this vacant writes (an older one may let a "
-                                     "tool run when its hook gives no answer): run `vacant init --platform opencode "
+                                     f"tool run when its hook gives no answer): run `vacant init --platform {self.name} "
                                      f"--scope {scope}` again"))
         report.append(diagnosis("plugin installed", bool(installed),
                        "vacant's plugin is installed" if installed else
-                       "run `vacant init --platform opencode` (or record one run with `vacant do -- opencode run …`)"))
-        if "project" in installed and os.environ.get("OPENCODE_DISABLE_PROJECT_CONFIG"):
-            report.append(diagnosis("OPENCODE_DISABLE_PROJECT_CONFIG", False, "set: OpenCode ignores the project's .opencode/plugins"))
-        report.append(advice("--pure", "never run opencode with --pure: it loads no plugin"))
+                       f"run `vacant init --platform {self.name}` (or record one run with `vacant do -- "
+                       f"{self.program} run …`)"))
+        disable = f"{self.env_prefix}_DISABLE_PROJECT_CONFIG"
+        if "project" in installed and os.environ.get(disable):
+            report.append(diagnosis(disable, False, f"set: {self.program} ignores the project's .{self.config_name}/plugins"))
+        report.append(advice("--pure", f"never run {self.program} with --pure: it loads no plugin"))
         return report
 
 
-def config_dir() -> Path:
-    """OpenCode's global config directory (xdg config)/opencode."""
+def _derive(platform: type[OpenCode]) -> None:
+    """The facts that follow from the names a fork changes."""
+    platform.hook_env = (platform.env_prefix,)
+    platform.wall_refused = (f"{platform.program} runs vacant's plugin in its own process: no wall can keep its "
+                             "commands from the record")
+    config = platform.config_name
+    platform.settings_in_workspace = (f".{config}/plugin", f".{config}/plugins")
+    platform.settings_in_home = (f".config/{config}/plugin", f".config/{config}/plugins")  # the default XDG config home
+
+
+_derive(OpenCode)
+
+
+def config_dir(name: str = "opencode") -> Path:
+    """OpenCode's (or a fork's) global config directory (xdg config)/`name`."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "opencode"
+    return Path(base) / name
 
 
 def _current(text: str, hook_command: str) -> bool:
@@ -275,6 +298,7 @@ def render_plugin(hook_command: str) -> str:
 
 class OpenCodeDriver(Driver):
     platform = "opencode"
+    facts: OpenCode  # the platform this driver runs (OpenCode, or a fork: set beside its PLATFORM)
     VALUE = {"--log-level", "--command", "-s", "--session", "-m", "--model", "--agent", "--format", "--title",
              "--attach", "-p", "--password", "-u", "--username", "--dir", "--port", "--variant", "--prompt"}
     VARIADIC = {"-f", "--file"}
@@ -286,23 +310,25 @@ class OpenCodeDriver(Driver):
 
     def prepare(self) -> None:
         parsed = parse_args(self.argv[1:], self.VALUE, self.VARIADIC)
+        facts = self.facts
         if parsed.has("--pure"):
-            raise DoError("opencode --pure loads no plugin: vacant do cannot record that run")
+            raise DoError(f"{facts.program} --pure loads no plugin: vacant do cannot record that run")
         self.session = parsed.value("-s", "--session")
         self.env["PWD"] = str(self.root)  # OpenCode takes its project directory from $PWD
-        installed = [PLATFORM.plugin_path(self.root, scope) for scope in ("project", "user")]
+        installed = [facts.plugin_path(self.root, scope) for scope in ("project", "user")]
         if any(p.exists() and PLUGIN_MARK in p.read_text(errors="replace") for p in installed):
             return  # `vacant init --platform opencode` installed it
         # a `file://` plugin entry, not a config directory: OpenCode installs its plugin SDK into
         # every config directory before loading its plugins (~10 s on a fresh one)
         plugin = self.tmp / PLUGIN_NAME
-        plugin.write_text(render_plugin(hook_command("opencode")))
+        plugin.write_text(render_plugin(hook_command(facts.name)))
+        variable = f"{facts.env_prefix}_CONFIG_CONTENT"
         try:
-            content = json.loads(self.env.get("OPENCODE_CONFIG_CONTENT") or "{}")
+            content = json.loads(self.env.get(variable) or "{}")
         except ValueError:
-            raise DoError("$OPENCODE_CONFIG_CONTENT is not valid JSON") from None
+            raise DoError(f"${variable} is not valid JSON") from None
         content["plugin"] = [*content.get("plugin", []), plugin.as_uri()]
-        self.env["OPENCODE_CONFIG_CONTENT"] = json.dumps(content)
+        self.env[variable] = json.dumps(content)
 
     def resume(self, session: str, feedback: str) -> list[str]:
         parsed = parse_args(self.argv[2:], self.VALUE, self.VARIADIC)
@@ -315,10 +341,11 @@ class OpenCodeDriver(Driver):
         from vacant.attribute.baseline_probe import start as start_probe  # `vacant do` only
 
         session = run_session(run)
-        call = PLATFORM.parse({"event": "session.end", "sessionID": session, "directory": str(self.root),
-                                        "reason": "process exited"}, self.env)
-        Recorder(self.root, session, PLATFORM, start_probe=start_probe).handle(call)
+        call = self.facts.parse({"event": "session.end", "sessionID": session, "directory": str(self.root),
+                                 "reason": "process exited"}, self.env)
+        Recorder(self.root, session, self.facts, start_probe=start_probe).handle(call)
 
 
 OpenCode.driver = OpenCodeDriver
 PLATFORM = OpenCode()
+OpenCodeDriver.facts = PLATFORM

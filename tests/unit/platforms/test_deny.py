@@ -106,7 +106,7 @@ def cline_cancel(stdout: str, code: int, scratch: Path) -> str:
 OBEYS: dict[str, Callable[[str, int, Path], str]] = {
     "claude": claude_dialect, "codex": claude_dialect, "qwen": claude_dialect, "copilot": claude_dialect,
     "droid": claude_dialect,
-    "gemini": gemini_deny, "opencode": opencode_throws, "pi": pi_blocks,
+    "gemini": gemini_deny, "opencode": opencode_throws, "kilo": opencode_throws, "pi": pi_blocks,
     "cline": cline_cancel,
 }
 

@@ -214,3 +214,18 @@ def test_the_plugin_runs_the_tool_when_its_hook_allows_it(command, ran, tmp_path
 def test_the_plugin_records_open_a_hook_that_gives_no_answer(hook, tmp_path):
     done = opencode_plugin.before("exit 1", tmp_path, tmp_path / "plugin", hook=hook)
     assert done == {"ran": True}
+
+
+def test_a_stop_block_reaches_the_plugin_only_where_idle_can_carry_it(tmp_path):
+    """Kilo's idle carries the feedback into the same run (the plugin prompts the session with the
+    reason: tests/e2e/test_kilo.py); OpenCode's was measured lost, so it renders nothing there."""
+    from vacant.core.calls import HookCall
+
+    stop = HookCall("stop", "s", tmp_path)
+    reason = 'fix config.py: "RATE" is 0.09\nnot 0.08'
+    assert load("opencode").render(stop, Response("block", reason)) == ("", 0)
+    kilo = load("kilo")
+    stdout, code = kilo.render(stop, Response("block", reason))
+    assert (json.loads(stdout), code) == ({"action": "block", "reason": reason}, 0)
+    assert kilo.render(stop, Response("allow", "")) == ("", 0)
+    assert kilo.stop_rounds is None and load("opencode").stop_rounds == 0

@@ -84,7 +84,7 @@ function handNow(payload, timeoutMs) {
   }
 }
 
-export const VacantRecorder = async ({ directory }) => {
+export const VacantRecorder = async ({ directory, client }) => {
   const parents = new Map(); // sub-agent session -> its parent session
   const agents = new Map(); // session -> agent name (from chat.message)
   const models = new Map(); // session -> "provider/model"
@@ -140,9 +140,21 @@ export const VacantRecorder = async ({ directory }) => {
       if (event.type === "session.created" && props.info && props.info.parentID) {
         parents.set(props.info.id, props.info.parentID);
       } else if (event.type === "session.idle" && props.sessionID && !parents.has(props.sessionID)) {
-        // No Stop hook in OpenCode: the pipeline reports here, and `vacant do` runs the rounds
-        // (a prompt queued from here was lost: `opencode run` exits first).
-        handNow(base("session.idle", props.sessionID), STOP_TIMEOUT_MS);
+        // No Stop hook in OpenCode: the pipeline reports here. Where the platform's prompt from here
+        // reaches the model in the same run (Kilo, measured), the hook answers {action: "block",
+        // reason} and the reason goes to the session as the next user message; on OpenCode it was
+        // lost (`opencode run` exits first), so the hook answers nothing and `vacant do` runs the rounds.
+        const answer = handNow(base("session.idle", props.sessionID), STOP_TIMEOUT_MS);
+        if (answer && answer.action === "block" && answer.reason && client) {
+          try {
+            await client.session.prompt({
+              path: { id: props.sessionID },
+              body: { parts: [{ type: "text", text: answer.reason }] },
+            });
+          } catch (error) {
+            // recording fails open: the feedback stays in the report
+          }
+        }
       }
     },
   };
