@@ -62,7 +62,7 @@ def kilo_argv(prompt: str) -> list[str]:
     return [str(agent_binary("kilo", "Kilo Code")), "run", "--auto", prompt]
 
 
-def test_installed_plugin_gate_feedback_in_the_same_run_and_do(plain_scratch):
+def test_installed_plugin_gate_feedback_in_the_same_run(plain_scratch):
     scratch = plain_scratch
     files = {**FILES, "spec/rates.md": "The rate is 0.08.\n", "arms/mark.sh": MARK, ".kilo/kilo.json": THEIRS}
     workspace = git_workspace(scratch.path / "ws", files).resolve()
@@ -110,8 +110,13 @@ def test_installed_plugin_gate_feedback_in_the_same_run_and_do(plain_scratch):
     assert removed.returncode == 0, removed.stderr
     assert not plugin.exists() and (workspace / ".kilo" / "kilo.json").read_text() == THEIRS
 
-    # `vacant do` in a fresh project (the plugin a temporary file): the planted error, then round 2
-    # continues the session (`kilo run --session <id> FEEDBACK`)
+
+
+def test_vacant_do_rounds_over_one_kilo_session(plain_scratch):
+    """`vacant do` in a fresh project (the plugin a temporary file): the planted error, then round 2
+    continues the session (`kilo run --session <id> FEEDBACK`). A test of its own, so that xdist runs
+    it beside the installed plugin's (each start of kilo costs about 10 s of CPU)."""
+    scratch = plain_scratch
     workspace = git_workspace(scratch.path / "ws2", FILES).resolve()
     config = str(workspace / "config.py")
     again = [
