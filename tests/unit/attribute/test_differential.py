@@ -4,7 +4,7 @@ recorder and Stop pipeline, compared with the generator's own oracle on level, s
 every read recorded in every run is checked to hold only bytes its origin contained; one run in
 ten also reproduces its Stop from the report (`vacant replay --stop 1`).
 
-Run count: `max(600, the profile's max_examples)` (or VACANT_DIFF_RUNS), in four shares of
+Run count: `max(500, the profile's max_examples)` (or VACANT_DIFF_RUNS), in four shares of
 disjoint plans (four tests, so that xdist spreads them; 1,000 runs were 11 % of CI's e2e and slow
 tier's time, and CI must stay under 30 minutes); `pytest tests/unit
 --hypothesis-profile=slow` runs 5000 (the profile is registered in tests/unit/conftest.py). A disagreement prints the shrunk plan and its step log.
@@ -32,7 +32,7 @@ from vacant.core.locations import state_dir
 from vacant.attribute.stop import AsOf, Pipeline
 from vacant.policy.contract.contract import load_contract
 
-RUNS = int(os.environ.get("VACANT_DIFF_RUNS") or 0) or max(600, settings().max_examples)
+RUNS = int(os.environ.get("VACANT_DIFF_RUNS") or 0) or max(500, settings().max_examples)
 # Shared by PARTS tests over disjoint plans (each its own seed values, its own hypothesis seed), so
 # pytest-xdist runs them on several workers at once; together they run RUNS plans.
 PARTS = 4
