@@ -17,7 +17,7 @@ from vacant.core.levels import LEVELS
 CHANGED = "an input changed"
 UNKNOWN_INPUTS = "started a process or opened a socket"
 NOT_PASSED = "did not pass on the baseline"
-SETS_STATE = "its class's or module's fixture changed the process"
+SETS_STATE = "its run or its fixture changed the process"
 SESSION = "a session-wide input changed"
 ENVIRONMENT = "the environment changed"
 RAN_BECAUSE = (CHANGED, SESSION, ENVIRONMENT, UNKNOWN_INPUTS, SETS_STATE, NOT_PASSED)

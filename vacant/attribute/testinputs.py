@@ -24,15 +24,22 @@ the process the later tests run in (compared as a test file's collection is belo
 class or module aside) would not set it were its tests left out: they always run. A unittest run
 never leaves a test file unloaded.
 
-Not seen, for either runner: what a test's own run changes in the process for the tests after it
-(a test that sets a flag a later test reads) -- left out, it no longer sets it there.
+For either runner, a test whose own run (its setup and teardown with it) changed the process the
+tests after it run in always runs: left out, it would not change it there, and a later test that
+reads what it set (a flag, a registry, an environment variable) would see another process. The
+recorder compares the process after each test with the process before it, as a test file's
+collection is compared below, but with a submodule newly bound on its package and the import path
+counted too (vacant.policy.contract.runner_sources, WATCH_SOURCE: one pass in C over every value it
+holds, about 2 ms a test on a process of 1,500 modules). What changed between two tests counts as
+the later one's.
 
 A test file none of whose tests runs is not even collected when its collection on the baseline
 changed nothing the other tests' process sees (the plugin compares the process before and after
-each test module's collection: the values of the modules loaded before, one level deep by
-identity, the modules it loaded as their own import left them, the environment, the import path
-beyond its own directory, warning filters, the working directory, the random state: the record's
-`inert`); one that put its own directory on the import path only while a test file there is
+each test module's collection: the values of the modules loaded before -- a library's one level
+into its values by identity, the workspace's own all the way down within a budget -- the modules
+it loaded as their own import left them, the environment, the import path beyond its own
+directory, warning filters, the working directory, the random state, the interpreter's state kept
+in C that code commonly sets: the record's `inert`); one that put its own directory on the import path only while a test file there is
 still collected.
 
 Trust: the record is made where the agent's code cannot shape it, on the run's baseline (the
@@ -99,7 +106,7 @@ class Reads:
     outside: frozenset[str] = frozenset()  # absolute paths outside the workspace
     unknown: bool = False
     pathdirs: frozenset[str] = frozenset()  # directories the import system listed: only importable names count
-    sets: bool = False  # its class's or module's fixture changed the process the later tests run in (unittest)
+    sets: bool = False  # its run or its fixture changed the process the later tests run in
 
     @classmethod
     def of(cls, raw: Any) -> Reads:
@@ -294,7 +301,7 @@ def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str
         reason = everyone or _own_reason(test, record, changes) or prefix_reason
         if reason is None and test.reads.unknown:
             reason = (UNKNOWN_INPUTS, None)
-        if reason is None and test.reads.sets:  # left out, its fixture would not set what later tests see
+        if reason is None and test.reads.sets:  # left out, it would not set what later tests see
             reason = (SETS_STATE, None)
         if prefix_reason is None:  # what this test's run read is an input of every later test
             changed = changes.first(test.reads)

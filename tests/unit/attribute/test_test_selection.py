@@ -8,8 +8,11 @@ shared module that re-exports some of them and caches a data file once per proce
 conftest whose session fixture reads a data file, test files whose tests each assert on one of
 those, tests that read a data file through a child process (unknown inputs), a test file whose
 import sets a flag in the shared module and tests that are strict about their data only under it
-(a file whose tests are all reused still matters to the process), and tests that import a module
-only if it is there. A change sets a
+(a file whose tests are all reused still matters to the process), tests whose own run sets what a
+later test reads (a flag, a list and a dict two levels down in the shared module, a class
+attribute, decimal's precision, an environment variable, a dict of a standard library module, a
+submodule imported first) each with its reader, and tests that import a module only if it is
+there. A change sets a
 module's, a data file's, the conftest's or a test's value, or adds a test file. The oracle is the
 whole run on the final state, unplugged: no model to get wrong.
 
@@ -42,6 +45,11 @@ COMMANDS = {"pytest": COMMAND, "unittest": UNITTEST}
 MODULES, DATA = 4, 3
 KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional", "setter", "strict", "register",
          "registered", "loader", "nested", "nested_strict", "precision", "precise")
+# tests whose own run sets what a later test reads (each setter's reader after it), and the readers
+RUN_SETTERS = {"run_setter": "strict", "run_register": "registered", "run_nested": "nested_strict",
+               "run_precision": "precise", "run_env": "env_strict", "run_class": "class_strict",
+               "run_library": "library_strict", "run_import": "lazy"}
+KINDS += tuple(RUN_SETTERS) + ("env_strict", "class_strict", "library_strict", "lazy")
 UNITTEST_KINDS = ("module_fixture", "class_setter")  # read by setUpModule; a setUpClass that sets shared.STRICT
 
 
@@ -67,6 +75,9 @@ SHARED = textwrap.dedent('''\
 
     SEEN = []
     OPTIONS = {"mode": {"strict": False}}
+
+    class Mode:
+        strict = False
 
     @functools.cache
     def cached(n):
@@ -129,6 +140,19 @@ def module_source(tests: list[Case], runner: str = "pytest") -> str:
             "nested_strict": f"assert not shared.OPTIONS['mode']['strict'] or open('data/d{data}.txt').read().strip() == 'ok'",
             "precision": "assert True",
             "precise": f"assert __import__('decimal').getcontext().prec != 3 or open('data/d{data}.txt').read().strip() == 'ok'",
+            "run_setter": "shared.STRICT = True",
+            "run_register": "shared.SEEN.append('run')",
+            "run_nested": "shared.OPTIONS['mode']['strict'] = True",
+            "run_precision": "__import__('decimal').getcontext().prec = 3",
+            "run_env": "__import__('os').environ['STRICT_MODE'] = '1'",
+            "run_class": "shared.Mode.strict = True",
+            "run_library": "__import__('email.charset').charset.ALIASES['strict'] = 'utf-8'",
+            "run_import": "import pkg.lazy",
+            "env_strict": f"assert __import__('os').environ.get('STRICT_MODE') != '1' or open('data/d{data}.txt').read().strip() == 'ok'",
+            "class_strict": f"assert not shared.Mode.strict or open('data/d{data}.txt').read().strip() == 'ok'",
+            "library_strict": "assert 'strict' not in __import__('email.charset').charset.ALIASES or "
+                              f"open('data/d{data}.txt').read().strip() == 'ok'",
+            "lazy": f"assert not hasattr(pkg, 'lazy') or open('data/d{data}.txt').read().strip() == 'ok'",
             "strict": f"assert not getattr(shared, 'STRICT', False) or open('data/d{data}.txt').read().strip() == 'ok'",
             "optional": f"assert getattr(__import__('importlib').util.find_spec('extra{data}') and "
                         f"__import__('extra{data}'), 'OK', True)",
@@ -160,7 +184,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def baseline(suite: list[list[Case]], runner: str = "pytest") -> dict[str, str]:
-    files = {"pkg/__init__.py": "", "pkg/shared.py": SHARED}
+    files = {"pkg/__init__.py": "", "pkg/shared.py": SHARED, "pkg/lazy.py": "VALUE = 1\n"}
     if runner == "unittest":
         files |= {"tests/__init__.py": "", "tests/support.py": support(0)}
     else:
@@ -242,6 +266,8 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list,
 @example(suite=[[Case("precision", 0)], [Case("precise", 1)]], history=[("data", 1, True, [Case("module", 0)])])
 @example(suite=[[Case("optional", 1)], [Case("module", 1)]], history=[("optional", 1, True, [Case("module", 0)]),
                                                                     ("notes", 0, True, [Case("module", 0)])])
+@example(suite=[list(map(Case, RUN_SETTERS, [0] * len(RUN_SETTERS))), list(map(Case, RUN_SETTERS.values(), [1] * len(RUN_SETTERS)))],
+         history=[("data", 1, True, [Case("module", 0)])])
 def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
     tmp = tmp_path_factory.mktemp("selection")
     selected, whole, _ = selected_against_whole(tmp, suite, history)
@@ -262,6 +288,8 @@ def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite
 @example(suite=[[Case("spawn", 2)], [Case("data", 1)]], history=[("data", 1, True, [Case("module", 0)])])
 @example(suite=[[Case("strict", 1)]], history=[("new test file", 0, True, [Case("setter", 0)]),
                                                ("data", 1, True, [Case("module", 0)])])
+@example(suite=[list(map(Case, RUN_SETTERS, [0] * len(RUN_SETTERS))), list(map(Case, RUN_SETTERS.values(), [1] * len(RUN_SETTERS)))],
+         history=[("data", 1, True, [Case("module", 0)])])
 def test_the_selected_unittest_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
     """The same under `python -m unittest`, with setUpModule and setUpClass (module docstring)."""
     tmp = tmp_path_factory.mktemp("selection")

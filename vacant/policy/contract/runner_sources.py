@@ -409,6 +409,239 @@ sys.exit(main())
 '''
 
 
+WATCH_SOURCE = r'''
+import os, sys
+# Whether a span of a run (one test, a class's or module's fixture, a test module's collection)
+# changed the process the later tests run in: `_Watch`. What it compares: the values of every
+# module loaded before the span -- a module from outside the workspace one level down (its values,
+# and a container's, class's or plain object's own items, by identity), the workspace's own modules
+# all the way down within a budget (functions' defaults too); the modules loaded during the span as
+# their own import left them (a submodule bound on its package is a change); and, beside them, the
+# environment, the import hooks, warning filters, the working directory, the random state and the
+# interpreter's state kept in C that code commonly sets (`_c_state`). Left out: caches of the
+# standard library and the runner's own modules (`_CACHES`), a module's dunder names (its warning
+# registry), unittest's bookkeeping on a class, and what cannot be read without running the
+# object's own code (an object whose __dict__ is not a dict, state kept in C).
+#
+# Fast: a watch holds every member it saw (so no id can be reused while it looks) and looks again
+# in one pass in C (a few ms on a process of 1,500 modules); only where that pass differs does it
+# compare key by key, to leave out what is left out.
+import bisect as _bisect, itertools as _itertools, operator as _operator
+
+_KEYS, _VALUES, _IS = _operator.methodcaller("keys"), _operator.methodcaller("values"), _operator.is_
+_CHAIN = _itertools.chain.from_iterable
+_SEQUENCES = (list, set, frozenset, tuple, bytearray)
+_SCALARS = (str, bytes, int, float, bool, complex, type(None))
+_BOOKKEEPING = frozenset({"tearDown_exceptions", "_classSetupFailed", "_class_cleanups"})  # unittest's, on a class
+_DEEP_BUDGET = 20000  # containers one workspace module's watch may hold (beyond: not watched)
+_CACHES = {("re", "_cache"), ("re", "_cache2"), ("linecache", "cache"), ("sys", "modules"), ("sys", "path"),
+           ("sys", "path_importer_cache"), ("encodings", "_cache"), ("typing", "_cleanups"),
+           ("importlib._bootstrap", "_module_locks"), ("importlib._bootstrap", "_blocking_on"),
+           ("_weakrefset", "_IterationGuard"), ("abc", "_abc_registry"), ("_pytest", None), ("pytest", None),
+           ("_pytest.fixtures", None), ("pluggy", None), ("py", None),
+           # what catch_warnings swaps for each test (the filters are compared by value, beside)
+           ("warnings", "filters"), ("warnings", "_showwarnmsg_impl")}
+
+
+_CACHED_KEYS = {module for module, key in _CACHES if key is not None}
+
+
+def _own_dict(value):
+    # an object's own attributes, read without running its code; None where it has none we can read
+    try:
+        if isinstance(value, type):
+            return type.__dict__["__dict__"].__get__(value)
+        space = object.__getattribute__(value, "__dict__")
+    except Exception:
+        return None
+    return space if type(space) is dict else None
+
+
+def _cached(name):
+    return (name.split(".", 1)[0], None) in _CACHES
+
+
+def _left_out(module, key, value, bindings):
+    # a module's value the watch leaves out
+    return (not isinstance(key, str) or key.startswith("__") or (module, key) in _CACHES
+            or (not bindings and type(value) is type(sys) and getattr(value, "__name__", None) == module + "." + key))
+
+
+def _c_state():
+    # the interpreter's state kept in C that code commonly sets, as far as it can be read without
+    # changing it
+    out = [sys.getrecursionlimit(), sys.getswitchinterval()]
+    try:
+        if "decimal" in sys.modules:
+            context = sys.modules["decimal"].getcontext()
+            out.append((context.prec, context.rounding, context.Emin, context.Emax, context.capitals,
+                        context.clamp, tuple(sorted(map(repr, (k for k, v in context.traps.items() if v))))))
+        if "locale" in sys.modules:
+            out.append(sys.modules["locale"].setlocale(sys.modules["locale"].LC_ALL, None))
+        if "socket" in sys.modules:
+            out.append(sys.modules["socket"].getdefaulttimeout())
+        if "signal" in sys.modules:
+            signal = sys.modules["signal"]
+            out.append(tuple(id(signal.getsignal(n)) for n in sorted(signal.valid_signals())
+                             if n not in (signal.SIGKILL, signal.SIGSTOP)))
+        if "numpy.random" in sys.modules:
+            state = sys.modules["numpy.random"].get_state()
+            out.append((state[0], bytes(state[1]), state[2:]))
+    except Exception:
+        out.append(object())
+    return tuple(out)
+
+
+def _beside(path):
+    # what the process keeps outside its modules' values
+    import random, warnings
+    return (tuple(sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST")),
+            tuple(map(id, sys.meta_path)), tuple(map(id, sys.path_hooks)), tuple(map(repr, warnings.filters)),
+            os.getcwd(), hash(random.getstate()), _c_state(), tuple(sys.path) if path else ())
+
+
+class _Watch:
+    """The process's state as the modules `names` hold it, compared again by `changed()`.
+    skip: a module left out whole; leave: a (module, name) left out; bindings: whether a submodule
+    newly bound on its package counts; path: whether the import path counts; beside: whether what
+    `_beside` reads counts; own(module): whether a module is the workspace's own (watched all the
+    way down; None: the recorder's own, left out)."""
+
+    def __init__(self, names, own, skip=None, leave=None, bindings=True, path=True, beside=True):
+        self.names, self.leave, self.bindings = frozenset(names), leave, bindings
+        self.path, self.beside = path, beside
+        self.maps, self.labels, self.seqs, self.filtered = [], [], [], []
+        # the environment's own mappings are compared by value, beside (the runner sets and unsets its own variables)
+        seen = {id(os.environ), id(os.environb), id(getattr(os.environ, "_data", None))}
+        try:
+            modules = [(name, sys.modules.get(name)) for name in sorted(self.names) if name != skip and not _cached(name)]
+            deep = [None if module is None else own(module) for _name, module in modules]
+            # the workspace's own first: what they share with another module is watched all the way down
+            for is_own in (True, False):
+                for (name, module), mine in zip(modules, deep):
+                    if mine is is_own:
+                        self._module(name, module, mine, seen)
+            self.looked = self._look()
+        except Exception:
+            self.looked = None  # never equal
+
+    def _module(self, name, module, deep, seen):
+        space = _own_dict(module)
+        if space is None or space is globals() or id(space) in seen:
+            return
+        seen.add(id(space))
+        kept = {key: value for key, value in list(space.items())
+                if not _left_out(name, key, value, self.bindings) and (name, key) != self.leave}
+        if name in _CACHED_KEYS or (self.leave is not None and self.leave[0] == name):
+            self.filtered.append((name, space))  # compared key by key: its caches change all the time
+        else:
+            self.maps.append(space)
+            self.labels.append(name)
+        values = list(kept.values())
+        budget = _DEEP_BUDGET if deep else len(values)
+        while values and budget > 0:
+            value = values.pop()
+            if type(value) in _SCALARS or type(value) is type(sys) or id(value) in seen:
+                continue  # a module is watched as one of its own
+            members = self._container(value, seen)
+            budget -= 1
+            if deep and members:
+                values.extend(members)
+
+    def _container(self, value, seen):
+        # adds what holds the value's own state; returns its members
+        kind = type(value)
+        seen.add(id(value))
+        if kind in _SEQUENCES:
+            self.seqs.append(value)
+            return list(value)
+        if kind is dict:
+            self.maps.append(value)
+            self.labels.append(None)
+            return list(value.values())
+        space = _own_dict(value)
+        members = []
+        if space is not None and id(space) not in seen:
+            seen.add(id(space))
+            self.maps.append(space)
+            self.labels.append("class" if isinstance(value, type) else None)
+            members = list(space.values())
+        if kind is type(_own_dict):  # a function: its defaults are its state too
+            for extra in (value.__defaults__, value.__kwdefaults__):
+                if extra is not None and id(extra) not in seen:
+                    members.append(extra)
+        return members
+
+    def _kept(self, name, space, bindings):
+        return {key: value for key, value in list(space.items())
+                if not _left_out(name, key, value, bindings) and (name, key) != self.leave}
+
+    def _look(self):
+        # one pass in C over what it holds (the filtered few key by key)
+        return (list(map(len, self.maps)), list(_CHAIN(map(_KEYS, self.maps))), list(_CHAIN(map(_VALUES, self.maps))),
+                list(map(len, self.seqs)), list(_CHAIN(self.seqs)),
+                [self._kept(name, space, self.bindings) for name, space in self.filtered],
+                _beside(self.path) if self.beside else ())
+
+    def changed(self, bindings=None):
+        """Whether anything it watches is not as it was (what is left out aside); `bindings`
+        overrides whether a submodule newly bound on its package counts."""
+        if self.looked is None:
+            return True
+        try:
+            now = self._look()
+        except Exception:
+            return True
+        was = self.looked
+        if (now[3] != was[3] or not all(map(_IS, now[4], was[4])) or now[6] != was[6]
+                or len(now[5]) != len(was[5]) or not all(map(_same, now[5], was[5]))):
+            return True
+        if now[0] == was[0] and all(map(_IS, now[1], was[1])) and all(map(_IS, now[2], was[2])):
+            return False
+        if self._keys_changed(was, now, self.bindings if bindings is None else bindings):
+            return True
+        self.looked = now  # only what is left out changed: the next look starts from here
+        return False
+
+    def _keys_changed(self, was, now, bindings):
+        # the slow look, map by map from the first that differs: whether all that differs is left out
+        ends = ([0, *_itertools.accumulate(was[0])], [0, *_itertools.accumulate(now[0])])
+        at = _first_differing(was, now, ends, 0)
+        while at is not None:
+            before, after = (dict(zip(look[1][end[at]:end[at + 1]], look[2][end[at]:end[at + 1]]))
+                             for look, end in ((was, ends[0]), (now, ends[1])))
+            label = self.labels[at]
+            for key in set(before) | set(after):
+                if key in before and key in after and before[key] is after[key]:
+                    continue
+                if label == "class" and key in _BOOKKEEPING:
+                    continue
+                if label not in (None, "class") and _left_out(label, key, after.get(key, before.get(key)), bindings):
+                    continue
+                return True
+            at = _first_differing(was, now, ends, at + 1)
+        return False
+
+
+def _first_differing(was, now, ends, start):
+    # the first map from `start` whose length, keys or values are not the same objects, or None
+    count = len(was[0])
+    last = next(_itertools.compress(_itertools.count(start), map(_operator.ne, was[0][start:], now[0][start:])), count)
+    for part in (1, 2):  # up to `last` the lengths agree, so the two looks line up
+        a = was[part][ends[0][start]:ends[0][last]]
+        b = now[part][ends[1][start]:ends[1][last]]
+        first = next(_itertools.compress(_itertools.count(), map(_operator.is_not, a, b)), None)
+        if first is not None:
+            last = min(last, _bisect.bisect_right(ends[0], ends[0][start] + first) - 1)
+    return last if last < count else None
+
+
+def _same(now, was):
+    # two mappings with the same keys holding the very same values
+    return len(now) == len(was) and all(key in was and was[key] is value for key, value in now.items())
+'''
+
+
 # What records each test's inputs (vacant.attribute.testinputs), in pytest's plugin and in
 # unittest's reporter alike. Every read (a file opened, a directory listed by anything but the
 # runner's own walk for test files, a file outside the check's directory) goes to the innermost
@@ -419,7 +652,7 @@ sys.exit(main())
 # (builtins.__import__ and importlib.import_module are wrapped), so a test module's inputs do not
 # depend on which module imported a shared one first. A process started or a socket opened makes
 # its sink "unknown" (its reads are nobody's to see).
-INPUTS_CORE_SOURCE = r'''
+INPUTS_CORE_SOURCE = WATCH_SOURCE + r'''
 import builtins, importlib, json, os, sys, tempfile
 
 _ROOT = os.path.realpath(os.getcwd())
@@ -534,138 +767,48 @@ def _import_module_names(name, package=None):
     except (ImportError, ValueError):
         return []
 
-# Whether a test module's collection changed the process the other tests run in (a value set on
-# a module loaded before, one it loaded changed after its own import, the environment, the import
-# path, warning filters, the working directory, the random state): a collection that changed none
-# can be left out of a run that runs none of its tests. Compared one level deep for modules from
-# outside the workspace (a module's values, and a container's, class's or object's own items by
-# identity), caches of the standard library and pytest's own modules aside; the workspace's own
-# modules (what tests share) all the way down within a budget; and the interpreter's state kept in
-# C that a module's import commonly sets (decimal's context, the locale, the recursion limit, the
-# socket timeout, signal handlers, numpy's global random state). What cannot be compared (an
-# object's code would run, the budget is spent, a value raised) is never equal: the file is collected.
 _INERT, _PATH_ADDERS, _LOADED = set(), set(), {}
-_CACHES = {("re", "_cache"), ("re", "_cache2"), ("linecache", "cache"), ("sys", "modules"), ("sys", "path"),
-           ("sys", "path_importer_cache"), ("encodings", "_cache"), ("typing", "_cleanups"),
-           ("importlib._bootstrap", "_module_locks"), ("importlib._bootstrap", "_blocking_on"),
-           ("_weakrefset", "_IterationGuard"), ("abc", "_abc_registry"), ("_pytest", None), ("pytest", None),
-           ("_pytest.fixtures", None), ("pluggy", None), ("py", None)}
 
-def _items_print(value):
-    # exact types and plain attribute dicts only: iterating or asking an arbitrary object runs its
-    # code (a lazy field of platform.uname() starts a process)
-    try:
-        kind = type(value)
-        if kind is dict:
-            own = value
-        elif kind in (list, set, frozenset, tuple, bytearray):
-            return (len(value), tuple(id(v) for v in list(value)[:256]))
-        elif isinstance(value, type):
-            own = type.__dict__["__dict__"].__get__(value)
-        else:
-            try:
-                own = object.__getattribute__(value, "__dict__")
-            except AttributeError:
-                return None  # an object without attributes of its own (its state, if any, kept in C)
-            if type(own) is not dict:
-                return object()
-        return tuple((k, id(v)) for k, v in list(own.items())[:256])
-    except Exception:
-        return object()
-
-_DEEP_BUDGET = 20000  # values a workspace module's print may visit
-
-def _deep_print(value, seen, budget):
-    # ids all the way down, through exact containers and plain attribute dicts; an object() (never
-    # equal) where the budget is spent or asking would run the object's own code
-    budget[0] -= 1
-    if budget[0] < 0:
-        return object()
-    if id(value) in seen:
-        return ("seen", id(value))
-    kind = type(value)
-    if kind in (str, bytes, int, float, bool, complex, type(None)):
-        return (id(value), value)
-    if kind is type(sys):
-        return ("module", id(value))  # printed as a module of its own where it is one
-    seen.add(id(value))
-    try:
-        if kind is dict:
-            items = list(value.items())
-        elif kind in (list, set, frozenset, tuple, bytearray):
-            return (id(value), len(value), tuple(_deep_print(v, seen, budget) for v in list(value)))
-        elif kind.__module__ == "builtins" and not isinstance(value, type) and not hasattr(value, "__dict__"):
-            return (id(value),)  # a function's or builtin's identity
-        elif isinstance(value, type):
-            items = list(type.__dict__["__dict__"].__get__(value).items())
-        else:
-            try:
-                own = object.__getattribute__(value, "__dict__")
-            except AttributeError:
-                return (id(value),)  # an object without attributes of its own (its state, if any, kept in C)
-            if type(own) is not dict:
-                return object()
-            items = list(own.items())
-        return (id(value), tuple((k, _deep_print(v, seen, budget)) for k, v in items))
-    except Exception:
-        return object()
+_OURS = os.path.realpath(os.path.dirname(_TARGET)) + os.sep if _TARGET else None  # the recorder's and reporter's
 
 def _own_module(module):
+    """Whether a module is the workspace's own (True), from elsewhere (False), or the recorder's or
+    its reporter's (None: what they keep is not the tests')."""
     try:
         where = object.__getattribute__(module, "__file__")
     except Exception:
         return False
-    return isinstance(where, str) and _where(where)[0] is not None
-
-def _module_print(module, leave=None):
-    if module is None:
+    if not isinstance(where, str):
+        return False
+    if _OURS and os.path.realpath(where).startswith(_OURS):
         return None
-    name = getattr(module, "__name__", "")
-    if (name.split(".", 1)[0], None) in _CACHES or vars(module) is globals():
-        return ()
-    try:
-        values = [(key, value) for key, value in list(vars(module).items())
-                  if (name, key) not in _CACHES and not key.startswith("__") and key != leave
-                  and getattr(value, "__name__", None) != name + "." + key]  # the import binds a submodule
-        if _own_module(module):
-            seen, budget = set(), [_DEEP_BUDGET]
-            return tuple((key, _deep_print(value, seen, budget)) for key, value in values)
-        return tuple((key, id(value), _items_print(value)) for key, value in values)
-    except Exception:
-        return object()
+    return _where(where)[0] is not None
 
-def _c_state():
-    # the interpreter's state kept in C that a module's import commonly sets, as far as it can be
-    # read without changing it
-    out = [sys.getrecursionlimit(), sys.getswitchinterval()]
-    try:
-        if "decimal" in sys.modules:
-            context = sys.modules["decimal"].getcontext()
-            out.append((context.prec, context.rounding, context.Emin, context.Emax, context.capitals,
-                        context.clamp, tuple(sorted(map(repr, (k for k, v in context.traps.items() if v))))))
-        if "locale" in sys.modules:
-            out.append(sys.modules["locale"].setlocale(sys.modules["locale"].LC_ALL, None))
-        if "socket" in sys.modules:
-            out.append(sys.modules["socket"].getdefaulttimeout())
-        if "signal" in sys.modules:
-            signal = sys.modules["signal"]
-            out.append(tuple(id(signal.getsignal(n)) for n in sorted(signal.valid_signals())
-                             if n not in (signal.SIGKILL, signal.SIGSTOP)))
-        if "numpy.random" in sys.modules:
-            state = sys.modules["numpy.random"].get_state()
-            out.append((state[0], bytes(state[1]), state[2:]))
-    except Exception:
-        out.append(object())
-    return tuple(out)
+def _watch(names, **how):
+    return _Watch(names, _own_module, **how)
 
-def _process(names, own=None, leave=None):
-    # `own`: a module whose name `leave` is left out (the whole module when None)
-    import random, warnings
-    return (tuple(() if name == own and leave is None else _module_print(sys.modules.get(name), leave if name == own else None)
-                  for name in sorted(names)),
-            tuple(sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST")),
-            tuple(map(id, sys.meta_path)), tuple(map(id, sys.path_hooks)), tuple(map(repr, warnings.filters)),
-            os.getcwd(), hash(random.getstate()), _c_state())
+def _loaded_changed(names, bindings):
+    """Whether a module loaded during a span is not as its own import left it."""
+    return any(_LOADED[name].changed(bindings) for name in names if name in _LOADED)
+
+# the process as the last test left it, kept while no test changes it: one look after each test
+# (what changed between two tests counts as the later one's: it runs)
+_BETWEEN = [None]
+
+def _before_test():
+    watch = _BETWEEN[0]
+    if watch is None or watch.names != frozenset(sys.modules):
+        watch = _BETWEEN[0] = _watch(list(sys.modules))
+    return watch
+
+def _test_set(watch):
+    """Whether the test's run (its fixtures' setup and teardown with it) changed the process the
+    tests after it run in: left out, it would not."""
+    now = set(sys.modules)
+    if watch.changed() or not now >= watch.names or _loaded_changed(now - watch.names, True):
+        _BETWEEN[0] = None
+        return True
+    return False
 
 def _path_added(before):
     """The import path entries the collection added (pytest adds a test file's base directory),
@@ -691,7 +834,7 @@ def _own_frame(real):
         finally:
             _STACK.pop()
             _merge(_STACK[-1], frame)
-            _LOADED[module.__name__] = _module_print(module)  # as its own import left it
+            _LOADED[module.__name__] = _watch([module.__name__], beside=False)  # as its own import left it
     return exec_module
 
 import importlib.util, importlib._bootstrap_external as _external
@@ -735,7 +878,7 @@ def pytest_make_collect_report(collector):
     key = _rel(collector.path) or str(collector.path)
     frame = _MODULES.setdefault(key, _sink())
     first, path = set(sys.modules), list(sys.path)
-    before = _process(first)
+    before = _watch(first, bindings=False, path=False)
     _STACK.append(frame)
     try:
         yield
@@ -745,26 +888,25 @@ def pytest_make_collect_report(collector):
         added = _path_added(path)
         here = os.path.dirname(os.path.realpath(str(collector.path)))
         if (added is not None and all(os.path.realpath(entry) == here for entry in added)
-                and _process(first) == before
-                and all(_module_print(sys.modules.get(name)) == _LOADED[name]
-                        for name in set(sys.modules) - first if name != own and name in _LOADED)):
+                and not before.changed() and not _loaded_changed(set(sys.modules) - first - {own}, False)):
             _INERT.add(key)
             if added:  # its directory added to the path: any other test file there adds it too
                 _PATH_ADDERS.add(key)
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    frame = _sink()
+    frame, watch = _sink(), _before_test()
     _STACK.append(frame)
     try:
         yield
     finally:
         _STACK.pop()
+        sets = _test_set(watch)
         path = getattr(item, "path", None)
         _TESTS.append({"nodeid": item.nodeid, "module": _rel(path) if path is not None else None,
                        "files": frame["files"], "dirs": frame["dirs"], "pathdirs": frame["pathdirs"],
                        "outside": frame["outside"],
-                       "unknown": frame["unknown"]})
+                       "unknown": frame["unknown"], "sets": sets})
 
 def pytest_configure(config):
     inipath = getattr(config, "inipath", None)
@@ -781,7 +923,8 @@ def pytest_unconfigure(config):
     except ValueError:
         suite = "pytest"
     prefix = getattr(config.option, "junitprefix", None) or ""
-    _dump([dict(_plain(test), id=_report_id(test["nodeid"], suite, prefix), module=test["module"]) for test in _TESTS],
+    _dump([dict(_plain(test), id=_report_id(test["nodeid"], suite, prefix), module=test["module"], sets=test["sets"])
+           for test in _TESTS],
           _MODULES)
 '''
 
@@ -890,12 +1033,12 @@ def _fixture(real, keys, owner):
         if own is None or own[0] is None:
             return charged(*args, **kwargs)
         first = set(sys.modules)
-        before = _process(first, *own)
+        before = _watch(first, skip=own[0] if own[1] is None else None, leave=own if own[1] is not None else None)
         try:
             return charged(*args, **kwargs)
         finally:
-            if _process(first, *own) != before or not all(_module_print(sys.modules.get(name)) == _LOADED[name]
-                                                          for name in set(sys.modules) - first if name in _LOADED):
+            _BETWEEN[0] = None  # what its fixture did is not the next test's
+            if before.changed() or _loaded_changed(set(sys.modules) - first, True):
                 _SETS.update(key for _table, key in _named(keys, args, None))
     return wrapper
 
@@ -905,7 +1048,7 @@ for _name, _keys in _fixtures.items():
 
 def _run_one(real):
     def wrapper(self, *args, **kwargs):
-        frame = _sink()
+        frame, watch = _sink(), _before_test()
         _STACK.append(frame)
         try:
             return real(self, *args, **kwargs)
@@ -913,6 +1056,7 @@ def _run_one(real):
             _STACK.pop()
             if len(_STACK) > 1:  # a test run inside another's, or inside a fixture: theirs too
                 _merge(_STACK[-1], frame)
+            frame["sets"] = _test_set(watch)
             _RAN.append((self, _ORIGIN.get(id(self), (self, type(self).__module__))[1], frame))
     return wrapper
 
@@ -946,6 +1090,6 @@ def _write_inputs():
         key = _module_key(origin)
         _merge(modules.setdefault(key, _sink()), _module_reads(origin))
         tests.append(dict(_plain(frame), id="::".join(p for p in _ident(test) if p), module=key,
-                          sets=any(fixture in _SETS for fixture in fixtures)))
+                          sets=frame["sets"] or any(fixture in _SETS for fixture in fixtures)))
     _dump(tests, modules)
 '''
