@@ -1,6 +1,7 @@
 """Stop cost with only the tests a change can affect (issue 43): a generated suite of 2,050 pytest
 tests in 41 files, each test about 10 ms (one full run about 20 s, like the issue's), as a ratio to
-one full suite run measured in the same run.
+one full suite run measured in the same run; and the baseline probe's recorded run, which the Stops
+stand on, as a ratio to the same.
 
     python bench/bench_stop_selection.py [--reps 1] [--whole] [--runner pytest|unittest]
 
@@ -104,8 +105,11 @@ def stop(tree: Path, case: str, recorded: bool, suite: str) -> dict:
             run_dir = record_run(root, (f"pkg/m{BROKEN}.py", text))
         else:
             run_dir = record_run(root, ("pkg/shared.py", (root / "pkg" / "shared.py").read_text() + "# tidied\n"))
+        probe_s = None
         if recorded:
+            started = time.perf_counter()
             baseline_probe.probe(root, run_dir)  # in a session: in the background after the run starts
+            probe_s = time.perf_counter() - started
             assert any((run_dir / testinputs.RECORDS).iterdir()), "the probe recorded no inputs"
         started = time.perf_counter()
         report = Pipeline(root, run_dir, load_contract(root), budget_s=3600).run()
@@ -119,7 +123,7 @@ def stop(tree: Path, case: str, recorded: bool, suite: str) -> dict:
         chosen = report["selection"].get("suite", {})
         total = FILES * PER_FILE + PER_FILE
         ran = chosen.get("ran", total) + (total - chosen.get("recorded", total))
-        return {"stop_s": stop_s, "runs": report["check_runs"], "share": ran / total,
+        return {"stop_s": stop_s, "probe_s": probe_s, "runs": report["check_runs"], "share": ran / total,
                 "walled": report["walled"]["walled"], "split": report["split"],
                 "uncollected": chosen.get("uncollected", 0)}
     finally:
@@ -172,6 +176,9 @@ def main() -> None:
         print(f"{'':>34}  split: " + ", ".join(f"{part} {value['seconds']:.1f} s ({value['check_runs']})"
                                                for part, value in parts.items())
               + f"; test files not collected: {got[len(got) // 2]['uncollected']} of {FILES + 1}")
+    probes = [r["probe_s"] for got in rows.values() for r in got if r["probe_s"] is not None]
+    print(f"baseline probe (records each test's inputs; in the background, not timed above): "
+          f"{statistics.median(probes):.2f} s median, p95 {p95(probes):.2f} s, {statistics.median(probes) / suite:.2f}x a full run")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ never leaves a test file unloaded.
 
 For either runner, a test whose own run (its setup and teardown with it) changed the process the
 tests after it run in always runs: left out, it would not change it there, and a later test that
-reads what it set (a flag, a registry, an environment variable) would see another process. The
+reads what it set (a flag, a registry, an environment variable, a file it wrote in the workspace
+or outside it beyond the run's temporary files, bytecode aside) would see another process. The
 recorder compares the process after each test with the process before it, as a test file's
 collection is compared below, but with a submodule newly bound on its package and the import path
 counted too (vacant.policy.contract.runner_sources, WATCH_SOURCE: one pass in C over every value it

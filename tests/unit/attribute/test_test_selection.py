@@ -11,7 +11,7 @@ import sets a flag in the shared module and tests that are strict about their da
 (a file whose tests are all reused still matters to the process), tests whose own run sets what a
 later test reads (a flag, a list and a dict two levels down in the shared module, a class
 attribute, decimal's precision, an environment variable, a dict of a standard library module, a
-submodule imported first) each with its reader, and tests that import a module only if it is
+submodule imported first, a file written in the workspace) each with its reader, and tests that import a module only if it is
 there. A change sets a
 module's, a data file's, the conftest's or a test's value, or adds a test file. The oracle is the
 whole run on the final state, unplugged: no model to get wrong.
@@ -48,8 +48,8 @@ KINDS = ("module", "shared", "data", "cached", "fixture", "spawn", "optional", "
 # tests whose own run sets what a later test reads (each setter's reader after it), and the readers
 RUN_SETTERS = {"run_setter": "strict", "run_register": "registered", "run_nested": "nested_strict",
                "run_precision": "precise", "run_env": "env_strict", "run_class": "class_strict",
-               "run_library": "library_strict", "run_import": "lazy"}
-KINDS += tuple(RUN_SETTERS) + ("env_strict", "class_strict", "library_strict", "lazy")
+               "run_library": "library_strict", "run_import": "lazy", "run_writer": "file_strict"}
+KINDS += tuple(RUN_SETTERS) + ("env_strict", "class_strict", "library_strict", "lazy", "file_strict")
 UNITTEST_KINDS = ("module_fixture", "class_setter")  # read by setUpModule; a setUpClass that sets shared.STRICT
 
 
@@ -148,6 +148,8 @@ def module_source(tests: list[Case], runner: str = "pytest") -> str:
             "run_class": "shared.Mode.strict = True",
             "run_library": "__import__('email.charset').charset.ALIASES['strict'] = 'utf-8'",
             "run_import": "import pkg.lazy",
+            "run_writer": "__import__('os').makedirs('state', exist_ok=True); open('state/strict', 'w').close()",
+            "file_strict": f"assert not __import__('os').path.exists('state/strict') or open('data/d{data}.txt').read().strip() == 'ok'",
             "env_strict": f"assert __import__('os').environ.get('STRICT_MODE') != '1' or open('data/d{data}.txt').read().strip() == 'ok'",
             "class_strict": f"assert not shared.Mode.strict or open('data/d{data}.txt').read().strip() == 'ok'",
             "library_strict": "assert 'strict' not in __import__('email.charset').charset.ALIASES or "

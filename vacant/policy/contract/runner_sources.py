@@ -661,17 +661,19 @@ _SKIP_OUT = tuple(os.path.realpath(p) for p in {tempfile.gettempdir(), os.path.d
 _SPAWN = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
           "socket.connect", "socket.bind", "socket.sendto", "pty.spawn")
 _WALKS = (os.sep + "_pytest" + os.sep,)  # where the runner's own walk for test files runs (unittest's: its loader)
-_GLOBAL = {"files": set(), "dirs": set(), "pathdirs": set(), "outside": set(), "unknown": False}
+_GLOBAL = {"files": set(), "dirs": set(), "pathdirs": set(), "outside": set(), "unknown": False, "writes": False}
 _MODULES, _TESTS, _CLOSURE = {}, [], {}
 _STACK = [_GLOBAL]
 
 def _sink():
-    return {"files": set(), "dirs": set(), "pathdirs": set(), "outside": set(), "unknown": False}
+    return {"files": set(), "dirs": set(), "pathdirs": set(), "outside": set(), "unknown": False, "writes": False}
 
-def _merge(into, part):
+def _merge(into, part, writes=True):
     for key in ("files", "dirs", "pathdirs", "outside"):
         into[key] |= part[key]
     into["unknown"] = into["unknown"] or part["unknown"]
+    if writes:  # what a module's first import wrote is not written again by a later import of it
+        into["writes"] = into["writes"] or part["writes"]
 
 def _where(path):
     try:
@@ -689,6 +691,23 @@ def _where(path):
         return None, None  # the run's own temporary files, not an input
     return None, real
 
+# what changes a file, and which of its arguments are paths: a file written where a later test
+# may read it (the workspace, or outside it beyond the run's temporary files) is process state too
+_CHANGES_FILES = {"os.remove": (0,), "os.rename": (0, 1), "os.mkdir": (0,), "os.rmdir": (0,), "os.truncate": (0,),
+                  "os.symlink": (0, 1), "os.link": (0, 1), "os.chmod": (0,), "os.chown": (0,), "os.utime": (0,),
+                  "shutil.rmtree": (0,), "os.chflags": (0,), "os.lchflags": (0,)}
+
+def _wrote(path):
+    rel, out = _where(path)
+    if out is not None or (rel is not None and "__pycache__" not in rel.split(os.sep)):  # bytecode: a cache
+        _STACK[-1]["writes"] = True
+
+def _writes(args):
+    mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
+
 def _writes_only(args):
     mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
     if isinstance(mode, str):
@@ -696,7 +715,14 @@ def _writes_only(args):
     return isinstance(flags, int) and flags & 3 == os.O_WRONLY
 
 def _audit(event, args):
+    if event in _CHANGES_FILES:
+        for at in _CHANGES_FILES[event]:
+            if len(args) > at and isinstance(args[at], (str, bytes, os.PathLike)):
+                _wrote(args[at])
+        return
     if event == "open" and args:
+        if _writes(args):
+            _wrote(args[0])
         if _writes_only(args):
             return  # written, not read: an output of the test, not an input
         rel, out = _where(args[0])
@@ -746,7 +772,7 @@ def _tracked(real, resolve):
             for name in resolve(*args, **kwargs):
                 known = _CLOSURE.get(name)
                 if known is not None and known is not frame:
-                    _merge(frame, known)
+                    _merge(frame, known, writes=False)
             _merge(_STACK[-1], frame)
     return wrapper
 
@@ -888,7 +914,8 @@ def pytest_make_collect_report(collector):
         added = _path_added(path)
         here = os.path.dirname(os.path.realpath(str(collector.path)))
         if (added is not None and all(os.path.realpath(entry) == here for entry in added)
-                and not before.changed() and not _loaded_changed(set(sys.modules) - first - {own}, False)):
+                and not before.changed() and not _loaded_changed(set(sys.modules) - first - {own}, False)
+                and not frame["writes"]):
             _INERT.add(key)
             if added:  # its directory added to the path: any other test file there adds it too
                 _PATH_ADDERS.add(key)
@@ -906,7 +933,7 @@ def pytest_runtest_protocol(item, nextitem):
         _TESTS.append({"nodeid": item.nodeid, "module": _rel(path) if path is not None else None,
                        "files": frame["files"], "dirs": frame["dirs"], "pathdirs": frame["pathdirs"],
                        "outside": frame["outside"],
-                       "unknown": frame["unknown"], "sets": sets})
+                       "unknown": frame["unknown"], "sets": sets or frame["writes"]})
 
 def pytest_configure(config):
     inipath = getattr(config, "inipath", None)
@@ -1090,6 +1117,6 @@ def _write_inputs():
         key = _module_key(origin)
         _merge(modules.setdefault(key, _sink()), _module_reads(origin))
         tests.append(dict(_plain(frame), id="::".join(p for p in _ident(test) if p), module=key,
-                          sets=frame["sets"] or any(fixture in _SETS for fixture in fixtures)))
+                          sets=frame["sets"] or frame["writes"] or any(fixture in _SETS for fixture in fixtures)))
     _dump(tests, modules)
 '''
