@@ -510,20 +510,41 @@ class _Watch:
     def __init__(self, names, own, skip=None, leave=None, bindings=True, path=True, beside=True):
         self.names, self.leave, self.bindings = frozenset(names), leave, bindings
         self.path, self.beside = path, beside
-        self.maps, self.labels, self.seqs, self.filtered = [], [], [], []
+        self.maps, self.labels, self.seqs, self.filtered, self.empty = [], [], [], [], []
+        self.own, self.skip = own, skip
         # the environment's own mappings are compared by value, beside (the runner sets and unsets its own variables)
-        seen = {id(os.environ), id(os.environb), id(getattr(os.environ, "_data", None))}
+        self.seen = {id(os.environ), id(os.environb), id(getattr(os.environ, "_data", None))}
         try:
-            modules = [(name, sys.modules.get(name)) for name in sorted(self.names) if name != skip and not _cached(name)]
-            deep = [None if module is None else own(module) for _name, module in modules]
-            # the workspace's own first: what they share with another module is watched all the way down
-            for is_own in (True, False):
-                for (name, module), mine in zip(modules, deep):
-                    if mine is is_own:
-                        self._module(name, module, mine, seen)
+            self._walk(self.names)
             self.looked = self._look()
         except Exception:
             self.looked = None  # never equal
+
+    def _walk(self, names):
+        modules = [(name, sys.modules.get(name)) for name in sorted(names) if name != self.skip and not _cached(name)]
+        deep = [None if module is None else self.own(module) for _name, module in modules]
+        # the workspace's own first: what they share with another module is watched all the way down
+        for is_own in (True, False):
+            for (name, module), mine in zip(modules, deep):
+                if mine is is_own:
+                    self._module(name, module, mine, self.seen)
+
+    def extend(self, names):
+        """Watches the modules `names` too, as they are now; what it watched stays compared with
+        what it saw then."""
+        if self.looked is None:
+            return
+        first = (len(self.maps), len(self.seqs), len(self.filtered), len(self.empty))
+        self.names = self.names | frozenset(names)
+        try:
+            self._walk(set(names))
+            added = _Look(self.maps[first[0]:], self.seqs[first[1]:], self, self.filtered[first[2]:],
+                          self.empty[first[3]:])
+            was = self.looked
+            self.looked = (was[0] + added[0], was[1] + added[1], was[2] + added[2], was[3] + added[3],
+                           was[4] + added[4], was[5] + added[5], was[6], was[7])
+        except Exception:
+            self.looked = None
 
     def _module(self, name, module, deep, seen):
         space = _own_dict(module)
@@ -556,15 +577,13 @@ class _Watch:
             self.seqs.append(value)
             return list(value)
         if kind is dict:
-            self.maps.append(value)
-            self.labels.append(None)
+            self._map(value, None)
             return list(value.values())
         space = _own_dict(value)
         members = []
         if space is not None and id(space) not in seen:
             seen.add(id(space))
-            self.maps.append(space)
-            self.labels.append("class" if isinstance(value, type) else None)
+            self._map(space, "class" if isinstance(value, type) else None)
             members = list(space.values())
         if kind is type(_own_dict):  # a function: its defaults are its state too
             for extra in (value.__defaults__, value.__kwdefaults__):
@@ -572,32 +591,39 @@ class _Watch:
                     members.append(extra)
         return members
 
+    def _map(self, space, label):
+        if not space and label is None:
+            self.empty.append(space)  # most of them (a function's attributes): a look asks only whether still empty
+        else:
+            self.maps.append(space)
+            self.labels.append(label)
+
     def _kept(self, name, space, bindings):
         return {key: value for key, value in list(space.items())
                 if not _left_out(name, key, value, bindings) and (name, key) != self.leave}
 
     def _look(self):
-        # one pass in C over what it holds (the filtered few key by key)
-        return (list(map(len, self.maps)), list(_CHAIN(map(_KEYS, self.maps))), list(_CHAIN(map(_VALUES, self.maps))),
-                list(map(len, self.seqs)), list(_CHAIN(self.seqs)),
-                [self._kept(name, space, self.bindings) for name, space in self.filtered],
-                _beside(self.path) if self.beside else ())
+        return _Look(self.maps, self.seqs, self, self.filtered, self.empty)
 
     def changed(self, bindings=None):
         """Whether anything it watches is not as it was (what is left out aside); `bindings`
         overrides whether a submodule newly bound on its package counts."""
-        if self.looked is None:
+        was = self.looked
+        if was is None:
             return True
-        try:
+        try:  # the same look as _Look's, compared as it goes: most looks find everything as it was
+            if (any(map(len, self.empty)) or list(map(len, self.seqs)) != was[3]
+                    or not all(map(_IS, _CHAIN(self.seqs), was[4]))
+                    or (_beside(self.path) if self.beside else ()) != was[6]
+                    or not all(map(_same, [self._kept(name, space, self.bindings) for name, space in self.filtered],
+                                   was[5]))):
+                return True
+            if (list(map(len, self.maps)) == was[0] and list(_CHAIN(map(_KEYS, self.maps))) == was[1]
+                    and all(map(_IS, _CHAIN(map(_VALUES, self.maps)), was[2]))):
+                return False  # the keys by equality (what a dict goes by), the values by identity
             now = self._look()
         except Exception:
             return True
-        was = self.looked
-        if (now[3] != was[3] or not all(map(_IS, now[4], was[4])) or now[6] != was[6]
-                or len(now[5]) != len(was[5]) or not all(map(_same, now[5], was[5]))):
-            return True
-        if now[0] == was[0] and all(map(_IS, now[1], was[1])) and all(map(_IS, now[2], was[2])):
-            return False
         if self._keys_changed(was, now, self.bindings if bindings is None else bindings):
             return True
         self.looked = now  # only what is left out changed: the next look starts from here
@@ -634,6 +660,14 @@ def _first_differing(was, now, ends, start):
         if first is not None:
             last = min(last, _bisect.bisect_right(ends[0], ends[0][start] + first) - 1)
     return last if last < count else None
+
+
+def _Look(maps, seqs, watch, filtered, empty):
+    # one pass in C over what a watch holds (the filtered few key by key)
+    return (list(map(len, maps)), list(_CHAIN(map(_KEYS, maps))), list(_CHAIN(map(_VALUES, maps))),
+            list(map(len, seqs)), list(_CHAIN(seqs)),
+            [watch._kept(name, space, watch.bindings) for name, space in filtered],
+            _beside(watch.path) if watch.beside else (), any(map(len, empty)))
 
 
 def _same(now, was):
@@ -797,6 +831,8 @@ _INERT, _PATH_ADDERS, _LOADED = set(), set(), {}
 
 _OURS = os.path.realpath(os.path.dirname(_TARGET)) + os.sep if _TARGET else None  # the recorder's and reporter's
 
+_OWN = {}  # a module's file -> whether the module is the workspace's own
+
 def _own_module(module):
     """Whether a module is the workspace's own (True), from elsewhere (False), or the recorder's or
     its reporter's (None: what they keep is not the tests')."""
@@ -806,9 +842,18 @@ def _own_module(module):
         return False
     if not isinstance(where, str):
         return False
+    if where not in _OWN:
+        _OWN[where] = _file_own(where)
+    return _OWN[where]
+
+def _file_own(where):
     if _OURS and os.path.realpath(where).startswith(_OURS):
         return None
-    return _where(where)[0] is not None
+    rel = _where(where)[0]
+    # an installed library is a library, even in a virtual environment inside the workspace
+    return rel is not None and not _INSTALLED.intersection(rel.split(os.sep))
+
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
 
 def _watch(names, **how):
     return _Watch(names, _own_module, **how)
@@ -822,9 +867,14 @@ def _loaded_changed(names, bindings):
 _BETWEEN = [None]
 
 def _before_test():
-    watch = _BETWEEN[0]
-    if watch is None or watch.names != frozenset(sys.modules):
-        watch = _BETWEEN[0] = _watch(list(sys.modules))
+    watch, now = _BETWEEN[0], frozenset(sys.modules)
+    if watch is not None and now != watch.names:
+        if now > watch.names:  # loaded since, as their import left them or not: watched from here
+            watch.extend(now - watch.names)
+        else:
+            watch = None
+    if watch is None:
+        watch = _BETWEEN[0] = _watch(now)
     return watch
 
 def _test_set(watch):

@@ -215,3 +215,22 @@ def test_the_random_state_and_the_runners_own_variable():
     assert not watch.changed()
     random.random()
     assert watch.changed()
+
+
+def test_a_module_loaded_later_is_watched_from_then_and_the_others_as_before():
+    first, later = types.ModuleType("vacant_watch_first"), types.ModuleType("vacant_watch_later")
+    first.seen, later.registry = [], {}
+    sys.modules.update({first.__name__: first, later.__name__: later})
+    try:
+        watch = WATCH["_Watch"]([first.__name__], lambda m: False, beside=False)
+        first.seen.append("a test ran")
+        watch.extend([later.__name__])
+        assert watch.changed(), "what changed before the watch grew is still seen"
+        watch = WATCH["_Watch"]([first.__name__], lambda m: False, beside=False)
+        watch.extend([later.__name__])
+        assert not watch.changed()
+        later.registry["plugin"] = object()
+        assert watch.changed(), "the module it grew by is watched"
+    finally:
+        for module in (first, later):
+            del sys.modules[module.__name__]
