@@ -26,13 +26,13 @@ never leaves a test file unloaded.
 
 For either runner, a test whose own run (its setup and teardown with it) changed the process the
 tests after it run in always runs: left out, it would not change it there, and a later test that
-reads what it set (a flag, a registry, an environment variable, a file it wrote in the workspace
-or outside it beyond the run's temporary files, bytecode aside) would see another process. The
-recorder compares the process after each test with the process before it, as a test file's
-collection is compared below, but with a submodule newly bound on its package and the import path
-counted too (vacant.policy.contract.runner_sources, WATCH_SOURCE: one pass in C over every value it
-holds, about 2 ms a test on a process of 1,500 modules). What changed between two tests counts as
-the later one's.
+reads what it set (a flag, a registry, an environment variable, a logger's level, a file it wrote
+in the workspace or outside it beyond the run's temporary files, bytecode aside) would see another
+process. The recorder compares the process after each test with the process before it, as a test
+file's collection is compared below, but with a submodule newly bound on its package and the
+import path counted too (vacant.policy.contract.runner_sources, WATCH_SOURCE: one pass in C over
+every value it holds, key by key only where that pass differs). What changed between two tests
+counts as the later one's.
 
 A test file none of whose tests runs is not even collected when its collection on the baseline
 changed nothing the other tests' process sees (the plugin compares the process before and after

@@ -418,7 +418,7 @@ import os, sys
 # all the way down within a budget (functions' defaults too); the modules loaded during the span as
 # their own import left them (a submodule bound on its package is a change); and, beside them, the
 # environment, the import hooks, warning filters, the working directory, the random state and the
-# interpreter's state kept in C that code commonly sets (`_c_state`). Left out: caches of the
+# interpreter's state kept in C that code commonly sets, and logging's loggers (`_c_state`). Left out: caches of the
 # standard library and the runner's own modules (`_CACHES`), a module's dunder names (its warning
 # registry), unittest's bookkeeping on a class, and what cannot be read without running the
 # object's own code (an object whose __dict__ is not a dict, state kept in C).
@@ -487,9 +487,21 @@ def _c_state():
         if "numpy.random" in sys.modules:
             state = sys.modules["numpy.random"].get_state()
             out.append((state[0], bytes(state[1]), state[2:]))
+        if "logging" in sys.modules:
+            out.append(_logging_state(sys.modules["logging"]))
     except Exception:
         out.append(object())
     return tuple(out)
+
+
+def _logging_state(logging):
+    # what a test commonly sets on logging, deeper than the watch looks into a library: every
+    # logger's level, handlers and filters, and logging.disable's level
+    manager = logging.root.manager
+    loggers = [logging.root] + [value for value in list(manager.loggerDict.values()) if isinstance(value, logging.Logger)]
+    return (manager.disable, tuple((id(logger), logger.level, logger.disabled, logger.propagate,
+                                    tuple(map(id, logger.handlers)), tuple(map(id, logger.filters)))
+                                   for logger in loggers))
 
 
 def _beside(path):

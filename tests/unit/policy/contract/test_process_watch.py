@@ -12,6 +12,7 @@ variable) is none. After each edit that is none, the next real one must still be
 from __future__ import annotations
 
 import decimal
+import logging
 import os
 import random
 import sys
@@ -181,6 +182,8 @@ def test_the_watch_sees_every_change_it_covers_and_nothing_else(own, values, his
         del sys.modules[module.__name__]
 
 
+logging.getLogger("vacant.watch.t")
+HANDLER = logging.NullHandler()
 PROCESS_EDITS = {
     "an environment variable": (lambda: os.environ.__setitem__("VACANT_WATCH_T", "1"),
                                 lambda: os.environ.pop("VACANT_WATCH_T")),
@@ -190,6 +193,10 @@ PROCESS_EDITS = {
                          lambda: warnings.filters.pop(0)),
     "the import path": (lambda: sys.path.append("/vacant-watch-t"), lambda: sys.path.remove("/vacant-watch-t")),
     "the working directory": (lambda: os.chdir("/"), None),
+    "a logger's level": (lambda: logging.getLogger("vacant.watch.t").setLevel(logging.ERROR),
+                         lambda: logging.getLogger("vacant.watch.t").setLevel(logging.NOTSET)),
+    "logging disabled": (lambda: logging.disable(logging.CRITICAL), lambda: logging.disable(logging.NOTSET)),
+    "a handler on the root logger": (lambda: logging.root.addHandler(HANDLER), lambda: logging.root.removeHandler(HANDLER)),
 }
 
 
