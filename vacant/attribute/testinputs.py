@@ -32,7 +32,9 @@ process. The recorder compares the process after each test with the process befo
 file's collection is compared below, but with a submodule newly bound on its package and the
 import path counted too (vacant.policy.contract.runner_sources, WATCH_SOURCE: one pass in C over
 every value it holds, key by key only where that pass differs). What changed between two tests
-counts as the later one's.
+counts as the later one's. The bisection's runs of a few failing tests at earlier states run
+those setters that came before them too, first (Selection.with_setters): a test that fails only in
+the process an earlier test leaves is then bisected in that process, not alone.
 
 A test file none of whose tests runs is not even collected when its collection on the baseline
 changed nothing the other tests' process sees (the plugin compares the process before and after
@@ -233,6 +235,18 @@ class Selection:
     reused: int
     why: dict[str, str]  # test id -> why it runs (recorded tests only; a new one runs too)
     example: dict[str, str] = field(default_factory=dict)  # reason -> the first input that gave it
+    order: tuple[str, ...] = ()  # the recorded tests, in the order they ran on the baseline
+    setters: tuple[str, ...] = ()  # those whose run changed the process the tests after them run in
+
+    def with_setters(self, select: tuple[str, ...]) -> tuple[str, ...]:
+        """`select` with the recorded tests that ran before them on the baseline and changed the
+        process they ran in (first, as they ran there): a test run alone at a probe state then
+        runs in the process the whole run gives it. A test the record does not know comes after
+        every setter."""
+        place = {test: number for number, test in enumerate(self.order)}
+        last = max((place.get(test, len(self.order)) for test in select), default=-1)
+        before = tuple(test for test in self.setters if place[test] < last and test not in select)
+        return before + select
 
     def summary(self) -> dict[str, Any]:
         counts = Counter(self.why.values())
@@ -315,7 +329,9 @@ def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str
         why[test.id] = reason[0]
         if reason[1] is not None:
             example.setdefault(reason[0], reason[1])
-    return Selection(Skip(tuple(t.id for t in reused), _uncollected(record, reused)), len(reused), why, example)
+    return Selection(Skip(tuple(t.id for t in reused), _uncollected(record, reused)), len(reused), why, example,
+                     order=tuple(test.id for test in record.tests),
+                     setters=tuple(test.id for test in record.tests if test.reads.sets))
 
 
 def _uncollected(record: Record, reused: list[TestRead]) -> tuple[str, ...]:

@@ -383,6 +383,51 @@ def test_a_stop_runs_only_the_tests_the_change_reaches_and_grades_the_same(tmp_p
         check["name"]: check["passed"] for check in report["checks"]}
 
 
+SETTER_SUITE = {
+    "pytest.ini": "[pytest]\n",
+    "pkg/__init__.py": "",
+    "pkg/flags.py": "STRICT = False\n",
+    "pkg/m0.py": "VALUE = 0\n",
+    "tests/test_a_set.py": "import pkg.flags as flags\n\ndef test_set():\n    flags.STRICT = True\n",
+    "tests/test_b_read.py": "import pkg.flags as flags\nfrom pkg.m0 import VALUE\n\n"
+                            "def test_read():\n    assert not flags.STRICT or VALUE == 0\n",
+    "tests/test_c_other.py": "def test_other():\n    assert True\n",
+}
+UNITTEST_SETTER_SUITE = {  # the same as unittest TestCases
+    "pkg/__init__.py": "", "pkg/flags.py": "STRICT = False\n", "pkg/m0.py": "VALUE = 0\n", "tests/__init__.py": "",
+    "tests/test_a_set.py": "import unittest\nimport pkg.flags as flags\n\nclass A(unittest.TestCase):\n"
+                           "    def test_set(self):\n        flags.STRICT = True\n",
+    "tests/test_b_read.py": "import unittest\nimport pkg.flags as flags\nfrom pkg.m0 import VALUE\n\n"
+                            "class B(unittest.TestCase):\n    def test_read(self):\n"
+                            "        self.assertTrue(not flags.STRICT or VALUE == 0)\n",
+    "tests/test_c_other.py": "import unittest\n\nclass C(unittest.TestCase):\n    def test_other(self):\n        pass\n",
+}
+SETTERS = {"pytest": (SETTER_SUITE, "pytest::tests.test_b_read::test_read"),
+           "unittest": (UNITTEST_SETTER_SUITE, "unittest::tests.test_b_read.B::test_read")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runner", sorted(SETTERS))
+def test_a_test_that_fails_only_after_another_sets_the_process_is_bisected_with_it(tmp_path, isolated_home, runner):
+    """test_read fails only in a process where test_set ran first (it sets a flag), once step 1
+    breaks pkg/m0. The Stop runs test_set (its run changed the process) with test_read, reuses
+    test_other, and its bisection runs test_set before test_read at each state: the finding is
+    `provable` on step 1. Without the record the Stop cannot know the setter, and test_read run
+    alone passes at every state, so it can say only that the test is not reproducible alone."""
+    from vacant.attribute.stop import Pipeline
+    from vacant.policy.contract.contract import load_contract
+
+    suite, reader = SETTERS[runner]
+    root, run_dir, report = _stop_after_breaking_m0(tmp_path, suite, COMMANDS[runner])
+    assert report["selection"]["suite"]["why"] == {testinputs.CHANGED: 1, testinputs.SETS_STATE: 1}
+    graded = [(f["test"], f["level"], f["flip_step"]) for f in report["findings"]]
+    assert graded == [(reader, "provable", 1)], graded
+
+    shutil.rmtree(run_dir / testinputs.RECORDS)
+    whole = Pipeline(root, run_dir, load_contract(root), budget_s=600).run()
+    assert [(f["test"], f["level"], f["flip_step"]) for f in whole["findings"]] == [(reader, "flaky", None)]
+
+
 def _stop_after_breaking_m0(tmp_path: Path, files: dict[str, str], command: str) -> tuple[Path, Path, dict]:
     """The workspace, run and Stop report of a run whose step 1 breaks pkg/m0 and step 2 writes
     notes, with `files` as the baseline and `command` as the guard, the baseline probe's record made."""
