@@ -9,7 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vacant.core import seal
@@ -69,8 +69,9 @@ def _apply(ws: Path, change: str) -> None:
         (ws / "src" / "app.py").write_text("x = 1\n")
     elif change == "mkdir .qwen (no settings)":
         (ws / ".qwen").mkdir(exist_ok=True)
-    elif change == "edit .claude/settings.json in place":
-        with open(ws / ".claude" / "settings.json", "a") as handle:
+    elif change == "edit .claude/settings.json in place":  # in place: an existing file ("a" would make a removed one anew)
+        with open(ws / ".claude" / "settings.json", "r+") as handle:
+            handle.seek(0, os.SEEK_END)
             handle.write(" ")
     elif change == "touch .git/index":
         (ws / ".git" / "index").write_text("i")
@@ -88,6 +89,7 @@ def workspace(base: Path) -> Path:
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.sampled_from(sorted(CHANGES)), min_size=1, max_size=3, unique=True))
+@example(["remove .claude/settings.json", "edit .claude/settings.json in place"])  # no file left to edit
 def test_a_change_to_what_the_wall_holds_is_named_and_only_that(tmp_path_factory, changes):
     ws = workspace(tmp_path_factory.mktemp("seal"))
     taken = seal.take(ws, SETTINGS)
