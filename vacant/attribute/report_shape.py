@@ -20,7 +20,10 @@ NOT_PASSED = "did not pass on the baseline"
 SETS_STATE = "its run or its fixture changed the process"
 SESSION = "a session-wide input changed"
 ENVIRONMENT = "the environment changed"
-RAN_BECAUSE = (CHANGED, SESSION, ENVIRONMENT, UNKNOWN_INPUTS, SETS_STATE, NOT_PASSED)
+# the final run found a test or test file whose inputs changed now changing the process: what the
+# baseline's answers stood on no longer holds, so every test ran
+CHANGED_SETS = "a changed test or test file changed the process"
+RAN_BECAUSE = (CHANGED, SESSION, ENVIRONMENT, UNKNOWN_INPUTS, SETS_STATE, NOT_PASSED, CHANGED_SETS)
 
 
 class Field(NamedTuple):

@@ -29,6 +29,7 @@ anything about this finding): vacant.attribute.verify tells a masked flip by it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from vacant.attribute.replay import Scratch
@@ -83,6 +84,12 @@ class StateChecks:
         directory = self.scratch.at(index) if manifest is None else self.scratch.holding(manifest)
         chosen = self.selections.get(check.name) if index == self.scratch.timeline.last and not select else None
         skip = chosen.skip if chosen is not None and (chosen.skip.tests or chosen.skip.related) else None
+        if skip is not None and chosen is not None and skip.tests and not skip.related:
+            result, stood = final_run(check, directory, chosen, self.site)
+            self.runs += 1 if stood is chosen else 2
+            self.selections[check.name] = stood
+            self.final[check.name] = result
+            return with_reused(result, stood.skip)
         recorded = self.selections.get(check.name)
         ran = recorded.with_setters(select) if select and recorded is not None else select
         result = run_check(check, directory, select=ran, site=self.site, skip=skip)
@@ -185,6 +192,18 @@ class StateChecks:
                 self.same_reads.note(check.name, select, manifest, known)
         self.constructed[key] = known
         return known
+
+
+def final_run(check: Any, directory: Path, chosen: Selection, site: Site | None) -> tuple[CheckResult, Selection]:
+    """The final state's run leaving out the tests `chosen` reuses, recording what its own tests
+    and test files did to the process: where one whose inputs changed changed it (Selection.
+    overturned), the reused answers do not stand and the check runs whole. The run as run, and the
+    selection that stood."""
+    result = run_check(check, directory, site=site, skip=chosen.skip, inputs=True)
+    why = None if result.timed_out else chosen.overturned(result.inputs)
+    if why is None:
+        return result, chosen
+    return run_check(check, directory, site=site), chosen.all_run(why)
 
 
 def only(result: CheckResult, select: tuple[str, ...]) -> CheckResult:

@@ -34,7 +34,12 @@ import path counted too (vacant.policy.contract.runner_sources, WATCH_SOURCE: on
 every value it holds, key by key only where that pass differs). What changed between two tests
 counts as the later one's. The bisection's runs of a few failing tests at earlier states run
 those setters that came before them too, first (Selection.with_setters): a test that fails only in
-the process an earlier test leaves is then bisected in that process, not alone.
+the process an earlier test leaves is then bisected in that process, not alone. And the final
+state's run records what its own tests and test files did to the process (statechecks.final_run):
+where one whose inputs changed now changes it (an edited test that sets a flag, a test file whose
+new import does), the tests reused after it would have run in another process than on the
+baseline, so their answers do not stand and the check runs whole (`selection.why`: a changed test
+or test file changed the process).
 
 A test file none of whose tests runs is not even collected when its collection on the baseline
 changed nothing the other tests' process sees (the plugin compares the process before and after
@@ -65,7 +70,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from vacant.attribute.report_shape import CHANGED, ENVIRONMENT, NOT_PASSED, SESSION, SETS_STATE, UNKNOWN_INPUTS
+from vacant.attribute.report_shape import CHANGED, CHANGED_SETS, ENVIRONMENT, NOT_PASSED, SESSION, SETS_STATE, UNKNOWN_INPUTS
 from vacant.attribute.samereads import MISSING, children, content, importable, with_sources
 from vacant.policy.contract.runners import Skip
 from vacant.store.states import Manifest
@@ -237,6 +242,29 @@ class Selection:
     example: dict[str, str] = field(default_factory=dict)  # reason -> the first input that gave it
     order: tuple[str, ...] = ()  # the recorded tests, in the order they ran on the baseline
     setters: tuple[str, ...] = ()  # those whose run changed the process the tests after them run in
+    same_setters: frozenset[str] = frozenset()  # setters whose inputs are unchanged: they set what they set there
+    same_modules: frozenset[str] = frozenset()  # test modules whose collection's inputs are unchanged
+
+    def overturned(self, raw: Any) -> str | None:
+        """Why the reused tests' answers do not stand for the final run recorded as `raw` (its
+        inputs, recorded while it ran), or None: a test that ran and changed the process though
+        its inputs changed (or the record does not know it), or a test module whose changed
+        collection changed it. Left out, the tests after them would have run in another process
+        than on the baseline."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("tests"), list):
+            return "the final run's own record could not be read"
+        for test in raw["tests"]:
+            if isinstance(test, dict) and test.get("sets") and test.get("id") not in self.same_setters:
+                return str(test.get("id"))
+        for module in raw.get("sets_modules", []):
+            if module not in self.same_modules:
+                return str(module)
+        return None
+
+    def all_run(self, why: str) -> Selection:
+        """The selection of a final run that ran every test, because of `why` (overturned)."""
+        return Selection(Skip((), ()), 0, {test: CHANGED_SETS for test in self.order}, {CHANGED_SETS: why},
+                         self.order, self.setters)
 
     def with_setters(self, select: tuple[str, ...]) -> tuple[str, ...]:
         """`select` with the recorded tests that ran before them on the baseline and changed the
@@ -331,7 +359,10 @@ def select(record: Record, base: Manifest, final: Manifest, environ: Mapping[str
             example.setdefault(reason[0], reason[1])
     return Selection(Skip(tuple(t.id for t in reused), _uncollected(record, reused)), len(reused), why, example,
                      order=tuple(test.id for test in record.tests),
-                     setters=tuple(test.id for test in record.tests if test.reads.sets))
+                     setters=tuple(test.id for test in record.tests if test.reads.sets),
+                     same_setters=frozenset(test for test, reason in why.items() if reason == SETS_STATE),
+                     same_modules=frozenset(module for module, reads in record.modules.items()
+                                            if not reads.unknown and changes.first(reads) is None))
 
 
 def _uncollected(record: Record, reused: list[TestRead]) -> tuple[str, ...]:

@@ -39,7 +39,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vacant.attribute import testinputs
-from vacant.attribute.statechecks import with_reused
+from vacant.attribute.statechecks import final_run, with_reused
 from vacant.policy.contract.checks import run_check
 from vacant.store.states import read_manifest_of
 
@@ -252,7 +252,8 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list,
     shutil.rmtree(base_dir)
     final_dir.rename(base_dir)
     chosen = testinputs.select(record, base_manifest, read_manifest_of(base_dir), {}, base_dir, ())
-    selected = with_reused(run_check(check, base_dir, skip=chosen.skip), chosen.skip)
+    ran, stood = final_run(check, base_dir, chosen, None)
+    selected = with_reused(ran, stood.skip)
     shutil.rmtree(base_dir)  # the whole run on the final state as it was, not as the selected run left it
     write(base_dir, files)
     whole = run_check(check, base_dir)
@@ -276,6 +277,10 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list,
                                                                     ("notes", 0, True, [Case("module", 0)])])
 @example(suite=[list(map(Case, RUN_SETTERS, [0] * len(RUN_SETTERS))), list(map(Case, RUN_SETTERS.values(), [1] * len(RUN_SETTERS)))],
          history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("module", 0)], [Case("precise", 0)]],  # a test file changed to set the process at import
+         history=[("data", 0, True, [Case("module", 0)]), ("tests", 0, False, [Case("precision", 0)])])
+@example(suite=[[Case("module", 0)], [Case("strict", 1)]],  # a test changed to set it in its run
+         history=[("data", 1, True, [Case("module", 0)]), ("tests", 0, False, [Case("run_setter", 0)])])
 def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
     tmp = tmp_path_factory.mktemp("selection")
     selected, whole, _ = selected_against_whole(tmp, suite, history)
@@ -298,6 +303,10 @@ def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite
                                                ("data", 1, True, [Case("module", 0)])])
 @example(suite=[list(map(Case, RUN_SETTERS, [0] * len(RUN_SETTERS))), list(map(Case, RUN_SETTERS.values(), [1] * len(RUN_SETTERS)))],
          history=[("data", 1, True, [Case("module", 0)])])
+@example(suite=[[Case("module", 0)], [Case("precise", 0)]],  # a test file changed to set the process at import
+         history=[("data", 0, True, [Case("module", 0)]), ("tests", 0, False, [Case("precision", 0)])])
+@example(suite=[[Case("module", 0)], [Case("strict", 1)]],  # a test changed to set it in its run
+         history=[("data", 1, True, [Case("module", 0)]), ("tests", 0, False, [Case("run_setter", 0)])])
 def test_the_selected_unittest_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
     """The same under `python -m unittest`, with setUpModule and setUpClass (module docstring)."""
     tmp = tmp_path_factory.mktemp("selection")

@@ -440,7 +440,10 @@ _CACHES = {("re", "_cache"), ("re", "_cache2"), ("linecache", "cache"), ("sys", 
            ("_weakrefset", "_IterationGuard"), ("abc", "_abc_registry"), ("_pytest", None), ("pytest", None),
            ("_pytest.fixtures", None), ("pluggy", None), ("py", None),
            # what catch_warnings swaps for each test (the filters are compared by value, beside)
-           ("warnings", "filters"), ("warnings", "_showwarnmsg_impl")}
+           ("warnings", "filters"), ("warnings", "_showwarnmsg_impl"),
+           # what reporting a failure leaves: the last exception, inspect's caches of where code is
+           ("sys", "last_type"), ("sys", "last_value"), ("sys", "last_traceback"), ("sys", "last_exc"),
+           ("inspect", "_filesbymodname"), ("inspect", "modulesbyfile")}
 
 
 _CACHED_KEYS = {module for module, key in _CACHES if key is not None}
@@ -840,6 +843,7 @@ def _import_module_names(name, package=None):
         return []
 
 _INERT, _PATH_ADDERS, _LOADED = set(), set(), {}
+_SETS_MODULES = set()  # test modules whose collection (or loading, under unittest) changed the process
 
 _OURS = os.path.realpath(os.path.dirname(_TARGET)) + os.sep if _TARGET else None  # the recorder's and reporter's
 
@@ -947,7 +951,8 @@ def _dump(tests, modules):
         json.dump({"version": 1, "executable": sys.executable,
                    "python": sys.version, "global": _plain(_GLOBAL), "names": sorted(_NAMES),
                    "modules": {key: _plain(sink) for key, sink in modules.items()}, "tests": tests,
-                   "inert": sorted(_INERT), "path_adders": sorted(_PATH_ADDERS)}, out)
+                   "inert": sorted(_INERT), "path_adders": sorted(_PATH_ADDERS),
+                   "sets_modules": sorted(_SETS_MODULES)}, out)
 '''
 
 # pytest's plugin: a test module's collection is its tests' loading
@@ -981,6 +986,8 @@ def pytest_make_collect_report(collector):
             _INERT.add(key)
             if added:  # its directory added to the path: any other test file there adds it too
                 _PATH_ADDERS.add(key)
+        else:
+            _SETS_MODULES.add(key)
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
@@ -1081,7 +1088,20 @@ def _class_key(kind):
     return None if kind is None else kind.__module__ + "." + kind.__qualname__
 
 _loader, _suite = unittest.loader.TestLoader, unittest.suite.TestSuite
-_loader._get_module_from_name = _charged(_loader._get_module_from_name, lambda a, r: [(_LOADS, a[1])])
+def _watched_load(real):
+    # whether loading a test module changed the process its tests and the others run in
+    def wrapper(self, name, *args, **kwargs):
+        first = set(sys.modules)
+        before = _watch(first, bindings=False, path=False)
+        try:
+            return real(self, name, *args, **kwargs)
+        finally:
+            if before.changed() or _loaded_changed(set(sys.modules) - first - {name}, False):
+                _SETS_MODULES.add(_module_key(name))
+    return wrapper
+
+_loader._get_module_from_name = _watched_load(
+    _charged(_loader._get_module_from_name, lambda a, r: [(_LOADS, a[1])]))
 _loader.loadTestsFromModule = _charged(_loader.loadTestsFromModule,
                                        lambda a, r: _loaded_by(getattr(a[1], "__name__", None))(a, r))
 _loader.loadTestsFromName = _charged(_loader.loadTestsFromName, _by_name)
