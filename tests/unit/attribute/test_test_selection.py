@@ -260,6 +260,21 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list,
     return failures(selected), failures(whole), chosen
 
 
+def setting_examples(test):
+    """The examples both differentials keep, of tests that set the process for a later one: every
+    setter before its reader; a test file changed to set it at import; a test changed to set it
+    in its run."""
+    cases = [([list(map(Case, RUN_SETTERS, [0] * len(RUN_SETTERS))), list(map(Case, RUN_SETTERS.values(), [1] * len(RUN_SETTERS)))],
+              [("data", 1, True, [Case("module", 0)])]),
+             ([[Case("module", 0)], [Case("precise", 0)]],
+              [("data", 0, True, [Case("module", 0)]), ("tests", 0, False, [Case("precision", 0)])]),
+             ([[Case("module", 0)], [Case("strict", 1)]],
+              [("data", 1, True, [Case("module", 0)]), ("tests", 0, False, [Case("run_setter", 0)])])]
+    for suite, history in reversed(cases):
+        test = example(suite=suite, history=history)(test)
+    return test
+
+
 @pytest.mark.slow
 @settings(max_examples=int(__import__("os").environ.get("VACANT_SELECTION_RUNS", "8")), deadline=None, suppress_health_check=list(HealthCheck))
 @given(suite=suites, history=changes)
@@ -275,12 +290,7 @@ def selected_against_whole(tmp: Path, suite: list[list[Case]], history: list,
 @example(suite=[[Case("precision", 0)], [Case("precise", 1)]], history=[("data", 1, True, [Case("module", 0)])])
 @example(suite=[[Case("optional", 1)], [Case("module", 1)]], history=[("optional", 1, True, [Case("module", 0)]),
                                                                     ("notes", 0, True, [Case("module", 0)])])
-@example(suite=[list(map(Case, RUN_SETTERS, [0] * len(RUN_SETTERS))), list(map(Case, RUN_SETTERS.values(), [1] * len(RUN_SETTERS)))],
-         history=[("data", 1, True, [Case("module", 0)])])
-@example(suite=[[Case("module", 0)], [Case("precise", 0)]],  # a test file changed to set the process at import
-         history=[("data", 0, True, [Case("module", 0)]), ("tests", 0, False, [Case("precision", 0)])])
-@example(suite=[[Case("module", 0)], [Case("strict", 1)]],  # a test changed to set it in its run
-         history=[("data", 1, True, [Case("module", 0)]), ("tests", 0, False, [Case("run_setter", 0)])])
+@setting_examples
 def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
     tmp = tmp_path_factory.mktemp("selection")
     selected, whole, _ = selected_against_whole(tmp, suite, history)
@@ -301,12 +311,7 @@ def test_the_selected_run_fails_what_the_whole_run_fails(tmp_path_factory, suite
 @example(suite=[[Case("spawn", 2)], [Case("data", 1)]], history=[("data", 1, True, [Case("module", 0)])])
 @example(suite=[[Case("strict", 1)]], history=[("new test file", 0, True, [Case("setter", 0)]),
                                                ("data", 1, True, [Case("module", 0)])])
-@example(suite=[list(map(Case, RUN_SETTERS, [0] * len(RUN_SETTERS))), list(map(Case, RUN_SETTERS.values(), [1] * len(RUN_SETTERS)))],
-         history=[("data", 1, True, [Case("module", 0)])])
-@example(suite=[[Case("module", 0)], [Case("precise", 0)]],  # a test file changed to set the process at import
-         history=[("data", 0, True, [Case("module", 0)]), ("tests", 0, False, [Case("precision", 0)])])
-@example(suite=[[Case("module", 0)], [Case("strict", 1)]],  # a test changed to set it in its run
-         history=[("data", 1, True, [Case("module", 0)]), ("tests", 0, False, [Case("run_setter", 0)])])
+@setting_examples
 def test_the_selected_unittest_run_fails_what_the_whole_run_fails(tmp_path_factory, suite, history):
     """The same under `python -m unittest`, with setUpModule and setUpClass (module docstring)."""
     tmp = tmp_path_factory.mktemp("selection")
